@@ -1,0 +1,230 @@
+"""The typer app: each command parses, calls the library, renders. Errors become one line."""
+
+from __future__ import annotations
+
+import os
+import sys
+import traceback
+from pathlib import Path
+from typing import Annotated, Any, Optional
+
+import click
+import typer
+from typer.core import TyperGroup
+
+from . import render
+from .app import App
+from .config import load_settings
+from .embed import load_embedder
+from .errors import RagchatError, SessionError
+from .store import sessions
+from .ingest.pipeline import ingest as run_ingest
+from .search.hybrid import SearchRequest, search as run_search
+
+
+class RagchatGroup(TyperGroup):
+    """Turns ragchat errors (and unexpected ones) into `Error: ...` and exit 1, unless
+    RAGCHAT_DEBUG=1 asks for the traceback."""
+
+    def invoke(self, ctx: click.Context) -> Any:
+        try:
+            return super().invoke(ctx)
+        except (typer.Exit, typer.Abort, typer.TyperException,  # typer >= 0.2x vendors its own click
+                click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except KeyboardInterrupt:
+            render.error("interrupted")
+            raise typer.Exit(130) from None
+        except Exception as exc:  # noqa: BLE001 - the single place where errors meet the user
+            if os.environ.get("RAGCHAT_DEBUG") == "1":
+                raise
+            message = str(exc) if isinstance(exc, RagchatError) else _unexpected(exc)
+            render.error(message)
+            raise typer.Exit(1) from None
+
+
+def _unexpected(exc: Exception) -> str:
+    where = traceback.extract_tb(exc.__traceback__)[-1] if exc.__traceback__ else None
+    place = f" at {Path(where.filename).name}:{where.lineno}" if where else ""
+    return f"unexpected {type(exc).__name__}{place}: {exc} (RAGCHAT_DEBUG=1 shows the traceback)"
+
+
+app = typer.Typer(
+    cls=RagchatGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    help="Chat with your own documents; follow-up questions included.",
+)
+
+DbOption = Annotated[Optional[Path], typer.Option("--db", help="Database file (default .ragchat/ragchat.db; env RAGCHAT_DB).")]
+
+
+def make_app(**overrides: Any) -> App:
+    settings, origins = load_settings(overrides)
+    return App(settings, origins)
+
+
+@app.command()
+def ingest(
+    paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest (recursive).")],
+    reembed: Annotated[bool, typer.Option(help="Re-embed every chunk with the configured model.")] = False,
+    prune: Annotated[bool, typer.Option(help="Remove documents whose files are gone.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped."""
+    ctx = make_app(db=db)
+    # re-embedding is how a model change is done, so it must not trip the model check
+    loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
+    with render.IngestProgress() as progress:
+        report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
+                            prune_missing=prune, progress=progress)
+    render.ingest_report(report)
+
+
+@app.command()
+def search(
+    query: Annotated[str, typer.Argument(help="What to look for.")],
+    k: Annotated[int, typer.Option("-k", "--k", min=1, help="How many chunks.")] = 8,
+    mode: Annotated[str, typer.Option(help="hybrid | vector | fts")] = "hybrid",
+    as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Search the library once, without a conversation."""
+    if mode not in {"hybrid", "vector", "fts"}:
+        raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
+    ctx = make_app(db=db)
+    embedder = ctx.embedder if mode != "fts" else None
+    hits = run_search(ctx.db, embedder, ctx.settings, SearchRequest(query, query, k=k, mode=mode))  # type: ignore[arg-type]
+    render.search_hits(hits, as_json)
+
+
+SessionOption = Annotated[Optional[str], typer.Option("--session", "-s", help="Session name (default: the latest).")]
+
+
+def _print_token(piece: str) -> None:
+    render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+
+
+@app.command()
+def ask(
+    question: Annotated[str, typer.Argument(help="The question (a follow-up is understood in its session).")],
+    session: Annotated[str, typer.Option("--session", "-s", help="Session to continue or start.")] = "default",
+    new: Annotated[bool, typer.Option("--new", help="Start the session over (forget its messages).")] = False,
+    as_json: Annotated[bool, typer.Option("--json", help="Print the turn's trace as JSON instead.")] = False,
+    db: DbOption = None,
+) -> None:
+    """Ask one question, non-interactively; the turn is saved in the session."""
+    ctx = make_app(db=db)
+    if new:
+        sessions.clear_session(ctx.db, session)
+    problem = ctx.backend_problem()
+    if problem and not as_json:
+        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]")
+    conversation = ctx.conversation(session, on_notice=lambda m: None)
+    streaming = not as_json and problem is None
+    result = conversation.ask(question, on_token=_print_token if streaming else None)
+    if as_json:
+        message = sessions.message_by_id(ctx.db, result.assistant_message_id)
+        render.json_lines([render.inspect_data(result.lineage(), result.assistant_message_id, result.turn,
+                                               message.content if message else result.answer)])
+        return
+    render.turn(result, streamed=streaming and result.answer_mode == "llm")
+
+
+inspect_app = typer.Typer(help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",
+                          no_args_is_help=True)
+app.add_typer(inspect_app, name="inspect")
+
+
+def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
+    name = ctx.session_name(session)
+    turns = ctx.turns(name)
+    if not turns:
+        raise SessionError(f"session {name!r} has no answered turns yet")
+    chosen = turns[-1] if number is None else next((t for t in turns if t[0] == number), None)
+    if chosen is None:
+        raise SessionError(f"session {name!r} has no turn {number} (it has turns 1-{turns[-1][0]})")
+    data = render.inspect_data(chosen[1].lineage or {}, chosen[1].id, chosen[0], chosen[1].content)
+    data["session"] = name
+    render.json_lines([data]) if as_json else render.inspect_view(data)
+
+
+@inspect_app.command("last-turn")
+def inspect_last_turn(session: SessionOption = None, as_json: Annotated[bool, typer.Option("--json")] = False,
+                      db: DbOption = None) -> None:
+    """The trace of the last turn of a session."""
+    _show_turn(make_app(db=db), session, None, as_json)
+
+
+@inspect_app.command("turn")
+def inspect_turn(number: Annotated[int, typer.Argument(help="Turn number, from 1.")], session: SessionOption = None,
+                 as_json: Annotated[bool, typer.Option("--json")] = False, db: DbOption = None) -> None:
+    """The trace of turn N of a session."""
+    _show_turn(make_app(db=db), session, number, as_json)
+
+
+@app.command("sessions")
+def list_sessions(db: DbOption = None) -> None:
+    """List sessions with their number of turns and last activity."""
+    render.sessions_table(sessions.sessions(make_app(db=db).db))
+
+
+@app.command()
+def chat(
+    session: Annotated[str, typer.Option("--session", "-s", help="Session to resume or start.")] = "default",
+    db: DbOption = None,
+) -> None:
+    """Chat interactively (resumes the session; /help lists commands; Ctrl-D exits)."""
+    from .repl import Repl
+
+    Repl(make_app(db=db), session).run()
+
+
+@app.command()
+def config(db: DbOption = None) -> None:
+    """Show the effective settings and where each value came from."""
+    ctx = make_app(db=db)
+    render.config_table(ctx.settings, ctx.origins)
+
+
+@app.command("eval")
+def eval_command(
+    conversations: Annotated[Path, typer.Argument(help="Conversation set: JSONL, one item a line.")],
+    corpus: Annotated[Path, typer.Option("--corpus", help="Folder with the set's documents.")],
+    strategies: Annotated[Optional[str], typer.Option(help="Comma-separated: ragchat, last-turn, full-history, "
+        "prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window.")] = None,
+    k: Annotated[str, typer.Option("--k", help="Recall cut-offs, comma-separated.")] = "5,10",
+    out: Annotated[Optional[Path], typer.Option("--out", help="Write one JSON line per scored turn and strategy.")] = None,
+    group: Annotated[Optional[list[str]], typer.Option(help="Extra breakdown TAG=V1,V2 (repeatable).")] = None,
+    depth: Annotated[int, typer.Option(min=1, help="Chunks retrieved per turn for scoring.")] = 20,
+    llm: Annotated[bool, typer.Option("--llm", help="Reformulate with Ollama when it is reachable.")] = False,
+    db: Annotated[Optional[Path], typer.Option("--db", help="Database to ingest into and reuse (default: a temporary one).")] = None,
+) -> None:
+    """Replay conversations through the chat's turn pipeline and score retrieval per strategy."""
+    from . import evaluate
+
+    items = evaluate.load_conversations(conversations)
+    chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items)
+    ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
+    with evaluate.database_path(db) as path:
+        ctx = make_app(db=path, ollama="auto" if llm else "off")
+        try:
+            with render.IngestProgress() as progress:
+                report = evaluate.prepare_library(ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress)
+            render.ingest_report(report)
+            missing = evaluate.missing_gold(ctx.db, items)
+            if missing:
+                render.notice(f"{len(missing)} gold file(s) not in the corpus (e.g. {missing[0]})")
+            if llm and ctx.backend_problem():
+                render.notice(f"{ctx.backend_problem()}: heuristic reformulation")
+            with render.EvalProgress() as bar:
+                run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
+                                      backend=ctx.backend if llm else None, on_progress=bar.update)
+        finally:
+            ctx.close()
+    render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
+    if out:
+        evaluate.write_rows(out, run)
+        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {out}[/]")
+
+
+def main() -> None:
+    sys.exit(app())

@@ -1,0 +1,143 @@
+"""The built-in reformulator: no LLM, same output as the Ollama one.
+
+Decision per turn (expanding blindly hurts, see RESEARCH.md):
+- meta-request  -> reuse the last sources; the query stays the last one;
+- explicit shift -> standalone query from what follows the shift phrase;
+- follow-up cues (anaphora, ellipsis) -> follow-up, expanded with the last exchange's salient terms;
+- otherwise the question's own terms decide: if most of their weight (idf) lies in terms that the
+  corpus knows but neither the last exchange nor the anchor documents contain, it is an implicit
+  topic shift; if not, it continues the conversation (anchored, lightly expanded).
+"""
+
+from __future__ import annotations
+
+import numpy as np
+
+from ..text import content_words, words
+from .corpus import CorpusView
+from .models import Reformulation, ReformulationInput
+from .signals import Signals, read_signals
+
+MAX_CONTEXT_TERMS = 5
+MAX_KEYWORD_TERMS = 5
+FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
+
+
+def _stem(word: str) -> str:
+    """A crude stem, only to compare words across messages (FTS5 does the real stemming)."""
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def _stems(text: str) -> set[str]:
+    return {_stem(w) for w in words(text)}
+
+
+class HeuristicReformulator:
+    name = "heuristic"
+
+    def __init__(self, corpus: CorpusView) -> None:
+        self.corpus = corpus
+
+    def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
+        content = content_words(data.question)
+        signals = read_signals(data.question, content)
+        if not data.has_history:
+            return self._standalone(data.question, content, question_vector, "first question of the session")
+        if signals.explicit_shift:
+            rest = signals.shift_rest
+            return self._standalone(rest, content_words(rest), question_vector,
+                                    "explicit topic shift", topic_shift=True)
+        if signals.is_meta:
+            return self._meta(data)
+        cues = signals.follow_up_cues()
+        if cues or not content:
+            reason = "; ".join(cues) or "no subject of its own"
+            return self._follow_up(data, signals, question_vector, reason, expand=True)
+        elsewhere, where = self._points_elsewhere(data, content)
+        if elsewhere >= 0.5:
+            return self._standalone(data.question, content, question_vector,
+                                    f"implicit topic shift: {where} not in the last exchange or its sources",
+                                    topic_shift=True)
+        vague = sum(1 for w in content if self.corpus.idf(w) > 1.0) <= 2
+        reason = "continues the last exchange" + (" (short question)" if vague else "")
+        return self._follow_up(data, signals, question_vector, reason, expand=vague)
+
+    # --- decisions -------------------------------------------------------------------------
+
+    def _points_elsewhere(self, data: ReformulationInput, content: list[str]) -> tuple[float, str]:
+        """Share of the question's idf weight in corpus terms foreign to the conversation so far:
+        absent from the last exchange, and living mostly outside the anchor documents."""
+        seen = _stems(f"{data.last.user} {data.last.assistant}")
+        anchors = list(data.anchor_chunk_ids)
+        total, foreign, names = 0.0, 0.0, []
+        for word in dict.fromkeys(content):
+            if self.corpus.chunk_frequency(word) == 0:
+                continue  # unknown to the corpus: says nothing about where the question points
+            weight = self.corpus.idf(word)
+            total += weight
+            if _stem(word) not in seen and self.corpus.share_in(word, anchors) < FOREIGN_SHARE:
+                foreign += weight
+                names.append(repr(word))
+        return (foreign / total if total else 0.0), ", ".join(names)
+
+    # --- builders --------------------------------------------------------------------------
+
+    def _standalone(self, question: str, content: list[str], vector: np.ndarray, reason: str,
+                    topic_shift: bool = False) -> Reformulation:
+        keywords = self._keyword_query(content, vector, [])
+        return Reformulation(question.strip(), keywords, False, False, topic_shift, reason, self.name)
+
+    def _meta(self, data: ReformulationInput) -> Reformulation:
+        semantic = data.last_semantic_query or data.last.user
+        keywords = data.last_keyword_query or " ".join(content_words(data.last.user))
+        return Reformulation(semantic, keywords, True, True, False,
+                             "meta-request about the last answer: reuse its sources", self.name)
+
+    def _follow_up(self, data: ReformulationInput, signals: Signals, vector: np.ndarray, reason: str,
+                   expand: bool) -> Reformulation:
+        context = self._context_terms(data, signals.content, MAX_CONTEXT_TERMS if expand else 2)
+        semantic = data.question.strip()
+        if context:
+            semantic = f"{semantic} ({', '.join(context)})"
+        keywords = self._keyword_query(signals.content, vector, context)
+        return Reformulation(semantic, keywords, True, False, False, f"follow-up: {reason}", self.name)
+
+    def _context_terms(self, data: ReformulationInput, content: list[str], limit: int) -> list[str]:
+        """Salient terms of the last exchange, none the question already has: the anchor documents'
+        keywords that the last question used, the rest of its subject (rarer words first), the
+        keywords the last answer used, then one rare term of the relevant older messages."""
+        own = {_stem(w) for w in content}
+        asked_text = data.last.user.lower()
+        in_question = [k for k in data.anchor_keywords if k in asked_text]
+        asked = sorted(dict.fromkeys(content_words(data.last.user)), key=lambda w: -self.corpus.idf(w))
+        in_answer = [k for k in data.anchor_keywords if k in data.last.assistant.lower()]
+        window = [w for text in data.window for w in content_words(text) if self.corpus.idf(w) > 2.0]
+        picked: list[str] = []
+        covered = set(own)
+        for term in [*in_question, *asked[:3], *in_answer[:2], *window[:1]]:
+            stems = _stems(term)
+            if stems and not stems <= covered:
+                picked.append(term)
+                covered |= stems
+        return picked[:limit]
+
+    def _keyword_query(self, content: list[str], vector: np.ndarray, context: list[str]) -> str:
+        """2-5 terms in the corpus's own words: the question's terms the corpus knows (rarest
+        first), the corpus keywords nearest in meaning to the question, then context terms."""
+        known = [w for w in dict.fromkeys(content) if self.corpus.chunk_frequency(w) > 0]
+        known.sort(key=lambda w: -self.corpus.idf(w))
+        terms = known[:3]
+        for keyword in self.corpus.nearest_keywords(vector, n=3):
+            if len(terms) >= 4:
+                break
+            if keyword not in terms and not (_stems(keyword) <= {_stem(t) for t in terms}):
+                terms.append(keyword)
+        for term in context:
+            if len(terms) >= MAX_KEYWORD_TERMS:
+                break
+            if term not in terms:
+                terms.append(term)
+        return ", ".join(terms[:MAX_KEYWORD_TERMS])

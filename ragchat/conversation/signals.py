@@ -1,0 +1,113 @@
+"""Reading a question for what it needs from the conversation. Pure functions, no corpus access.
+
+- meta-request: about the last answer itself ("summarize it", "tell me more", "why?");
+- explicit topic shift: "now tell me about X", "different question: ...";
+- follow-up cues: anaphora/deixis without an antecedent, ellipsis ("what about X?", "and the Y?").
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ..text import QUESTION_WORDS, STOPWORDS, words
+
+ANAPHORA = frozenset(
+    "it its it's this that these those they them their theirs there he she him her his hers such "
+    "same other former latter above aforementioned previous".split()
+)
+DEICTIC_NOUNS = frozenset("document doc file text article page passage answer source sources one thing".split())
+
+META_PATTERNS = [
+    r"summari[sz]e|sum (it|this|that) up|sum up|recap|tl;?dr|in short|briefly",
+    r"tell me more|more (details?|info(rmation)?|about (it|that|this))|go on|continue|keep going",
+    r"explain (more|further|that|this|it|again|better|in detail)|explain\??$",
+    r"elaborate|expand on|go deeper|more depth|in more detail|more detail",
+    r"(give|show) (me )?(an |some )?examples?|for example\??$|such as\??$|like what\??$",
+    r"in other words|rephrase|reword|simplify|simpler|plain (english|words)|eli5|explain like",
+    r"what do you mean|meaning\??$|clarify",
+]
+META_BARE = re.compile(r"^(yes|yeah|yep|ok(ay)?|sure|why|how so|really|and|so|go on|more|continue|why not|how come)[.!?]*$")
+SHIFT_PATTERNS = re.compile(
+    r"^\s*(?:(?:ok(?:ay)?|alright|thanks|thank you|great)[,.!]?\s+)?"
+    r"(?:now|next|moving on|switching (?:gears|topics?)|on (?:a|another) (?:different|other|separate) (?:note|topic)|"
+    r"(?:a |on a )?(?:different|new|another|separate|unrelated) (?:question|topic|subject)|let'?s talk about|"
+    r"let'?s (?:switch|move on) to|changing the subject)[:,.!]?\s*(?:,|:|-)?\s*"
+    r"(?:(?:can you |could you |please )?(?:tell me|talk|explain|ask|what about|how about)(?: about)?\s*)?",
+    re.IGNORECASE,
+)
+ELLIPSIS = re.compile(r"^\s*(?:and|but|also|or|so|then)\b|^\s*(?:what|how) about\b|^\s*what if\b|^\s*same for\b|^\s*(?:why|how)\s*\?*\s*$", re.IGNORECASE)
+
+
+@dataclass(frozen=True)
+class Signals:
+    is_meta: bool
+    explicit_shift: bool
+    shift_rest: str  # the question with the shift phrase removed
+    anaphora: list[str]
+    ellipsis: bool
+    content: list[str]  # the question's own content words
+
+    def follow_up_cues(self) -> list[str]:
+        cues = [f"refers back with {', '.join(repr(a) for a in self.anaphora)}"] if self.anaphora else []
+        if self.ellipsis:
+            cues.append("elliptical opening")
+        return cues
+
+
+def _strip_meta(text: str) -> str:
+    stripped = text.lower()
+    for pattern in META_PATTERNS:
+        stripped = re.sub(pattern, " ", stripped)
+    return stripped
+
+
+def is_meta_request(question: str) -> bool:
+    """About the last answer itself: a meta phrase and nothing of its own subject besides."""
+    flat = " ".join(question.lower().split())
+    if META_BARE.match(flat):
+        return True
+    if not any(re.search(pattern, flat) for pattern in META_PATTERNS):
+        return False
+    rest = [w for w in words(_strip_meta(flat)) if w not in STOPWORDS and w not in QUESTION_WORDS
+            and w not in ANAPHORA and w not in DEICTIC_NOUNS and w not in {"can", "could", "would", "bit", "little"}]
+    return not rest
+
+
+def explicit_shift(question: str) -> tuple[bool, str]:
+    match = SHIFT_PATTERNS.match(question)
+    if not match or not match.group(0).strip():
+        return False, question
+    rest = question[match.end():].strip(" ,:-")
+    return True, rest or question
+
+
+def anaphora(question: str) -> list[str]:
+    """Pronouns and demonstratives that point outside the question (no noun of its own follows
+    'this/that/these/those', or 'the document/file/answer' style deixis)."""
+    tokens = words(question)
+    found: list[str] = []
+    for index, token in enumerate(tokens):
+        following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        if token in {"this", "that", "these", "those", "same", "other"}:
+            if not following or following in STOPWORDS or following in DEICTIC_NOUNS:
+                found.append(token if not following or following in STOPWORDS else f"{token} {following}")
+        elif token == "the" and following in DEICTIC_NOUNS:
+            found.append(f"the {following}")
+        elif token in ANAPHORA and token not in {"this", "that", "these", "those", "same", "other", "there"}:
+            found.append(token)
+        elif token == "there" and index > 0 and tokens[index - 1] not in {"is", "are", "was", "were", "be"}:
+            found.append(token)
+    return list(dict.fromkeys(found))
+
+
+def read_signals(question: str, content: list[str]) -> Signals:
+    shift, rest = explicit_shift(question)
+    return Signals(
+        is_meta=is_meta_request(question) and not shift,
+        explicit_shift=shift,
+        shift_rest=rest,
+        anaphora=anaphora(question) if not shift else [],
+        ellipsis=bool(ELLIPSIS.search(question)) and not shift,
+        content=content,
+    )

@@ -1,0 +1,181 @@
+"""Split a ParsedDocument into chunks that follow its structure. Pure.
+
+Rules, in order:
+- A chunk never crosses a section boundary, so it has exactly one heading path.
+- Inside a section, whole paragraphs (blank-line separated) are packed up to `target` characters.
+- A paragraph longer than `max_size` is split into sentences, a sentence longer than `max_size`
+  into lines, and a line longer than `max_size` into pieces of about `target` characters at
+  word boundaries. Only a single "word" longer than `max_size` (a URL, a base64 blob) is cut
+  inside itself, at `max_size`.
+- A piece shorter than `min(200, target // 5)` (a short tail, or a short lead-in such as "The
+  conditions are:" before a long list) joins its neighbour in the same section when the result
+  stays within `max_size`.
+- Each chunk after the first of its section starts up to `overlap` characters (and at most half
+  the previous chunk's own text) before the end of the previous chunk, at a sentence start when
+  one gives at least a third of `overlap`, else at a word start. The overlap shrinks so that no
+  chunk exceeds `max_size`, and is dropped when less than a third of `overlap` would remain.
+
+Every chunk satisfies `doc.text[chunk.start:chunk.end] == chunk.text`: `start` includes the
+overlap, so it lies inside the previous chunk's range. Chunk text is stripped, never blank,
+and starts and ends on a word boundary (the single exception above aside).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+from ragchat.ingest.loaders import ParsedDocument, Section
+
+_Span = tuple[int, int]
+
+_PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")  # a run of text without a blank line
+_SENTENCE_GAP = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+_LINE = re.compile(r"[^\n]+")
+_WORD = re.compile(r"\S+")
+
+
+@dataclass(frozen=True)
+class Chunk:
+    """A piece of one section: `text == doc.text[start:end]`, overlap with the previous included."""
+
+    ordinal: int
+    text: str
+    heading_path: tuple[str, ...]
+    start: int
+    end: int
+
+
+def chunk_document(
+    doc: ParsedDocument, target: int = 1000, max_size: int = 1200, overlap: int = 150
+) -> list[Chunk]:
+    """Chunks of every section in document order, numbered from 0."""
+    if not 0 < target <= max_size or overlap < 0:
+        raise ValueError("chunk sizes need 0 < target <= max_size and overlap >= 0")
+    chunks: list[Chunk] = []
+    for section in doc.sections:
+        for start, end in _section_spans(doc.text, section, target, max_size, overlap):
+            chunks.append(Chunk(len(chunks), doc.text[start:end], section.heading_path, start, end))
+    return chunks
+
+
+def embedding_text(title: str, chunk: Chunk) -> str:
+    """"Title > Heading > Sub\\n\\nchunk text", so a chunk reads on its own.
+
+    A heading equal to the crumb before it (often the h1 repeating the title) is left out.
+    """
+    crumbs: list[str] = [title.strip()] if title.strip() else []
+    for heading in chunk.heading_path:
+        if not crumbs or heading.casefold() != crumbs[-1].casefold():
+            crumbs.append(heading)
+    return f"{' > '.join(crumbs)}\n\n{chunk.text}" if crumbs else chunk.text
+
+
+def _section_spans(
+    text: str, section: Section, target: int, max_size: int, overlap: int
+) -> list[_Span]:
+    units = [
+        unit
+        for paragraph in _spans(_PARAGRAPH, text, section.start, section.end)
+        for unit in _split_long(text, paragraph, target, max_size)
+    ]
+    cores = _merge_tiny(_pack(units, target), max_size, min(200, target // 5))
+    return _add_overlap(text, cores, overlap, max_size)
+
+
+def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[_Span]:
+    """Matches of `pattern` in text[start:end], trimmed of whitespace, blank ones dropped."""
+    trimmed = (_trim(text, *match.span()) for match in pattern.finditer(text, start, end))
+    return [span for span in trimmed if span[0] < span[1]]
+
+
+def _trim(text: str, start: int, end: int) -> _Span:
+    while start < end and text[start].isspace():
+        start += 1
+    while end > start and text[end - 1].isspace():
+        end -= 1
+    return start, end
+
+
+def _split_long(text: str, span: _Span, target: int, max_size: int) -> list[_Span]:
+    """`span` if it fits in max_size, else its sentences, lines or word runs that do."""
+    if span[1] - span[0] <= max_size:
+        return [span]
+    for pieces in (_sentences(text, span), _spans(_LINE, text, *span)):
+        if len(pieces) > 1:
+            return [part for piece in pieces for part in _split_long(text, piece, target, max_size)]
+    return _word_runs(text, span, target, max_size)
+
+
+def _sentences(text: str, span: _Span) -> list[_Span]:
+    starts = [span[0]] + [match.end(1) for match in _SENTENCE_GAP.finditer(text, *span)]
+    ends = [match.start(1) for match in _SENTENCE_GAP.finditer(text, *span)] + [span[1]]
+    return [_trim(text, start, end) for start, end in zip(starts, ends)]
+
+
+def _word_runs(text: str, span: _Span, target: int, max_size: int) -> list[_Span]:
+    """Greedy runs of whole words up to `target`; a word longer than max_size is cut."""
+    runs: list[_Span] = []
+    for start, end in (match.span() for match in _WORD.finditer(text, *span)):
+        if end - start > max_size:
+            runs += [(cut, min(cut + max_size, end)) for cut in range(start, end, max_size)]
+        elif runs and end - runs[-1][0] <= target:
+            runs[-1] = (runs[-1][0], end)
+        else:
+            runs.append((start, end))
+    return runs
+
+
+def _pack(units: list[_Span], target: int) -> list[_Span]:
+    """Consecutive units joined while the joined span stays within target."""
+    packed: list[_Span] = []
+    for start, end in units:
+        if packed and end - packed[-1][0] <= target:
+            packed[-1] = (packed[-1][0], end)
+        else:
+            packed.append((start, end))
+    return packed
+
+
+def _merge_tiny(spans: list[_Span], max_size: int, tiny: int) -> list[_Span]:
+    """A span shorter than `tiny` joins its neighbour when the result fits in max_size."""
+    merged: list[_Span] = []
+    for start, end in spans:
+        last = merged[-1] if merged else None
+        if last and min(end - start, last[1] - last[0]) < tiny and end - last[0] <= max_size:
+            merged[-1] = (last[0], end)
+        else:
+            merged.append((start, end))
+    return merged
+
+
+def _add_overlap(text: str, cores: list[_Span], overlap: int, max_size: int) -> list[_Span]:
+    spans = cores[:1]
+    for previous, (start, end) in zip(cores, cores[1:]):
+        budget = min(overlap, max_size - (end - previous[1]))
+        spans.append((_overlap_start(text, previous, budget, overlap // 3, start), end))
+    return spans
+
+
+def _overlap_start(text: str, previous: _Span, budget: int, min_overlap: int, default: int) -> int:
+    """The earliest sentence start (else word start) in the last `budget` chars of `previous`.
+
+    `previous` is the previous chunk's span without its own overlap; `default` means no overlap.
+    """
+    if budget < min_overlap or budget <= 0:
+        return default
+    # at most the later half of the previous chunk's own text, so no chunk contains another
+    lowest = max(previous[1] - budget, previous[0] + (previous[1] - previous[0] + 1) // 2)
+    sentence_starts = [
+        match.end(1)
+        for match in _SENTENCE_GAP.finditer(text, previous[0], previous[1])
+        if match.end(1) >= lowest
+    ]
+    if sentence_starts and previous[1] - sentence_starts[0] >= min_overlap:
+        return sentence_starts[0]
+    word = _WORD.search(text, lowest, previous[1])
+    while word and word.start() > 0 and not text[word.start() - 1].isspace():
+        word = _WORD.search(text, word.end(), previous[1])  # `lowest` fell inside a word
+    if word is None or previous[1] - word.start() < min_overlap:
+        return default  # a few words of overlap add noise, not context
+    return word.start()

@@ -1,0 +1,309 @@
+"""Ingest: find files, skip the unchanged, parse and chunk the rest, embed in batches across
+documents, and write each document atomically (its chunks, FTS rows and vectors together)."""
+
+from __future__ import annotations
+
+import hashlib
+import os
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Callable, Iterable, Iterator, Protocol, Sequence
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..config import Settings
+from ..embed import Embedder
+from ..errors import IngestError, UnreadableFile
+from ..store import library
+from ..store.db import write
+from ..store.library import ChunkRecord, DocumentRecord
+from .chunking import Chunk, chunk_document, embedding_text
+from .keywords import select_keywords, term_counts
+from .loaders import ParsedDocument, is_supported, load_document
+
+
+class Progress(Protocol):
+    def files(self, total: int) -> None: ...
+    def file_done(self, path: str) -> None: ...
+    def chunks(self, total: int) -> None: ...
+    def chunks_done(self, count: int) -> None: ...
+
+
+class NoProgress:
+    def files(self, total: int) -> None: ...
+    def file_done(self, path: str) -> None: ...
+    def chunks(self, total: int) -> None: ...
+    def chunks_done(self, count: int) -> None: ...
+
+
+@dataclass
+class IngestReport:
+    added: list[str] = field(default_factory=list)
+    updated: list[str] = field(default_factory=list)
+    unchanged: list[str] = field(default_factory=list)
+    removed: list[str] = field(default_factory=list)
+    skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
+    warnings: list[tuple[str, str]] = field(default_factory=list)
+    ignored: int = 0  # files of other types met while walking folders
+    chunks: int = 0  # chunks embedded and written
+    reembedded: int = 0
+
+    @property
+    def ok(self) -> bool:
+        """Anything was ingested, or everything was already up to date."""
+        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded)
+
+
+@dataclass(frozen=True)
+class Found:
+    path: Path  # as met while walking
+    root: Path  # the ingest argument it was found under
+
+
+@dataclass
+class Pending:
+    found: Found
+    record: DocumentRecord
+    chunks: list[Chunk]
+    title: str
+    is_new: bool
+
+
+# --- finding files ---------------------------------------------------------------------------
+
+
+def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Found]:
+    seen: set[Path] = set()
+    stack = [root]
+    while stack:
+        folder = stack.pop()
+        real = folder.resolve()
+        if real in seen:
+            report.skipped.append((str(folder), "symlink loop (folder already visited)"))
+            continue
+        seen.add(real)
+        try:
+            entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
+        except OSError as exc:
+            report.skipped.append((str(folder), f"cannot list folder: {exc.strerror}"))
+            continue
+        for entry in entries:
+            path = Path(entry.path)
+            if entry.name.startswith("."):
+                continue
+            try:
+                is_dir = entry.is_dir()
+            except OSError:
+                is_dir = False
+            if is_dir:
+                if path.resolve() not in excluded:
+                    stack.append(path)
+            elif is_supported(path):
+                yield Found(path, root)
+            else:
+                report.ignored += 1
+
+
+def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -> list[Found]:
+    found: list[Found] = []
+    for path in paths:
+        if path.is_dir():
+            found.extend(_walk(path, excluded, report))
+        elif path.is_file() or path.is_symlink():
+            if is_supported(path):
+                found.append(Found(path, path.parent))
+            else:
+                report.skipped.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
+        else:
+            report.skipped.append((str(path), "no such file or folder"))
+    return sorted(set(found), key=lambda item: str(item.path))
+
+
+# --- reading one file ------------------------------------------------------------------------
+
+
+def _read_bytes(path: Path, max_bytes: int) -> bytes:
+    try:
+        if path.stat().st_size > max_bytes:
+            raise UnreadableFile(f"larger than the {max_bytes / 1_048_576:g} MB limit (max_file_mb)")
+        return path.read_bytes()
+    except OSError as exc:
+        if exc.errno == 40:
+            raise UnreadableFile("symlink loop") from None
+        if isinstance(exc, PermissionError):
+            raise UnreadableFile("permission denied") from None
+        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
+
+
+def _prepare(db: Database, found: Found, settings: Settings, report: IngestReport) -> Pending | None:
+    path, shown = found.path, _display_path(found)
+    data = _read_bytes(path, int(settings.max_file_mb * 1_048_576))
+    digest = hashlib.sha256(data).hexdigest()
+    source = str(path.resolve())
+    old = library.document_by_source(db, source)
+    if old and old["content_hash"] == digest:
+        report.unchanged.append(shown)
+        return None
+    parsed: ParsedDocument = load_document(path, max_bytes=int(settings.max_file_mb * 1_048_576))
+    if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
+        report.warnings.append((shown, f"not valid UTF-8; read as {parsed.encoding}"))
+    chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+    if not chunks:
+        raise UnreadableFile("no text")
+    stat = path.stat()
+    record = DocumentRecord(
+        source=source, path=shown, root=str(found.root.resolve()), title=parsed.title,
+        content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
+        term_counts=term_counts(parsed.text),
+    )
+    return Pending(found, record, chunks, parsed.title, is_new=old is None)
+
+
+def _display_path(found: Found) -> str:
+    try:
+        return found.path.relative_to(found.root).as_posix()
+    except ValueError:
+        return found.path.name
+
+
+# --- embedding and writing -------------------------------------------------------------------
+
+
+def _batches(pending: list[Pending], size: int) -> Iterator[tuple[list[str], list[Pending]]]:
+    """Batches of chunk texts across documents, each with the documents it completes."""
+    texts: list[str] = []
+    for position, item in enumerate(pending):
+        texts.extend(embedding_text(item.title, chunk) for chunk in item.chunks)
+        is_last = position == len(pending) - 1
+        if len(texts) >= size or is_last:
+            yield texts, [item]
+            texts = []
+        else:
+            yield [], [item]
+
+
+def _write_all(
+    db: Database, embedder: Embedder, pending: list[Pending], progress: Progress, report: IngestReport,
+    batch: int,
+) -> None:
+    queue: list[Pending] = []
+    vectors: list = []
+    for texts, items in _batches(pending, batch):
+        queue.extend(items)
+        if not texts:
+            continue
+        embedded = embedder.embed(texts)
+        vectors.extend(embedded)
+        progress.chunks_done(len(texts))
+        while queue and len(vectors) >= len(queue[0].chunks):
+            item = queue.pop(0)
+            mine, vectors = vectors[: len(item.chunks)], vectors[len(item.chunks) :]
+            _write_one(db, item, mine, report)
+
+
+def _write_one(db: Database, item: Pending, vectors: list, report: IngestReport) -> None:
+    records = [
+        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end)
+        for c in item.chunks
+    ]
+    library.replace_document(db, item.record, records, np.asarray(vectors, dtype=np.float32))
+    report.chunks += len(records)
+    (report.added if item.is_new else report.updated).append(item.record.path)
+
+
+def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
+    """A heading path without the document title on top (it is shown beside it anyway)."""
+    return path[1:] if path and path[0].strip().lower() == title.strip().lower() else path
+
+
+def refresh_keywords(db: Database) -> None:
+    library.set_keywords(db, select_keywords(library.term_counts(db)))
+
+
+def prune(db: Database, report: IngestReport) -> None:
+    for document in library.documents(db):
+        if not Path(document["source"]).exists():
+            library.delete_document(db, document["id"])
+            report.removed.append(document["path"])
+
+
+def reembed(db: Database, embedder: Embedder, progress: Progress, report: IngestReport, batch: int) -> None:
+    """Re-embed every chunk with the current model; swapped in one transaction at the end."""
+    rows = list(library.all_chunk_texts(db))
+    progress.chunks(len(rows))
+    vectors = []
+    for start in range(0, len(rows), batch):
+        part = rows[start : start + batch]
+        vectors.append(embedder.embed([_stored_embedding_text(title, heading, text) for _, _, title, heading, text in part]))
+        progress.chunks_done(len(part))
+    with write(db):
+        library.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
+        library.clear_keyword_vectors(db)
+        if rows:
+            library.put_vectors(db, [row[0] for row in rows], np.concatenate(vectors))
+    refresh_keywords(db)
+    report.reembedded = len(rows)
+
+
+def _stored_embedding_text(title: str, heading: str, text: str) -> str:
+    path = tuple(heading.split(" > ")) if heading else ()
+    return embedding_text(title, Chunk(0, text, path, 0, len(text)))
+
+
+def ingest(
+    db: Database,
+    settings: Settings,
+    paths: Iterable[Path],
+    load_embedder: Callable[[], Embedder],
+    *,
+    reembed_all: bool = False,
+    prune_missing: bool = False,
+    progress: Progress | None = None,
+) -> IngestReport:
+    """Bring the library in line with `paths`. The embedder is loaded only if something needs it."""
+    progress = progress or NoProgress()
+    report = IngestReport()
+    if not reembed_all:
+        library.check_model(db, settings.embedding_model)
+    excluded = {Path(settings.db).resolve().parent}
+    found = discover([Path(p) for p in paths], excluded, report)
+    progress.files(len(found))
+    pending: list[Pending] = []
+    for item in found:
+        try:
+            prepared = _prepare(db, item, settings, report)
+        except UnreadableFile as exc:
+            report.skipped.append((_display_path(item), str(exc)))
+            prepared = None
+        if prepared:
+            pending.append(prepared)
+        progress.file_done(_display_path(item))
+    if pending or reembed_all:
+        embedder = load_embedder()
+        if reembed_all:
+            reembed(db, embedder, progress, report, settings.embed_batch)
+        library.ensure_vector_table(db, embedder.model_id, embedder.dim)
+        progress.chunks(sum(len(item.chunks) for item in pending))
+        _write_all(db, embedder, pending, progress, report, settings.embed_batch)
+    if prune_missing:
+        prune(db, report)
+    if report.added or report.updated or report.removed or _keywords_missing(db):
+        refresh_keywords(db)
+    missing = library.keywords_without_vectors(db)
+    if missing:
+        library.put_keyword_vectors(db, missing, load_embedder().embed(missing))
+    if not report.ok:
+        raise IngestError(_nothing_read(report))
+    return report
+
+
+def _keywords_missing(db: Database) -> bool:
+    return db.execute("SELECT 1 FROM documents WHERE keywords = '[]' LIMIT 1").fetchone() is not None
+
+
+def _nothing_read(report: IngestReport) -> str:
+    if not report.skipped:
+        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf)"
+    path, reason = report.skipped[0]
+    return f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: {reason})"

@@ -1,0 +1,132 @@
+"""The Ollama seam: one small class over the official client, every failure mapped to BackendUnavailable."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Iterator
+from contextlib import contextmanager, suppress
+from typing import Any
+
+import httpx
+import ollama
+import pydantic
+
+from ragchat.errors import BackendUnavailable
+
+# JSON schema type -> (Python types that satisfy it, how a reason names it).
+_JSON_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
+    "string": ((str,), "a string"),
+    "boolean": ((bool,), "a boolean"),
+    "array": ((list,), "an array"),
+    "object": ((dict,), "an object"),
+    "number": ((int, float), "a number"),
+    "integer": ((int,), "an integer"),
+}
+_MAX_REASON = 120
+
+
+class OllamaBackend:
+    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason)."""
+
+    def __init__(self, host: str, model: str, timeout: float) -> None:
+        self.host = host
+        self.model = model
+        self.timeout = timeout
+        self._client = ollama.Client(host=host, timeout=timeout)
+        self._available: bool | None = None
+
+    def available(self) -> bool:
+        """Whether the server answers and has the model. Asked once, then cached; never raises."""
+        if self._available is None:
+            with suppress(BackendUnavailable):
+                self.check()
+        return bool(self._available)
+
+    def check(self) -> None:
+        """Ask the server afresh (refreshing the cache); raise BackendUnavailable saying why not."""
+        self._available = False
+        with self._mapped_errors():
+            listing = self._client.list()
+        if not any(_same_model(entry.model or "", self.model) for entry in listing.models):
+            raise BackendUnavailable(f"model '{self.model}' not found")
+        self._available = True
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
+        """One deterministic reply constrained to `schema`, parsed and checked against it."""
+        with self._mapped_errors():
+            response = self._client.chat(
+                self.model, messages, format=schema, stream=False, options={"temperature": 0}
+            )
+            reply = json.loads(response.message.content or "")
+        if not isinstance(reply, dict):
+            raise BackendUnavailable("reply is not a JSON object")
+        _check_against(schema, reply)
+        return reply
+
+    def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
+        """Yield the answer's pieces as they arrive; a failure mid-stream raises after earlier pieces."""
+        # The client is lazy: connecting, HTTP errors and {"error"} lines all surface while iterating.
+        with self._mapped_errors():
+            for part in self._client.chat(self.model, messages, stream=True):
+                if part.message.content:
+                    yield part.message.content
+
+    @contextmanager
+    def _mapped_errors(self) -> Iterator[None]:
+        """Turn whatever the client or httpx raises into BackendUnavailable with a short reason."""
+        try:
+            yield
+        except httpx.TimeoutException as exc:
+            raise BackendUnavailable(f"timed out after {self.timeout:g}s") from exc
+        # list() and chat() raise ConnectionError; a stream raises the bare httpx.ConnectError.
+        except (httpx.ConnectError, ConnectionError) as exc:
+            raise BackendUnavailable(f"connection refused at {self.host}") from exc
+        except ollama.ResponseError as exc:
+            raise BackendUnavailable(self._http_reason(exc)) from exc
+        except httpx.HTTPError as exc:  # e.g. the server hung up mid-reply
+            raise BackendUnavailable(_one_line(f"connection failed: {exc}")) from exc
+        except json.JSONDecodeError as exc:
+            raise BackendUnavailable("invalid JSON in reply") from exc
+        except pydantic.ValidationError as exc:  # JSON, but not shaped like an Ollama reply
+            raise BackendUnavailable("unexpected reply from server") from exc
+
+    def _http_reason(self, exc: ollama.ResponseError) -> str:
+        error = _one_line(str(exc.error))
+        if exc.status_code == 404 and "model" in error.lower():
+            return f"model '{self.model}' not found"
+        if exc.status_code < 0:  # an {"error": ...} line inside a 200 stream carries no status
+            return error
+        return f"HTTP {exc.status_code}: {error}"
+
+
+def _same_model(listed: str, wanted: str) -> bool:
+    return _with_tag(listed) == _with_tag(wanted)
+
+
+def _with_tag(name: str) -> str:
+    """'llama3.2' means 'llama3.2:latest'; a registry port ('host:5000/m') is not a tag."""
+    return name if ":" in name.rsplit("/", 1)[-1] else f"{name}:latest"
+
+
+def _check_against(schema: dict[str, Any], reply: dict[str, Any]) -> None:
+    """Required keys present and top-level types right; enough to trust a small model's output."""
+    missing = [key for key in schema.get("required", []) if key not in reply]
+    if missing:
+        raise BackendUnavailable(f"reply missing fields: {', '.join(missing)}")
+    for key, spec in schema.get("properties", {}).items():
+        expected = spec.get("type")  # may be a list like ["string", "null"]: not checked
+        if key in reply and isinstance(expected, str) and not _is_json_type(reply[key], expected):
+            raise BackendUnavailable(f"field {key} is not {_JSON_TYPES[expected][1]}")
+
+
+def _is_json_type(value: object, expected: str) -> bool:
+    if expected not in _JSON_TYPES:
+        return True
+    if isinstance(value, bool) and expected != "boolean":  # bool is an int in Python, not in JSON
+        return False
+    return isinstance(value, _JSON_TYPES[expected][0])
+
+
+def _one_line(text: str) -> str:
+    line = text.strip().splitlines()[0] if text.strip() else "no details"
+    return line if len(line) <= _MAX_REASON else line[: _MAX_REASON - 1] + "…"

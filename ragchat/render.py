@@ -1,0 +1,288 @@
+"""Everything rich: progress, tables, panels, errors. Core modules never import this."""
+
+from __future__ import annotations
+
+import json
+from typing import Iterable, Mapping
+
+from rich.console import Console, Group
+from rich.panel import Panel
+from rich.text import Text
+from rich.markup import escape
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.table import Table
+
+from .config import Settings
+from .conversation.models import RetrievedChunk, TurnResult
+from .evaluate import GroupSummary
+from .ingest.pipeline import IngestReport
+from .search.hybrid import Hit
+
+console = Console(highlight=False)
+err_console = Console(stderr=True, highlight=False)
+
+
+def error(message: str) -> None:
+    # soft_wrap: the error stays one line however narrow (or piped) the terminal is
+    err_console.print(f"[bold red]Error:[/] {escape(message)}", soft_wrap=True)
+
+
+def notice(message: str) -> None:
+    console.print(f"[yellow]! {escape(message)}[/]")
+
+
+class IngestProgress:
+    """A rich progress bar with one line for files and one for chunks."""
+
+    def __init__(self, target: Console | None = None) -> None:
+        self._bar = Progress(
+            TextColumn("[bold]{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
+            console=target or console, transient=False,
+        )
+        self._files = self._bar.add_task("files", total=None, detail="")
+        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False)
+
+    def __enter__(self) -> "IngestProgress":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def files(self, total: int) -> None:
+        self._bar.update(self._files, total=total)
+
+    def file_done(self, path: str) -> None:
+        self._bar.update(self._files, advance=1, detail=path[-40:])
+
+    def chunks(self, total: int) -> None:
+        self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
+
+    def chunks_done(self, count: int) -> None:
+        self._bar.update(self._chunks, advance=count)
+
+
+def ingest_report(report: IngestReport) -> None:
+    parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
+             f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
+             f"{len(report.skipped)} skipped"]
+    if report.reembedded:
+        parts.append(f"{report.reembedded} chunks re-embedded")
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written")
+    for path, reason in report.skipped:
+        console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}")
+    for path, message in report.warnings:
+        console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}")
+    if report.ignored:
+        console.print(f"  [dim]{report.ignored} file(s) of other types ignored[/]")
+
+
+def snippet(text: str, width: int = 140) -> str:
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
+def _rank(value: int | None) -> str:
+    return "-" if value is None else str(value)
+
+
+def hit_row(hit: Hit) -> dict:
+    return {
+        "rank": hit.rank, "chunk_id": hit.chunk.id, "score": round(hit.score, 4),
+        "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank,
+        "similarity": None if hit.similarity is None else round(hit.similarity, 4),
+        "boost": hit.boost, "anchored": hit.anchored, "document": hit.chunk.path,
+        "heading": hit.chunk.heading, "snippet": snippet(hit.chunk.text, 200),
+    }
+
+
+def search_hits(hits: list[Hit], as_json: bool) -> None:
+    if as_json:
+        json_lines(hit_row(hit) for hit in hits)
+        return
+    if not hits:
+        console.print("[dim]No matching chunks.[/]")
+        return
+    table = Table(show_lines=False)
+    for column, justify in [("#", "right"), ("score", "right"), ("vec", "right"), ("fts", "right"),
+                            ("document", "left"), ("heading", "left"), ("snippet", "left")]:
+        table.add_column(column, justify=justify, overflow="fold")
+    for hit in hits:
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank),
+                      escape(hit.chunk.path), escape(hit.chunk.heading), escape(snippet(hit.chunk.text, 90)))
+    console.print(table)
+
+
+def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
+    table = Table("setting", "value", "from")
+    for column in table.columns:
+        column.overflow = "fold"  # a long path or model name is wrapped, never cut short with "…"
+    for name, value in vars(settings).items():
+        table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
+    console.print(table)
+
+
+def json_lines(rows: Iterable[dict]) -> None:
+    for row in rows:
+        print(json.dumps(row, ensure_ascii=False))
+
+
+# --- conversation ------------------------------------------------------------------------------
+
+def understood_as(result: TurnResult) -> str:
+    if result.plan == "reuse":
+        label = "reusing the last sources"
+    elif result.reformulation.is_follow_up and not result.reformulation.topic_shift:
+        label = "follow-up of the last answer"
+    else:
+        label = "new topic"
+    return f"understood as: {result.reformulation.semantic_query} ({label})"
+
+
+def _mark(chunk: RetrievedChunk) -> str:
+    marks = []
+    if chunk.reused:
+        marks.append("[magenta]reused[/]")
+    elif chunk.anchored:
+        marks.append("[cyan]anchored[/]")
+    if chunk.used:
+        marks.append("[green]cited[/]")
+    return " ".join(marks)
+
+
+def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing: list[str]) -> Panel:
+    table = Table(box=None, pad_edge=False, expand=True)
+    for column, justify in [("#", "right"), ("document", "left"), ("heading", "left"), ("score", "right"), ("", "left")]:
+        table.add_column(column, justify=justify, overflow="fold")
+    for chunk in chunks:
+        table.add_row(str(chunk.rank), escape(chunk.document), escape(chunk.heading or "-"),
+                      f"{chunk.score:.3f}", _mark(chunk))
+    parts: list = [table] if chunks else [Text("no sources found", style="dim")]
+    for path in missing:
+        parts.append(Text(f"anchor gone: {path} (removed or changed since the last turn)", style="yellow"))
+    title = "Sources" + (f" · anchored on {', '.join(anchor_paths)}" if anchor_paths else "")
+    return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
+
+
+def lineage_sources(lineage: dict) -> Panel:
+    chunks = [RetrievedChunk(**{k: v for k, v in c.items() if k in RetrievedChunk.__dataclass_fields__})
+              for c in lineage.get("chunks", [])]
+    return sources_panel(chunks, lineage.get("anchor_paths", []), lineage.get("missing_anchors", []))
+
+
+def turn(result: TurnResult, streamed: bool = False) -> None:
+    if not streamed:
+        console.print(escape(result.answer))
+    else:
+        console.print()
+    console.print(Text(understood_as(result), style="dim italic"))
+    console.print(sources_panel(result.chunks, result.anchor_paths, result.missing_anchors))
+    for message in result.notices:
+        notice(message)
+
+
+def inspect_data(lineage: dict, message_id: int, turn_number: int, answer: str) -> dict:
+    """The inspect JSON: the lineage with document paths for anchors, in the documented keys."""
+    chunks = [
+        {key: c.get(key) for key in ("rank", "chunk_id", "document", "heading", "vector_rank", "fts_rank",
+                                     "similarity", "rrf", "score", "boost", "anchored", "reused", "used")}
+        for c in lineage.get("chunks", [])
+    ]
+    return {
+        "turn": turn_number, "message_id": message_id, "question": lineage.get("question"),
+        "history_window": lineage.get("history_window", []), "reformulation": lineage.get("reformulation", {}),
+        "plan": lineage.get("plan"), "anchor_documents": lineage.get("anchor_paths", []),
+        "anchor_document_ids": lineage.get("anchor_documents", []),
+        "missing_anchors": lineage.get("missing_anchors", []), "chunks": chunks,
+        "answer_mode": lineage.get("answer_mode"), "answer_documents": lineage.get("answer_documents", []),
+        "weak_match": lineage.get("weak", False), "notices": lineage.get("notices", []),
+        "timings_ms": lineage.get("timings_ms", {}), "answer": answer,
+    }
+
+
+def inspect_view(data: dict) -> None:
+    r = data["reformulation"]
+    console.print(f"[bold]Turn {data['turn']}[/] (message {data['message_id']})")
+    console.print(f"[bold]question[/]        {escape(str(data['question']))}")
+    console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
+    console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
+    for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning"):
+        console.print(f"  {key:<15} {escape(str(r.get(key)))}")
+    anchors = ", ".join(data["anchor_documents"]) or "(none)"
+    console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
+    for path in data["missing_anchors"]:
+        console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
+    table = Table(pad_edge=False)
+    for name in ("#", "chunk", "vec", "fts", "sim", "rrf", "boost", "score", "marks"):
+        table.add_column(name, justify="left" if name == "marks" else "right", no_wrap=True)
+    table.add_column("document › section", overflow="fold", ratio=1)
+    for c in data["chunks"]:
+        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
+        leaf = (c["heading"] or "").split(" > ")[-1]
+        table.add_row(str(c["rank"]), str(c["chunk_id"]), _rank(c["vector_rank"]), _rank(c["fts_rank"]),
+                      "-" if c["similarity"] is None else f"{c['similarity']:.3f}", f"{c['rrf'] or 0:.3f}",
+                      f"{c['boost']:.2f}", f"{c['score']:.3f}", marks,
+                      escape(c["document"] + (f" › {leaf}" if leaf else "")))
+    console.print(table)
+    console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
+    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))
+    for message in data["notices"]:
+        console.print(f"  [yellow]notice:[/] {escape(message)}")
+
+
+def sessions_table(rows: list[dict]) -> None:
+    if not rows:
+        console.print("[dim]No sessions yet: `ragchat chat --session NAME` starts one.[/]")
+        return
+    table = Table("session", "turns", "last activity", "created")
+    for row in rows:
+        table.add_row(escape(row["name"]), str(row["turns"]), row["updated_at"], row["created_at"])
+    console.print(table)
+
+
+# --- eval ----------------------------------------------------------------------------------------
+
+
+class EvalProgress:
+    """A rich progress bar over items x strategies; `update` is the replay's progress callback."""
+
+    def __init__(self, target: Console | None = None) -> None:
+        self._bar = Progress(
+            TextColumn("[bold]replay  "), BarColumn(), MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
+            console=target or console, transient=False,
+        )
+        self._task = self._bar.add_task("replay", total=None, detail="")
+
+    def __enter__(self) -> "EvalProgress":
+        self._bar.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self._bar.stop()
+
+    def update(self, done: int, total: int, detail: str) -> None:
+        self._bar.update(self._task, completed=done, total=total, detail=escape(detail[-40:]))
+
+
+def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]) -> None:
+    """One table per group (overall, per tag value): strategies as rows, metrics as columns;
+    the best value of each column in bold."""
+    for position, summary in enumerate(summaries):
+        overall = position == 0
+        table = Table(title=escape(summary.name), title_justify="left", title_style="bold")
+        table.add_column("strategy")
+        table.add_column("turns", justify="right")
+        for name in metric_names:
+            table.add_column(name, justify="right")
+        if overall:
+            table.add_column("seconds", justify="right", style="dim")
+        best = {name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
+                for name in metric_names}
+        for row in summary.rows:
+            cells = [f"[bold]{row.metrics[n]:.3f}[/]" if row.count and row.metrics[n] == best[n]
+                     else (f"{row.metrics[n]:.3f}" if row.count else "-") for n in metric_names]
+            extra = [f"{seconds.get(row.strategy, 0):.1f}"] if overall else []
+            table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
+        console.print(table)

@@ -1,0 +1,37 @@
+"""Turning user text into a safe FTS5 MATCH expression.
+
+User text never reaches MATCH raw: it is cut into word tokens (so quotes, `*`, `:`, `-`, `(` and
+`NEAR` lose any meaning), stop words are dropped, each token is quoted, and the terms are ORed
+(an AND of many words finds nothing). Comma-separated parts of a keyword query of two or more
+words also go in as a quoted phrase, so BM25 rewards chunks that hold the whole phrase.
+"""
+
+from __future__ import annotations
+
+import re
+
+from ..text import STOPWORDS, words
+
+MAX_TERMS = 16
+
+
+def _quote(term: str) -> str:
+    return '"' + term.replace('"', '""') + '"'
+
+
+def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
+    """The quoted terms and phrases of a query, most important (first mentioned) first."""
+    terms: list[str] = []
+    for part in re.split(r"[,;\n]", query):
+        tokens = [w for w in words(part) if w not in STOPWORDS]
+        if len(tokens) >= 2 and len(tokens) <= 4:
+            terms.append(_quote(" ".join(tokens)))
+        terms.extend(_quote(token) for token in tokens)
+    unique = list(dict.fromkeys(terms))
+    return unique[:max_terms]
+
+
+def build_match(query: str, max_terms: int = MAX_TERMS) -> str | None:
+    """A MATCH expression ORing the query's terms, or None when nothing searchable is left."""
+    terms = match_terms(query, max_terms)
+    return " OR ".join(terms) if terms else None

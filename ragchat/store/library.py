@@ -1,0 +1,340 @@
+"""Documents, chunks, their FTS5 rows and their vectors: the only SQL about the library."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from datetime import datetime, timezone
+from typing import Iterable, Sequence
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..errors import ModelMismatchError
+from .db import get_setting, set_setting, write
+
+VECTOR_TABLE = "chunk_vectors"
+
+
+@dataclass(frozen=True)
+class DocumentRecord:
+    source: str
+    path: str
+    root: str
+    title: str
+    content_hash: str
+    size: int
+    mtime: float
+    encoding: str
+    term_counts: dict[str, int]
+
+
+@dataclass(frozen=True)
+class ChunkRecord:
+    ordinal: int
+    text: str
+    heading: str
+    start_char: int
+    end_char: int
+
+
+@dataclass(frozen=True)
+class StoredChunk:
+    id: int
+    document_id: int
+    path: str
+    title: str
+    heading: str
+    text: str
+    ordinal: int
+
+
+def now() -> str:
+    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+# --- the embedding model ---------------------------------------------------------------------
+
+
+def recorded_model(db: Database) -> tuple[str, int] | None:
+    name, dim = get_setting(db, "embedding_model"), get_setting(db, "embedding_dim")
+    return (name, int(dim)) if name and dim else None
+
+
+def check_model(db: Database, model: str, dim: int | None = None) -> None:
+    """Raise if the database's vectors come from another model than the configured one."""
+    recorded = recorded_model(db)
+    if recorded is None:
+        return
+    if recorded[0] != model or (dim is not None and recorded[1] != dim):
+        shown = f"{model}" + (f" (dim {dim})" if dim else "")
+        raise ModelMismatchError(
+            f"this database was embedded with {recorded[0]} (dim {recorded[1]}) but the configured "
+            f"model is {shown}; run `ragchat ingest --reembed PATH` to re-embed it with the new "
+            f"model, or set embedding_model back to {recorded[0]}"
+        )
+
+
+def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = False) -> None:
+    """Record the model and create the vec0 table; `reset` drops all vectors (re-embedding)."""
+    if not reset:
+        check_model(db, model, dim)
+    with write(db):
+        if reset:
+            db.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
+            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
+        )
+        set_setting(db, "embedding_model", model)
+        set_setting(db, "embedding_dim", str(dim))
+
+
+def has_vectors(db: Database) -> bool:
+    return db[VECTOR_TABLE].exists()
+
+
+# --- documents ---------------------------------------------------------------------------------
+
+
+def document_by_source(db: Database, source: str) -> dict | None:
+    rows = list(db["documents"].rows_where("source = ?", [source], limit=1))
+    return rows[0] if rows else None
+
+
+def documents(db: Database) -> list[dict]:
+    return list(db["documents"].rows_where(order_by="path"))
+
+
+def documents_by_ids(db: Database, ids: Iterable[int]) -> dict[int, dict]:
+    wanted = sorted(set(ids))
+    if not wanted:
+        return {}
+    marks = ",".join("?" * len(wanted))
+    return {row["id"]: row for row in db["documents"].rows_where(f"id IN ({marks})", wanted)}
+
+
+def _delete_document_rows(db: Database, document_id: int) -> None:
+    ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", [document_id])]
+    for start in range(0, len(ids), 500):
+        part = ids[start : start + 500]
+        marks = ",".join("?" * len(part))
+        db.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
+        if has_vectors(db):
+            db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", part)
+    db.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
+
+
+def delete_document(db: Database, document_id: int) -> None:
+    with write(db):
+        _delete_document_rows(db, document_id)
+        db.execute("DELETE FROM documents WHERE id = ?", [document_id])
+
+
+def replace_document(
+    db: Database, record: DocumentRecord, chunks: Sequence[ChunkRecord], vectors: np.ndarray
+) -> int:
+    """Write one document with its chunks, FTS rows and vectors in one transaction, replacing any
+    earlier version: a crash leaves either the old document whole or the new one whole."""
+    assert len(chunks) == len(vectors), "one vector per chunk"
+    with write(db):
+        old = document_by_source(db, record.source)
+        if old:
+            _delete_document_rows(db, old["id"])
+        values = {
+            "source": record.source, "path": record.path, "root": record.root,
+            "title": record.title, "content_hash": record.content_hash, "size": record.size,
+            "mtime": record.mtime, "encoding": record.encoding,
+            "term_counts": json.dumps(record.term_counts), "chunk_count": len(chunks),
+            "ingested_at": now(), "keywords": old["keywords"] if old else "[]",
+        }
+        if old:
+            db["documents"].update(old["id"], values)
+            document_id = old["id"]
+        else:
+            document_id = db["documents"].insert(values).last_pk
+        _insert_chunks(db, document_id, record.title, chunks, vectors)
+    return int(document_id)
+
+
+def _insert_chunks(
+    db: Database, document_id: int, title: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray
+) -> None:
+    for chunk, vector in zip(chunks, vectors):
+        cursor = db.execute(
+            "INSERT INTO chunks(document_id, ordinal, text, heading, start_char, end_char) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [document_id, chunk.ordinal, chunk.text, chunk.heading, chunk.start_char, chunk.end_char],
+        )
+        chunk_id = cursor.lastrowid
+        db.execute(
+            "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
+            [chunk_id, title, chunk.heading, chunk.text],
+        )
+        db.execute(
+            f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
+        )
+
+
+def all_chunk_texts(db: Database) -> Iterable[tuple[int, int, str, str, str]]:
+    """(chunk id, document id, title, heading, text) of every chunk, for re-embedding."""
+    yield from db.execute(
+        "SELECT c.id, c.document_id, d.title, c.heading, c.text FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id ORDER BY c.id"
+    )
+
+
+def put_vectors(db: Database, ids: Sequence[int], vectors: np.ndarray) -> None:
+    with write(db):
+        for chunk_id, vector in zip(ids, vectors):
+            db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id = ?", [chunk_id])
+            db.execute(
+                f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
+            )
+
+
+def set_keywords(db: Database, keywords: dict[int, list[str]]) -> None:
+    with write(db):
+        for document_id, words in keywords.items():
+            db.execute(
+                "UPDATE documents SET keywords = ? WHERE id = ?", [json.dumps(words), document_id]
+            )
+
+
+def term_counts(db: Database) -> dict[int, dict[str, int]]:
+    return {
+        row[0]: json.loads(row[1] or "{}")
+        for row in db.execute("SELECT id, term_counts FROM documents")
+    }
+
+
+def keywords_of(db: Database, document_ids: Iterable[int]) -> dict[int, list[str]]:
+    return {
+        doc_id: json.loads(row.get("keywords") or "[]")
+        for doc_id, row in documents_by_ids(db, document_ids).items()
+    }
+
+
+# --- chunks and search -------------------------------------------------------------------------
+
+
+def chunk_count(db: Database) -> int:
+    return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+
+
+def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
+    wanted = sorted(set(ids))
+    found: dict[int, StoredChunk] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        for row in db.execute(
+            "SELECT c.id, c.document_id, d.path, d.title, c.heading, c.text, c.ordinal "
+            f"FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+            part,
+        ):
+            found[row[0]] = StoredChunk(*row)
+    return found
+
+
+def chunk_ids_of_documents(db: Database, document_ids: Iterable[int]) -> list[int]:
+    wanted = sorted(set(document_ids))
+    if not wanted:
+        return []
+    marks = ",".join("?" * len(wanted))
+    return [row[0] for row in db.execute(f"SELECT id FROM chunks WHERE document_id IN ({marks})", wanted)]
+
+
+def fts_search(
+    db: Database, match: str, limit: int, only_ids: Sequence[int] | None = None
+) -> list[tuple[int, float]]:
+    """(chunk id, bm25 score; lower is better) for an already-safe MATCH expression, optionally
+    among some chunks only (their scores stay comparable: same query, same corpus statistics)."""
+    where, params = "chunks_fts MATCH ?", [match]
+    if only_ids is not None:
+        if not only_ids:
+            return []
+        where += f" AND rowid IN ({','.join('?' * len(only_ids))})"
+        params += list(only_ids)
+    rows = db.execute(
+        f"SELECT rowid, bm25(chunks_fts, 2.0, 2.0, 1.0) AS score FROM chunks_fts WHERE {where} "
+        "ORDER BY score LIMIT ?",
+        [*params, limit],
+    )
+    return [(row[0], row[1]) for row in rows]
+
+
+def fts_chunk_frequency(db: Database, match: str) -> int:
+    """In how many chunks a (safe, single-term) MATCH expression occurs: a stemmed df for idf."""
+    return db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [match]).fetchone()[0]
+
+
+def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    """(chunk id, cosine distance) of the nearest chunks."""
+    if not has_vectors(db) or limit <= 0:
+        return []
+    rows = db.execute(
+        f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
+        "ORDER BY distance",
+        [to_blob(vector), int(limit)],
+    )
+    return [(row[0], row[1]) for row in rows]
+
+
+def vectors_of(db: Database, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    if not chunk_ids or not has_vectors(db):
+        return {}
+    marks = ",".join("?" * len(chunk_ids))
+    rows = db.execute(
+        f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", list(chunk_ids)
+    )
+    return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
+
+
+# --- keyword vocabulary ------------------------------------------------------------------------
+
+
+def all_keywords(db: Database) -> set[str]:
+    found: set[str] = set()
+    for (raw,) in db.execute("SELECT keywords FROM documents"):
+        found.update(json.loads(raw or "[]"))
+    return found
+
+
+def keywords_without_vectors(db: Database) -> list[str]:
+    have = {row[0] for row in db.execute("SELECT keyword FROM keyword_vectors")}
+    return sorted(all_keywords(db) - have)
+
+
+def clear_keyword_vectors(db: Database) -> None:
+    with write(db):
+        db.execute("DELETE FROM keyword_vectors")
+
+
+def put_keyword_vectors(db: Database, keywords: Sequence[str], vectors: np.ndarray) -> None:
+    with write(db):
+        for keyword, vector in zip(keywords, vectors):
+            db.execute(
+                "INSERT OR REPLACE INTO keyword_vectors(keyword, embedding) VALUES (?, ?)",
+                [keyword, to_blob(vector)],
+            )
+
+
+def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
+    """The current keywords of the corpus with their vectors, as a matrix (one row each)."""
+    current = all_keywords(db)
+    names, rows = [], []
+    for keyword, blob in db.execute("SELECT keyword, embedding FROM keyword_vectors ORDER BY keyword"):
+        if keyword in current:
+            names.append(keyword)
+            rows.append(np.frombuffer(blob, dtype=np.float32))
+    return names, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32))
+
+
+def library_version(db: Database) -> tuple:
+    """Changes whenever documents change: a cache key for corpus-level caches."""
+    return tuple(db.execute("SELECT count(*), max(ingested_at), sum(chunk_count) FROM documents").fetchone())

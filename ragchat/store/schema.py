@@ -1,0 +1,109 @@
+"""The schema, as sqlite-utils migrations. A change is a new migration; never edit one that ran.
+
+The vec0 table of chunk vectors is not here: its dimension is only known once an embedding model
+is chosen, so `library.ensure_vector_table` creates it (raw SQL: sqlite-utils cannot make vec0).
+"""
+
+from __future__ import annotations
+
+from sqlite_utils import Database
+from sqlite_utils.migrations import Migrations
+
+from ..errors import StoreError
+
+MIGRATIONS = Migrations("ragchat")
+
+
+@MIGRATIONS()
+def m001_library(db: Database) -> None:
+    db["settings"].create({"key": str, "value": str}, pk="key")
+    db["documents"].create(
+        {
+            "id": int,
+            "source": str,  # absolute path of the file: the identity of a document
+            "path": str,  # path relative to the ingest root, as shown to users
+            "root": str,
+            "title": str,
+            "content_hash": str,
+            "size": int,
+            "mtime": float,
+            "encoding": str,
+            "keywords": str,  # JSON list, most characteristic first
+            "term_counts": str,  # JSON {term: count} of keyword candidates, for corpus-wide tf-idf
+            "chunk_count": int,
+            "ingested_at": str,
+        },
+        pk="id",
+        not_null={"source", "path", "content_hash"},
+    )
+    db["documents"].create_index(["source"], unique=True)
+    db["chunks"].create(
+        {
+            "id": int,
+            "document_id": int,
+            "ordinal": int,
+            "text": str,
+            "heading": str,  # heading path joined with " > "
+            "start_char": int,
+            "end_char": int,
+        },
+        pk="id",
+        foreign_keys=[("document_id", "documents", "id")],
+    )
+    db["chunks"].create_index(["document_id", "ordinal"], unique=True)
+    db.execute(
+        "CREATE VIRTUAL TABLE chunks_fts USING fts5("
+        "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
+
+
+@MIGRATIONS()
+def m002_conversation(db: Database) -> None:
+    db["sessions"].create(
+        {"id": int, "name": str, "created_at": str, "updated_at": str}, pk="id", not_null={"name"}
+    )
+    db["sessions"].create_index(["name"], unique=True)
+    db["messages"].create(
+        {
+            "id": int,
+            "session_id": int,
+            "role": str,  # user | assistant
+            "content": str,
+            "created_at": str,
+            "lineage": str,  # JSON, assistant messages only
+            "embedding": bytes,  # float32 vector of the content, for the history window
+        },
+        pk="id",
+        foreign_keys=[("session_id", "sessions", "id")],
+    )
+    db["messages"].create_index(["session_id", "id"])
+
+
+@MIGRATIONS()
+def m003_keyword_vectors(db: Database) -> None:
+    # vectors of document keywords, to map a user's words onto the corpus's own vocabulary
+    db["keyword_vectors"].create({"keyword": str, "embedding": bytes}, pk="keyword")
+
+
+KNOWN = [migration.name for migration in MIGRATIONS._migrations]
+SCHEMA_VERSION = len(KNOWN)
+
+
+def check_schema_version(db: Database) -> None:
+    """Refuse a database written by a newer ragchat rather than guess at its schema."""
+    if not db["_sqlite_migrations"].exists():
+        return
+    applied = {m.name for m in MIGRATIONS.applied(db)}
+    newer = sorted(applied - set(KNOWN))
+    version = db.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone() if db[
+        "settings"
+    ].exists() else None
+    if newer or (version and int(version[0]) > SCHEMA_VERSION):
+        if version and int(version[0]) > SCHEMA_VERSION:
+            found = f"schema version {version[0]}"
+        else:  # the version setting lags; the unknown migrations say it all
+            found = f"unknown migration(s) {', '.join(newer)}"
+        raise StoreError(
+            f"the database has {found}, newer than this ragchat understands "
+            f"(schema version {SCHEMA_VERSION}); upgrade ragchat to use it"
+        )

@@ -1,0 +1,116 @@
+"""Sessions and messages: the only SQL about conversations."""
+
+from __future__ import annotations
+
+import json
+from dataclasses import dataclass
+from typing import Any
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..errors import SessionError
+from .db import write
+from .library import now, to_blob
+
+
+@dataclass(frozen=True)
+class Message:
+    id: int
+    session_id: int
+    role: str  # user | assistant
+    content: str
+    created_at: str
+    lineage: dict[str, Any] | None
+    embedding: np.ndarray | None
+
+
+def _message(row: dict) -> Message:
+    blob = row.get("embedding")
+    return Message(
+        id=row["id"], session_id=row["session_id"], role=row["role"], content=row["content"] or "",
+        created_at=row["created_at"], lineage=json.loads(row["lineage"]) if row.get("lineage") else None,
+        embedding=np.frombuffer(blob, dtype=np.float32) if blob else None,
+    )
+
+
+def session_id(db: Database, name: str, *, create: bool = True) -> int:
+    row = db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()
+    if row:
+        return row[0]
+    if not create:
+        raise SessionError(f"no session named {name!r} (see `ragchat sessions`)")
+    with write(db):
+        stamp = now()
+        db.execute(
+            "INSERT INTO sessions(name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
+            [name, stamp, stamp],
+        )
+    return db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()[0]
+
+
+def latest_session(db: Database) -> str | None:
+    row = db.execute("SELECT name FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1").fetchone()
+    return row[0] if row else None
+
+
+def sessions(db: Database) -> list[dict]:
+    return [
+        dict(zip(("name", "created_at", "updated_at", "turns"), row))
+        for row in db.execute(
+            "SELECT s.name, s.created_at, s.updated_at, "
+            "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user') "
+            "FROM sessions s ORDER BY s.updated_at DESC, s.id DESC"
+        )
+    ]
+
+
+def add_message(
+    db: Database, session: int, role: str, content: str, *, embedding: np.ndarray | None = None,
+    lineage: dict | None = None,
+) -> int:
+    with write(db):
+        stamp = now()
+        cursor = db.execute(
+            "INSERT INTO messages(session_id, role, content, created_at, lineage, embedding) "
+            "VALUES (?, ?, ?, ?, ?, ?)",
+            [session, role, content, stamp,
+             json.dumps(lineage) if lineage is not None else None,
+             to_blob(embedding) if embedding is not None else None],
+        )
+        db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [stamp, session])
+    return int(cursor.lastrowid)
+
+
+def update_message(
+    db: Database, message_id: int, *, content: str | None = None, lineage: dict | None = None,
+    embedding: np.ndarray | None = None,
+) -> None:
+    changes: dict[str, Any] = {}
+    if content is not None:
+        changes["content"] = content
+    if lineage is not None:
+        changes["lineage"] = json.dumps(lineage)
+    if embedding is not None:
+        changes["embedding"] = to_blob(embedding)
+    if changes:
+        with write(db):
+            assignments = ", ".join(f"{name} = ?" for name in changes)
+            db.execute(f"UPDATE messages SET {assignments} WHERE id = ?", [*changes.values(), message_id])
+
+
+def messages(db: Database, session: int) -> list[Message]:
+    return [_message(row) for row in db["messages"].rows_where("session_id = ?", [session], order_by="id")]
+
+
+def message_by_id(db: Database, message_id: int) -> Message | None:
+    rows = list(db["messages"].rows_where("id = ?", [message_id]))
+    return _message(rows[0]) if rows else None
+
+
+def clear_session(db: Database, name: str) -> None:
+    """Forget a session's messages (the session itself stays)."""
+    row = db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()
+    if row:
+        with write(db):
+            db.execute("DELETE FROM messages WHERE session_id = ?", [row[0]])
