@@ -11,7 +11,7 @@ from sqlite_utils import Database
 from .config import Settings
 from .conversation.turn import Conversation, TurnOptions
 from .embed import Embedder, load_embedder
-from .errors import BackendUnavailable, SessionError
+from .errors import BackendUnavailable, RagchatError, SessionError
 from .llm import OllamaBackend
 from .store import library, sessions
 from .store.sessions import Message
@@ -34,6 +34,10 @@ class App:
         embedder = load_embedder(self.settings)
         library.check_model(self.db, embedder.model_id, embedder.dim)
         return embedder
+
+    def require_library(self) -> None:
+        if library.chunk_count(self.db) == 0:
+            raise RagchatError(f"the library is empty: run `ragchat ingest PATH` first (database {self.settings.db})")
 
     def close(self) -> None:
         if "db" in self.__dict__:

@@ -82,7 +82,7 @@ def ingest(
 @app.command()
 def search(
     query: Annotated[str, typer.Argument(help="What to look for.")],
-    k: Annotated[int, typer.Option("-k", "--k", min=1, help="How many chunks.")] = 8,
+    k: Annotated[Optional[int], typer.Option("-k", "--k", min=1, help="How many chunks (default: top_k).")] = None,
     mode: Annotated[str, typer.Option(help="hybrid | vector | fts")] = "hybrid",
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
     db: DbOption = None,
@@ -91,8 +91,10 @@ def search(
     if mode not in {"hybrid", "vector", "fts"}:
         raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
     ctx = make_app(db=db)
+    ctx.require_library()
     embedder = ctx.embedder if mode != "fts" else None
-    hits = run_search(ctx.db, embedder, ctx.settings, SearchRequest(query, query, k=k, mode=mode))  # type: ignore[arg-type]
+    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode)  # type: ignore[arg-type]
+    hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
 
 
@@ -113,6 +115,7 @@ def ask(
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session."""
     ctx = make_app(db=db)
+    ctx.require_library()
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()

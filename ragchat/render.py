@@ -74,6 +74,9 @@ def ingest_report(report: IngestReport) -> None:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}")
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}")
+    if report.gone:
+        console.print(f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
+                      "`ragchat ingest --prune PATH` removes them")
     if report.ignored:
         console.print(f"  [dim]{report.ignored} file(s) of other types ignored[/]")
 

@@ -24,7 +24,7 @@ STOPWORDS = frozenset(
     themselves then there there's these they they'd they'll they're they've thing things this those
     though through thus to too toward towards under until up upon us use used using very via was
     wasn't way we we'd we'll we're we've well were weren't what what's whatever when when's where
-    where's whether which while who who's whom whose why why's will with within without won't
+    where's whether which while who who's whom whose why why's with within without won't
     would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves
     """.split()
 )

@@ -48,6 +48,7 @@ class IngestReport:
     ignored: int = 0  # files of other types met while walking folders
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
+    gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
 
     @property
     def ok(self) -> bool:
@@ -288,6 +289,8 @@ def ingest(
         _write_all(db, embedder, pending, progress, report, settings.embed_batch)
     if prune_missing:
         prune(db, report)
+    else:
+        report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
     if report.added or report.updated or report.removed or _keywords_missing(db):
         refresh_keywords(db)
     missing = library.keywords_without_vectors(db)

@@ -156,21 +156,31 @@ def replace_document(
             db["documents"].update(old["id"], values)
             document_id = old["id"]
         else:
-            document_id = db["documents"].insert(values).last_pk
+            document_id = db["documents"].insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
         _insert_chunks(db, document_id, record.title, chunks, vectors)
     return int(document_id)
+
+
+def _next_ids(db: Database, table: str, count: int) -> int:
+    """The first of `count` fresh ids for `table`, never reusing the id of a deleted row (lineage
+    of old turns names chunks and documents by id; a reused id would point at other content)."""
+    key = f"{table}_high_water"
+    current = db.execute(f"SELECT coalesce(max(id), 0) FROM {table}").fetchone()[0]
+    first = max(int(get_setting(db, key) or 0), current) + 1
+    set_setting(db, key, str(first + count - 1))
+    return first
 
 
 def _insert_chunks(
     db: Database, document_id: int, title: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray
 ) -> None:
-    for chunk, vector in zip(chunks, vectors):
-        cursor = db.execute(
-            "INSERT INTO chunks(document_id, ordinal, text, heading, start_char, end_char) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
-            [document_id, chunk.ordinal, chunk.text, chunk.heading, chunk.start_char, chunk.end_char],
+    first = _next_ids(db, "chunks", len(chunks))
+    for chunk_id, (chunk, vector) in enumerate(zip(chunks, vectors), start=first):
+        db.execute(
+            "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [chunk_id, document_id, chunk.ordinal, chunk.text, chunk.heading, chunk.start_char, chunk.end_char],
         )
-        chunk_id = cursor.lastrowid
         db.execute(
             "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
             [chunk_id, title, chunk.heading, chunk.text],

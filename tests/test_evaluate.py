@@ -1,0 +1,244 @@
+"""`ragchat eval`: metrics against hand-computed cases, loading, strategies, and a tiny conversation
+set replayed for real (real embedding model) where anchoring finds what the last turn alone misses."""
+
+from __future__ import annotations
+
+import json
+import math
+from pathlib import Path
+
+import pytest
+
+from helpers import invoke, settings_for
+from ragchat import evaluate
+from ragchat.conversation.models import Exchange, ReformulationInput
+from ragchat.errors import RagchatError
+from ragchat.store import sessions
+from ragchat.store.db import open_db
+
+# --- metrics -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("ranked, gold, k, expected", [
+    (["a", "b", "c"], ["a", "c"], 1, 0.5),
+    (["a", "b", "c"], ["a", "c"], 2, 0.5),
+    (["a", "b", "c"], ["a", "c"], 3, 1.0),
+    (["a", "b", "c"], ["z"], 3, 0.0),
+    (["a"], ["a", "b", "c", "d"], 10, 0.25),  # fewer ranked files than k
+    ([], ["a"], 5, 0.0),
+])
+def test_recall_at(ranked, gold, k, expected):
+    assert evaluate.recall_at(ranked, gold, k) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("ranked, gold, expected", [
+    (["a", "b"], ["a"], 1.0),
+    (["x", "a"], ["a"], 0.5),
+    (["x", "y", "b", "a"], ["a", "b"], 1 / 3),  # the first gold file counts
+    ([f"x{i}" for i in range(10)] + ["a"], ["a"], 0.0),  # rank 11 is beyond @10
+    (["x"], ["a"], 0.0),
+])
+def test_mrr_at_10(ranked, gold, expected):
+    assert evaluate.mrr_at(ranked, gold) == pytest.approx(expected)
+
+
+@pytest.mark.parametrize("ranked, gold, expected", [
+    (["a", "b"], ["a", "b"], 1.0),
+    (["x", "a"], ["a"], 1 / math.log2(3)),
+    (["a", "x", "b"], ["a", "b"], (1 + 1 / math.log2(4)) / (1 + 1 / math.log2(3))),
+    (["x", "a"], ["a", "b", "c"], (1 / math.log2(3)) / (1 + 1 / math.log2(3) + 1 / math.log2(4))),
+    ([f"g{i}" for i in range(10)], [f"g{i}" for i in range(12)], 1.0),  # ideal DCG over min(|gold|, 10)
+    ([f"x{i}" for i in range(10)] + ["a"], ["a"], 0.0),
+])
+def test_ndcg_at_10(ranked, gold, expected):
+    assert evaluate.ndcg_at(ranked, gold) == pytest.approx(expected)
+
+
+def test_distinct_files_keep_first_positions():
+    assert evaluate.distinct_files(["a", "a", "b", "a", "c", "b"]) == ["a", "b", "c"]
+
+
+def test_score_names_every_metric():
+    assert evaluate.score(["x", "a"], ["a"], (1, 5)) == {
+        "R@1": 0.0, "R@5": 1.0, "MRR@10": 0.5, "nDCG@10": pytest.approx(1 / math.log2(3))}
+
+
+# --- loading -----------------------------------------------------------------------------------
+
+
+def _write_lines(path: Path, *lines: object) -> Path:
+    path.write_text("\n".join(line if isinstance(line, str) else json.dumps(line) for line in lines) + "\n")
+    return path
+
+
+@pytest.mark.parametrize("lines, message", [
+    (['{"id": "a", "turns": [{"user": "q", "gold": ["f.md"]}]}', '{"id": "b", "turns": ['], "line 2: not valid JSON"),
+    ([{"turns": [{"user": "q", "gold": ["f.md"]}]}], "line 1: missing field 'id'"),
+    ([{"id": "a"}], "line 1: missing field 'turns'"),
+    ([{"id": "a", "turns": [{"assistant": "x", "gold": ["f.md"]}]}], "line 1, turn 1: missing field 'user'"),
+    ([{"id": "a", "turns": [{"user": "q"}]}], "line 1: no turn has 'gold'"),
+    ([{"id": "a", "turns": [{"user": "q", "gold": "f.md"}]}], "line 1, turn 1: 'gold' must be a list"),
+    ([{"id": "a", "turns": [{"user": "q", "gold": ["f.md"]}]}] * 2, "line 2: duplicate id 'a'"),
+])
+def test_load_rejects_bad_sets_with_one_line(tmp_path, lines, message):
+    with pytest.raises(RagchatError, match=message):
+        evaluate.load_conversations(_write_lines(tmp_path / "set.jsonl", *lines))
+
+
+def test_load_missing_file(tmp_path):
+    with pytest.raises(RagchatError, match="conversation set not found"):
+        evaluate.load_conversations(tmp_path / "nope.jsonl")
+
+
+# --- strategies --------------------------------------------------------------------------------
+
+
+def test_baseline_queries():
+    data = ReformulationInput(question="how long?", last=Exchange("b", "answer"), earlier_questions=("a", "b"))
+    assert evaluate.last_turn_query(data) == "how long?"
+    assert evaluate.full_history_query(data) == "a b how long?"
+    assert evaluate.prev_turn_query(data) == "b how long?"
+    first = ReformulationInput(question="q", last=Exchange())
+    assert evaluate.prev_turn_query(first) == evaluate.full_history_query(first) == "q"
+
+
+def test_choose_strategies(tmp_path):
+    plain = [evaluate.EvalItem("a", {}, (evaluate.EvalTurn("q", gold=("f",)),))]
+    rewritten = [evaluate.EvalItem("b", {}, (evaluate.EvalTurn("q", gold=("f",), rewrite="Q"),))]
+    assert [s.name for s in evaluate.choose_strategies(None, plain)] == list(evaluate.DEFAULT_STRATEGIES)
+    assert [s.name for s in evaluate.choose_strategies(["last-turn"], rewritten)] == ["last-turn", "rewrite"]
+    with pytest.raises(RagchatError, match="unknown strategy 'nope'"):
+        evaluate.choose_strategies(["nope"], plain)
+    with pytest.raises(RagchatError, match="needs turns with both"):
+        evaluate.choose_strategies(["rewrite"], plain)
+
+
+# --- a tiny set, replayed for real -------------------------------------------------------------
+
+CORPUS = {
+    "zephyr-warranty.md": "# Zephyr X200 blender warranty\n\nThe Zephyr X200 blender comes with a limited "
+    "warranty against defects in materials and workmanship, covering the motor base and the glass jar. "
+    "The warranty lasts two years from the date of purchase. Register your blender online to claim repairs.",
+    "nimbus-battery.md": "# Nimbus phone battery life\n\nHow long does the Nimbus phone battery last? On a full "
+    "charge the battery lasts about ten hours of screen time, and it lasts longer in low power mode. "
+    "Battery capacity slowly declines over hundreds of charge cycles.",
+    "returns.md": "# Returns and refunds\n\nAny product can be returned within 30 days of delivery for a full "
+    "refund. Items must be unused and in their original packaging; refunds reach your card within a week.",
+    "shipping.md": "# Shipping\n\nOrders ship within two business days from our warehouse. Express delivery "
+    "arrives the next day for an extra fee; standard delivery takes three to five days.",
+    "cleaning.md": "# Cleaning the blender jar\n\nRinse the jar with warm water and a drop of dish soap right "
+    "after use. Never put the motor base in water; wipe it with a damp cloth instead.",
+}
+ITEMS = [
+    {"id": "warranty", "tags": {"multi_turn": "Follow-up"}, "turns": [
+        {"user": "What warranty does the Zephyr X200 blender have?",
+         "assistant": "The Zephyr X200 blender comes with a limited warranty against defects in materials "
+                      "and workmanship that covers the motor base and the glass jar."},
+        {"user": "How long does it last?", "gold": ["zephyr-warranty.md"],
+         "rewrite": "How long does the Zephyr X200 blender warranty last?"}]},
+    {"id": "express", "tags": {"multi_turn": "N/A"}, "turns": [
+        {"user": "How fast is express delivery?", "gold": ["shipping.md"]}]},
+]
+
+
+def _write_set(folder: Path) -> tuple[Path, Path]:
+    corpus = folder / "corpus"
+    corpus.mkdir()
+    for name, text in CORPUS.items():
+        (corpus / name).write_text(text, encoding="utf-8")
+    return _write_lines(folder / "conversations.jsonl", *ITEMS), corpus
+
+
+@pytest.fixture(scope="module")
+def replayed(tmp_path_factory, embedder):
+    folder = tmp_path_factory.mktemp("evalset")
+    conversations, corpus = _write_set(folder)
+    db_path = folder / "eval.db"
+    db = open_db(db_path)
+    settings = settings_for(db_path)
+    evaluate.prepare_library(db, settings, corpus, lambda: embedder)
+    items = evaluate.load_conversations(conversations)
+    strategies = evaluate.choose_strategies(["ragchat", "last-turn", "full-history", "prev-turn"], items)
+    progress: list[tuple[int, int]] = []
+    run = evaluate.replay(db, embedder, settings, items, strategies, ks=(1, 3),
+                          on_progress=lambda done, total, _: progress.append((done, total)))
+    yield db, run, progress
+    db.close()
+
+
+def _turn(run, strategy: str, item: str) -> evaluate.ScoredTurn:
+    return next(t for t in run.turns if t.strategy == strategy and t.id == item)
+
+
+def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
+    _, run, _ = replayed
+    baseline, ours = _turn(run, "last-turn", "warranty"), _turn(run, "ragchat", "warranty")
+    assert baseline.ranked_files[0] == "nimbus-battery.md"
+    assert baseline.metrics["R@1"] == 0.0
+    assert ours.ranked_files[0] == "zephyr-warranty.md"
+    assert ours.metrics["R@1"] == ours.metrics["MRR@10"] == 1.0
+    assert ours.result.plan == "anchored_search"
+    assert ours.result.anchor_paths == ["zephyr-warranty.md"]
+    assert _turn(run, "rewrite", "warranty").ranked_files[0] == "zephyr-warranty.md"
+
+
+def test_replay_scores_gold_turns_of_every_strategy(replayed):
+    db, run, progress = replayed
+    assert run.strategies == ["ragchat", "last-turn", "full-history", "prev-turn", "rewrite"]
+    assert sorted((t.strategy, t.id, t.turn) for t in run.turns) == sorted(
+        [(s, "warranty", 2) for s in run.strategies] + [(s, "express", 1) for s in run.strategies[:-1]])
+    assert progress[-1] == (9, 9)  # 4 strategies x 2 items, plus the rewrite oracle on 1
+    assert _turn(run, "full-history", "warranty").result.reformulation.semantic_query == (
+        "What warranty does the Zephyr X200 blender have? How long does it last?")
+    # the recorded answer is what the session keeps
+    history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:warranty", create=False))
+    assert [m.content for m in history][:2] == [ITEMS[0]["turns"][0]["user"], ITEMS[0]["turns"][0]["assistant"]]
+
+
+def test_summary_overall_and_per_tag(replayed):
+    _, run, _ = replayed
+    summaries = evaluate.summarize(run, [("multi_turn", frozenset({"Follow-up", "N/A"}))])
+    assert [s.name for s in summaries] == [
+        "overall", "multi_turn: Follow-up", "multi_turn: N/A", "multi_turn: Follow-up + N/A"]
+    follow_up = {row.strategy: row for row in summaries[1].rows}
+    assert follow_up["ragchat"].count == 1 and follow_up["ragchat"].metrics["R@1"] == 1.0
+    assert follow_up["last-turn"].metrics["R@1"] == 0.0
+    assert {row.strategy: row.count for row in summaries[0].rows}["rewrite"] == 1
+
+
+# --- the command -------------------------------------------------------------------------------
+
+
+def test_eval_command_prints_tables_and_writes_rows(runner, tmp_path):
+    conversations, corpus = _write_set(tmp_path)
+    out, db = tmp_path / "run.jsonl", tmp_path / "eval.db"
+    args = ["eval", conversations, "--corpus", corpus, "--strategies", "ragchat,last-turn", "--k", "1,3",
+            "--out", out, "--db", db]
+    result = invoke(runner, *args)
+    assert result.exit_code == 0, result.output
+    assert "5 added" in result.output
+    for text in ("overall", "multi_turn: Follow-up", "R@1", "R@3", "MRR@10", "nDCG@10", "last-turn", "rewrite"):
+        assert text in result.output
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert {(r["strategy"], r["id"]) for r in rows} == {
+        ("ragchat", "warranty"), ("ragchat", "express"), ("last-turn", "warranty"), ("last-turn", "express"),
+        ("rewrite", "warranty")}
+    required = {"id", "turn", "strategy", "query", "keyword_query", "is_follow_up", "is_meta", "ranked_files", "gold"}
+    assert all(required <= set(row) for row in rows)
+    by_key = {(r["strategy"], r["id"]): r for r in rows}
+    assert by_key[("ragchat", "warranty")]["gold"] == ["zephyr-warranty.md"]
+    assert by_key[("ragchat", "warranty")]["plan"] == "anchored_search"
+    assert by_key[("rewrite", "warranty")]["query"] == "How long does the Zephyr X200 blender warranty last?"
+    assert by_key[("last-turn", "express")]["keyword_query"] == "How fast is express delivery?"
+    again = invoke(runner, *args)  # the database is reused: nothing to ingest
+    assert again.exit_code == 0 and "5 unchanged" in again.output
+    assert [json.loads(line) for line in out.read_text().splitlines()] == rows
+
+
+def test_eval_command_errors_are_one_line(runner, tmp_path):
+    result = invoke(runner, "eval", tmp_path / "missing.jsonl", "--corpus", tmp_path)
+    assert result.exit_code == 1
+    assert "Error: conversation set not found" in result.output
+    conversations, _ = _write_set(tmp_path)
+    result = invoke(runner, "eval", conversations, "--corpus", tmp_path / "nowhere")
+    assert result.exit_code == 1 and "Error: corpus folder not found" in result.output
