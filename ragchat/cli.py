@@ -121,7 +121,7 @@ def ask(
     problem = ctx.backend_problem()
     if problem and not as_json:
         render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]")
-    conversation = ctx.conversation(session, on_notice=lambda m: None)
+    conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
     result = conversation.ask(question, on_token=_print_token if streaming else None)
     if as_json:
@@ -129,7 +129,7 @@ def ask(
         render.json_lines([render.inspect_data(result.lineage(), result.assistant_message_id, result.turn,
                                                message.content if message else result.answer)])
         return
-    render.turn(result, streamed=streaming and result.answer_mode == "llm")
+    render.turn(result, streamed=streaming and result.answer_mode == "llm", notices=conversation.fresh_notices(result))
 
 
 inspect_app = typer.Typer(help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",

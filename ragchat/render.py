@@ -28,7 +28,7 @@ def error(message: str) -> None:
 
 
 def notice(message: str) -> None:
-    console.print(f"[yellow]! {escape(message)}[/]")
+    console.print(f"[yellow]! {escape(message)}[/]", soft_wrap=True)
 
 
 class IngestProgress:
@@ -174,14 +174,14 @@ def lineage_sources(lineage: dict) -> Panel:
     return sources_panel(chunks, lineage.get("anchor_paths", []), lineage.get("missing_anchors", []))
 
 
-def turn(result: TurnResult, streamed: bool = False) -> None:
+def turn(result: TurnResult, streamed: bool = False, notices: list[str] | None = None) -> None:
     if not streamed:
         console.print(escape(result.answer))
     else:
         console.print()
     console.print(Text(understood_as(result), style="dim italic"))
     console.print(sources_panel(result.chunks, result.anchor_paths, result.missing_anchors))
-    for message in result.notices:
+    for message in result.notices if notices is None else notices:
         notice(message)
 
 

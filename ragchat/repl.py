@@ -94,7 +94,8 @@ class Repl:
         except RagchatError as exc:
             render.error(str(exc))
             return
-        render.turn(result, streamed=streaming and result.answer_mode == "llm")
+        render.turn(result, streamed=streaming and result.answer_mode == "llm",
+                    notices=self.conversation.fresh_notices(result))
 
     @staticmethod
     def _token(piece: str) -> None:

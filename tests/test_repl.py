@@ -111,3 +111,17 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
     assert answer.content.startswith("Rainwater") and answer.content.endswith("[cancelled]")
     assert "roof" not in answer.content
     assert answer.lineage["answer_mode"] == "llm" and answer.lineage["chunks"]
+
+
+def test_ollama_failure_is_announced_once_per_session(library_db: Path, capsys) -> None:
+    with FakeOllama() as server:
+        server.default = lambda request: "not json at all"  # garbage for every request
+        run_repl(library_db, ["Tell me about heat pumps", "How does it work?", "and the defrost cycle?"],
+                 session="once", ollama="on", ollama_host=server.url, ollama_timeout=5.0)
+    captured = capsys.readouterr()
+    out = captured.out + captured.err
+    assert out.count("Ollama reformulation failed (invalid JSON in reply); using the heuristic reformulator") == 1
+    db = App(settings_for(library_db)).db
+    lineages = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "once")) if m.lineage]
+    assert [l["reformulation"]["reformulator"] for l in lineages] == ["heuristic"] * 3
+    assert all(any("invalid JSON" in n for n in l["notices"]) for l in lineages[1:])  # recorded every turn

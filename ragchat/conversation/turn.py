@@ -75,6 +75,11 @@ class Conversation:
     _corpus: CorpusView | None = None
     _corpus_version: tuple | None = None
     _warned: set = field(default_factory=set)
+    _announced: set = field(default_factory=set)  # notices already shown through on_notice
+
+    def fresh_notices(self, result: TurnResult) -> list[str]:
+        """The turn's notices that on_notice has not already shown."""
+        return [n for n in result.notices if n not in self._announced]
 
     # --- entry point -------------------------------------------------------------------------
 
@@ -176,9 +181,10 @@ class Conversation:
         message = (f"Ollama {stage} failed ({reason}); using the heuristic reformulator" if stage == "reformulation"
                    else f"Ollama {stage} failed ({reason}); using an extractive answer")
         notices.append(message)
-        if (stage, reason) not in self._warned:
+        if (stage, reason) not in self._warned:  # said once per session, recorded every turn
             self._warned.add((stage, reason))
             self.on_notice(message)
+        self._announced.add(message)
 
     def _plan(self, reformulation: Reformulation, previous: Previous, anchors: set[int]) -> Plan:
         if reformulation.is_meta and self.options.allow_reuse and previous.reuse_source and not reformulation.topic_shift:
