@@ -14,6 +14,7 @@ from typer.core import TyperGroup
 
 from . import render
 from .app import App
+from .conversation.turn import EMPTY_QUESTION
 from .config import load_settings
 from .embed import load_embedder
 from .errors import RagchatError, SessionError
@@ -114,13 +115,15 @@ def ask(
     db: DbOption = None,
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session."""
+    if not question.strip():  # before opening anything or asking Ollama: the error is the only line
+        raise RagchatError(EMPTY_QUESTION)
     ctx = make_app(db=db)
     ctx.require_library()
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
     if problem and not as_json:
-        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]")
+        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
     result = conversation.ask(question, on_token=_print_token if streaming else None)

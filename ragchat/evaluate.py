@@ -297,6 +297,16 @@ def prepare_library(db: Database, settings: Settings, corpus: Path, load_embedde
     return ingest(db, settings, [corpus], load_embedder, prune_missing=True, progress=progress)
 
 
+@contextlib.contextmanager
+def database_path(given: Path | None) -> Iterator[Path]:
+    """The --db path, or a fresh temporary one removed afterwards."""
+    if given is not None:
+        yield given
+        return
+    with tempfile.TemporaryDirectory(prefix="ragchat-eval-") as scratch:
+        yield Path(scratch) / "eval.db"
+
+
 def missing_gold(db: Database, items: Sequence[EvalItem]) -> list[str]:
     """Gold files that are not in the library (their turns can never reach full recall)."""
     known = {d["path"] for d in library.documents(db)}
@@ -463,13 +473,3 @@ def _rows(run: EvalRun, turns: list[ScoredTurn]) -> tuple[GroupRow, ...]:
         means = {name: (sum(t.metrics[name] for t in mine) / len(mine) if mine else 0.0) for name in run.metric_names}
         rows.append(GroupRow(strategy, len(mine), means))
     return tuple(rows)
-
-
-@contextlib.contextmanager
-def database_path(given: Path | None) -> Iterator[Path]:
-    """The --db path, or a fresh temporary one removed afterwards."""
-    if given is not None:
-        yield given
-        return
-    with tempfile.TemporaryDirectory(prefix="ragchat-eval-") as scratch:
-        yield Path(scratch) / "eval.db"

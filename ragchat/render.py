@@ -69,11 +69,12 @@ def ingest_report(report: IngestReport) -> None:
              f"{len(report.skipped)} skipped"]
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written")
+    # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written", soft_wrap=True)
     for path, reason in report.skipped:
-        console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}")
+        console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for path, message in report.warnings:
-        console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}")
+        console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
     if report.gone:
         console.print(f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
                       "`ragchat ingest --prune PATH` removes them")
@@ -281,6 +282,7 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
             table.add_column(name, justify="right")
         if overall:
             table.add_column("seconds", justify="right", style="dim")
+            table.caption = "seconds: replay time (the first strategy also embeds the shared questions and replies)"
         best = {name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
                 for name in metric_names}
         for row in summary.rows:

@@ -36,6 +36,8 @@ QUESTION_WORDS = frozenset(
     summary elaborate detail details example examples want wanted wonder curious question questions
     answer okay ok thanks thank hi hello hey info information kind sort type types lot bit
     something anything work works working happen happens happened difference differences
+    love like want wants wanted wish asking ask asked correct right sure exactly actually really
+    maybe probably concrete specific specifically general generally basically true false
     """.split()
 )
 

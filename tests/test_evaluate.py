@@ -162,7 +162,7 @@ def replayed(tmp_path_factory, embedder):
     progress: list[tuple[int, int]] = []
     run = evaluate.replay(db, embedder, settings, items, strategies, ks=(1, 3),
                           on_progress=lambda done, total, _: progress.append((done, total)))
-    yield db, run, progress
+    yield db, settings, run, progress
     db.close()
 
 
@@ -171,7 +171,7 @@ def _turn(run, strategy: str, item: str) -> evaluate.ScoredTurn:
 
 
 def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
-    _, run, _ = replayed
+    _, _, run, _ = replayed
     baseline, ours = _turn(run, "last-turn", "warranty"), _turn(run, "ragchat", "warranty")
     assert baseline.ranked_files[0] == "nimbus-battery.md"
     assert baseline.metrics["R@1"] == 0.0
@@ -183,7 +183,7 @@ def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
 
 
 def test_replay_scores_gold_turns_of_every_strategy(replayed):
-    db, run, progress = replayed
+    db, _, run, progress = replayed
     assert run.strategies == ["ragchat", "last-turn", "full-history", "prev-turn", "rewrite"]
     assert sorted((t.strategy, t.id, t.turn) for t in run.turns) == sorted(
         [(s, "warranty", 2) for s in run.strategies] + [(s, "express", 1) for s in run.strategies[:-1]])
@@ -196,7 +196,7 @@ def test_replay_scores_gold_turns_of_every_strategy(replayed):
 
 
 def test_summary_overall_and_per_tag(replayed):
-    _, run, _ = replayed
+    _, _, run, _ = replayed
     summaries = evaluate.summarize(run, [("multi_turn", frozenset({"Follow-up", "N/A"}))])
     assert [s.name for s in summaries] == [
         "overall", "multi_turn: Follow-up", "multi_turn: N/A", "multi_turn: Follow-up + N/A"]
@@ -242,3 +242,27 @@ def test_eval_command_errors_are_one_line(runner, tmp_path):
     conversations, _ = _write_set(tmp_path)
     result = invoke(runner, "eval", conversations, "--corpus", tmp_path / "nowhere")
     assert result.exit_code == 1 and "Error: corpus folder not found" in result.output
+
+
+def test_a_turn_without_reply_stores_an_empty_one_and_anchors_nothing(replayed, embedder):
+    db, settings, _, _ = replayed
+    item = evaluate.EvalItem("unanswered", {}, (
+        evaluate.EvalTurn("What is the warranty of the Zephyr X200 blender?"),
+        evaluate.EvalTurn("How long does it last?", gold=("zephyr-warranty.md",))))
+    run = evaluate.replay(db, embedder, settings, [item], [evaluate.STRATEGIES["ragchat"]])
+    history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:unanswered", create=False))
+    assert [m.content for m in history if m.role == "assistant"][0] == ""
+    assert run.turns[0].result.plan == "search" and run.turns[0].result.anchor_paths == []
+
+
+def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embedder):
+    _, corpus = _write_set(tmp_path)
+    other = tmp_path / "other"
+    other.mkdir()
+    (other / "note.md").write_text("# Note\n\nSomething else entirely.", encoding="utf-8")
+    db = open_db(tmp_path / "eval.db")
+    settings = settings_for(tmp_path / "eval.db")
+    evaluate.prepare_library(db, settings, other, lambda: embedder)
+    with pytest.raises(RagchatError, match="holds 1 document.* from outside"):
+        evaluate.prepare_library(db, settings, corpus, lambda: embedder)
+    db.close()

@@ -18,9 +18,12 @@ from .corpus import CorpusView
 from .models import Reformulation, ReformulationInput
 from .signals import Signals, read_signals
 
-MAX_CONTEXT_TERMS = 5
+MAX_CONTEXT_TERMS = 10
 MAX_KEYWORD_TERMS = 5
 FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
+SHIFT_WEIGHT = 0.6  # an implicit shift needs most of the question's weight pointing elsewhere...
+SHIFT_SIMILARITY = 0.35  # ...and a question unlike the last one (cosine of the two)
+MAX_ASKED_TERMS = 8
 
 
 def _stem(word: str) -> str:
@@ -57,13 +60,15 @@ class HeuristicReformulator:
             reason = "; ".join(cues) or "no subject of its own"
             return self._follow_up(data, signals, question_vector, reason, expand=True)
         elsewhere, where = self._points_elsewhere(data, content)
-        if elsewhere >= 0.5:
+        known = [w for w in content if self.corpus.chunk_frequency(w) > 0]
+        full_question = len(known) >= 3 and len(words(data.question)) >= 5
+        if elsewhere >= SHIFT_WEIGHT and full_question and data.last_user_similarity < SHIFT_SIMILARITY:
             return self._standalone(data.question, content, question_vector,
                                     f"implicit topic shift: {where} not in the last exchange or its sources",
                                     topic_shift=True)
-        vague = sum(1 for w in content if self.corpus.idf(w) > 1.0) <= 2
+        vague = len(known) <= 2
         reason = "continues the last exchange" + (" (short question)" if vague else "")
-        return self._follow_up(data, signals, question_vector, reason, expand=vague)
+        return self._follow_up(data, signals, question_vector, reason, expand=True)
 
     # --- decisions -------------------------------------------------------------------------
 
@@ -98,7 +103,7 @@ class HeuristicReformulator:
 
     def _follow_up(self, data: ReformulationInput, signals: Signals, vector: np.ndarray, reason: str,
                    expand: bool) -> Reformulation:
-        context = self._context_terms(data, signals.content, MAX_CONTEXT_TERMS if expand else 2)
+        context = self._context_terms(data, signals.content, MAX_CONTEXT_TERMS if expand else 3)
         semantic = data.question.strip()
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
@@ -107,8 +112,9 @@ class HeuristicReformulator:
 
     def _context_terms(self, data: ReformulationInput, content: list[str], limit: int) -> list[str]:
         """Salient terms of the last exchange, none the question already has: the anchor documents'
-        keywords that the last question used, the rest of its subject (rarer words first), the
-        keywords the last answer used, then one rare term of the relevant older messages."""
+        keywords that the last question used, the subject of the last question (its content
+        words, rarest first), the keywords the last answer used, then one rare term of the
+        relevant older messages. Not the whole history: older turns pull in old sub-topics."""
         own = {_stem(w) for w in content}
         asked_text = data.last.user.lower()
         in_question = [k for k in data.anchor_keywords if k in asked_text]
@@ -117,7 +123,7 @@ class HeuristicReformulator:
         window = [w for text in data.window for w in content_words(text) if self.corpus.idf(w) > 2.0]
         picked: list[str] = []
         covered = set(own)
-        for term in [*in_question, *asked[:3], *in_answer[:2], *window[:1]]:
+        for term in [*in_question, *asked[:MAX_ASKED_TERMS], *in_answer[:2], *window[:1]]:
             stems = _stems(term)
             if stems and not stems <= covered:
                 picked.append(term)
@@ -126,18 +132,23 @@ class HeuristicReformulator:
 
     def _keyword_query(self, content: list[str], vector: np.ndarray, context: list[str]) -> str:
         """2-5 terms in the corpus's own words: the question's terms the corpus knows (rarest
-        first), the corpus keywords nearest in meaning to the question, then context terms."""
-        known = [w for w in dict.fromkeys(content) if self.corpus.chunk_frequency(w) > 0]
-        known.sort(key=lambda w: -self.corpus.idf(w))
-        terms = known[:3]
-        for keyword in self.corpus.nearest_keywords(vector, n=3):
-            if len(terms) >= 4:
-                break
-            if keyword not in terms and not (_stems(keyword) <= {_stem(t) for t in terms}):
-                terms.append(keyword)
-        for term in context:
-            if len(terms) >= MAX_KEYWORD_TERMS:
-                break
-            if term not in terms:
+        first), two context terms for a follow-up, and - when the user's words are not the
+        corpus's (a term it never uses, or too few terms) - the corpus keywords nearest in
+        meaning to the question ("doctors" -> "physicians")."""
+        words_known = [w for w in dict.fromkeys(content) if self.corpus.chunk_frequency(w) > 0]
+        words_known.sort(key=lambda w: -self.corpus.idf(w))
+        terms = words_known[:3]
+        covered = {_stem(t) for t in terms}
+        for term in context[:2]:
+            if not _stems(term) <= covered:
                 terms.append(term)
+                covered |= _stems(term)
+        unknown = len(words_known) < len(dict.fromkeys(content))
+        if unknown or len(terms) < 2:
+            for keyword in self.corpus.nearest_keywords(vector, n=3):
+                if len(terms) >= MAX_KEYWORD_TERMS:
+                    break
+                if not _stems(keyword) <= covered:
+                    terms.append(keyword)
+                    covered |= _stems(keyword)
         return ", ".join(terms[:MAX_KEYWORD_TERMS])

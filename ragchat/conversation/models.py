@@ -27,6 +27,7 @@ class ReformulationInput:
     last_semantic_query: str = ""  # what the last searching turn was understood as
     last_keyword_query: str = ""
     earlier_questions: tuple[str, ...] = ()  # every user message before this one, in order
+    last_user_similarity: float = 0.0  # cosine of the question and the last user message
 
     @property
     def has_history(self) -> bool:

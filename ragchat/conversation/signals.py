@@ -36,7 +36,12 @@ SHIFT_PATTERNS = re.compile(
     r"(?:(?:can you |could you |please )?(?:tell me|talk|explain|ask|what about|how about)(?: about)?\s*)?",
     re.IGNORECASE,
 )
-ELLIPSIS = re.compile(r"^\s*(?:and|but|also|or|so|then)\b|^\s*(?:what|how) about\b|^\s*what if\b|^\s*same for\b|^\s*(?:why|how)\s*\?*\s*$", re.IGNORECASE)
+ELLIPSIS = re.compile(
+    r"^\s*(?:and|but|also|or|so|then)\b|^\s*(?:what|how) about\b|^\s*what if\b|^\s*same for\b"
+    r"|^\s*(?:why|how)\s*\?*\s*$|^\s*(?:anything|any other|what else|is there anything|something else)\b"
+    r"|\bi (?:meant|mean)\b|^\s*no[,.!]|\b(?:as well|too|either)\s*[?.!]*\s*$",
+    re.IGNORECASE,
+)
 
 
 @dataclass(frozen=True)
@@ -89,7 +94,9 @@ def anaphora(question: str) -> list[str]:
     found: list[str] = []
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
-        if token in {"this", "that", "these", "those", "same", "other"}:
+        if token in {"this", "these", "those"} and following and following not in STOPWORDS:
+            found.append(f"{token} {following}")  # "this app": a thing named before
+        elif token in {"this", "that", "these", "those", "same", "other"}:
             if not following or following in STOPWORDS or following in DEICTIC_NOUNS:
                 found.append(token if not following or following in STOPWORDS else f"{token} {following}")
         elif token == "the" and following in DEICTIC_NOUNS:

@@ -29,6 +29,7 @@ from .models import Plan, Reformulation, ReformulationInput, RetrievedChunk, Tur
 from .ollama_reformulator import OllamaReformulator
 
 MAX_QUESTION_CHARS = 4000
+EMPTY_QUESTION = "empty question: type a question about your documents"
 MIN_QUESTION_WORDS = 1
 
 
@@ -121,7 +122,7 @@ class Conversation:
     def _clean(self, question: str) -> tuple[str, list[str]]:
         text = " ".join(question.split())
         if not text:
-            raise RagchatError("empty question: type a question about your documents")
+            raise RagchatError(EMPTY_QUESTION)
         notices = []
         if len(text) > MAX_QUESTION_CHARS:
             notices.append(f"question cut to its first {MAX_QUESTION_CHARS} characters (it had {len(text)})")
@@ -135,12 +136,17 @@ class Conversation:
         return self._corpus
 
     def _anchors(self, lineage: dict | None) -> tuple[set[int], list[str], list[str]]:
-        """The documents the last answer stood on that still exist (and those that are gone)."""
+        """The documents the last answer stood on that still exist unchanged (and those that are gone).
+        A changed document counts as gone: the chunks the answer used were replaced (ids are never reused)."""
         if not lineage or lineage.get("weak"):
             return set(), [], []  # nothing to anchor on after an answer the documents did not support
         wanted = lineage.get("answer_documents") or []
-        paths = {c["document_id"]: c["document"] for c in lineage.get("chunks", [])}
-        alive = library.documents_by_ids(self.db, wanted)
+        chunks = lineage.get("chunks", [])
+        paths = {c["document_id"]: c["document"] for c in chunks}
+        used = [c for c in chunks if c.get("used")]
+        existing = library.chunks_by_ids(self.db, [c["chunk_id"] for c in used])
+        changed = {c["document_id"] for c in used if c["chunk_id"] not in existing}
+        alive = {d: row for d, row in library.documents_by_ids(self.db, wanted).items() if d not in changed}
         missing = [paths.get(d, f"#{d}") for d in wanted if d not in alive]
         return set(alive), [alive[d]["path"] for d in sorted(alive)], missing
 
@@ -157,6 +163,7 @@ class Conversation:
             last_semantic_query=(last.get("reformulation") or {}).get("semantic_query", ""),
             last_keyword_query=(last.get("reformulation") or {}).get("keyword_query", ""),
             earlier_questions=tuple(m.content for m in history if m.role == "user"),
+            last_user_similarity=_similarity(q_vector, window.messages, "user"),
         )
 
     def _reformulate(self, data: ReformulationInput, q_vector: np.ndarray, notices: list[str]) -> Reformulation:
@@ -294,6 +301,12 @@ class Conversation:
         vectors = library.vectors_of(self.db, [c.chunk_id for c in result.chunks])
         used = answers.supported_by(self.embedder.embed_query(result.answer[:2000]), vectors)
         result.chunks = [replace(c, used=c.chunk_id in used) for c in result.chunks]
+
+
+def _similarity(vector: np.ndarray, window: tuple[Message, ...], role: str) -> float:
+    """Cosine of the question and the window's last message of `role` (0 when there is none)."""
+    last = next((m for m in reversed(window) if m.role == role and m.embedding is not None), None)
+    return float(last.embedding @ vector) if last is not None else 0.0
 
 
 def _retrieved(hit: Hit) -> RetrievedChunk:

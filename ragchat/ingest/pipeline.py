@@ -81,13 +81,13 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Fou
         folder = stack.pop()
         real = folder.resolve()
         if real in seen:
-            report.skipped.append((str(folder), "symlink loop (folder already visited)"))
+            report.skipped.append((_folder_shown(folder, root), "symlink loop (folder already visited)"))
             continue
         seen.add(real)
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError as exc:
-            report.skipped.append((str(folder), f"cannot list folder: {exc.strerror}"))
+            report.skipped.append((_folder_shown(folder, root), f"cannot list folder: {exc.strerror}"))
             continue
         for entry in entries:
             path = Path(entry.path)
@@ -104,6 +104,11 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Fou
                 yield Found(path, root)
             else:
                 report.ignored += 1
+
+
+def _folder_shown(folder: Path, root: Path) -> str:
+    """A folder as the skipped list shows it: relative to the ingest root, like the files in it."""
+    return folder.relative_to(root).as_posix() if folder != root else str(folder)
 
 
 def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -> list[Found]:
@@ -127,7 +132,7 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -
 def _read_bytes(path: Path, max_bytes: int) -> bytes:
     try:
         if path.stat().st_size > max_bytes:
-            raise UnreadableFile(f"larger than the {max_bytes / 1_048_576:g} MB limit (max_file_mb)")
+            raise UnreadableFile(f"larger than the {round(max_bytes / 1_048_576, 3):g} MB limit (max_file_mb)")
         return path.read_bytes()
     except OSError as exc:
         if exc.errno == 40:

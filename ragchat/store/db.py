@@ -53,7 +53,11 @@ def open_db(path: Path | str, *, migrate: bool = True) -> Database:
     path = Path(path)
     if str(path) != ":memory:":
         _check_is_sqlite(path)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        try:
+            path.parent.mkdir(parents=True, exist_ok=True)
+        except OSError as exc:  # e.g. a file is in the way, or no permission
+            folder = exc.filename or path.parent
+            raise StoreError(f"cannot create folder {folder} for database {path}: {exc.strerror}") from None
     db: Database | None = None
     try:
         db = Database(path) if str(path) != ":memory:" else Database(memory=True)

@@ -1,0 +1,798 @@
+"""`make bench`: ingest throughput, search latency and turn latency at 10k and 100k chunks.
+
+Every phase runs in its own subprocess (so each has its own peak resident memory) and prints one
+JSON line; the parent prints a rich table and writes benchmarks/results.json.
+
+Phases:
+  ingest     a generated corpus of ~2,000 chunks: `ingest()` chunks/s against embedding the same
+             chunk texts with the embedder directly (interleaved A/B/A to cancel load drift),
+             unchanged re-ingest (library and CLI), real-vector recall of the vector index,
+             query embedding time.
+  search10k  10k generated chunks with synthetic unit vectors: hybrid / vector / FTS latency.
+  search100k the same at 100k chunks, plus the NumPy brute-force floor and recall vs exact.
+  turn10k    `Conversation.ask` without an LLM on the 10k library, 20 turns of history.
+
+Synthetic vectors (10k, 100k) are structured like real embeddings (a shared direction, topic,
+document and section components, chunk noise), so neighbourhoods exist; queries are a chunk's
+vector plus noise. Search latency uses precomputed query vectors (embedding reported apart).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import platform
+import random
+import resource
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Callable, Iterator, Sequence
+
+import numpy as np
+
+REPO = Path(__file__).resolve().parent.parent
+RESULTS = Path(__file__).resolve().parent / "results.json"
+PHASES = ("ingest", "search10k", "search100k", "turn10k")
+DIM = 384
+SEED = 20240605
+
+# --- a corpus generator: prose from topic vocabularies ------------------------------------------
+
+TOPICS: dict[str, list[str]] = {
+    "water": "rainwater harvesting tank gutter filter irrigation drip catchment overflow pump cistern "
+             "downpipe sediment chlorine borehole aquifer runoff roof mesh valve pressure litres drought "
+             "greywater storage evaporation plumbing reservoir seepage inlet sump municipal".split(),
+    "law": "will testator witness estate executor heir beneficiary codicil probate signature notary "
+           "court affidavit inheritance guardian trust clause revocation deceased intestate master "
+           "attorney bequest legacy competent jurisdiction statute registrar deed".split(),
+    "energy": "insulation thermostat heat pump compressor refrigerant boiler radiator ducts draught "
+              "kilowatt tariff solar panel inverter battery geyser efficiency audit glazing ventilation "
+              "condensation loft meter appliance standby wattage circuit".split(),
+    "baking": "sourdough starter flour dough crumb crust proofing gluten hydration levain oven yeast "
+              "fermentation knead banneton scoring loaf rye wholemeal autolyse steam dutch culture "
+              "bulk shaping preheat temperature salt".split(),
+    "privacy": "personal information consent processing regulator breach data subject responsible "
+               "party operator retention encryption notification lawful purpose minimisation access "
+               "correction objection marketing cookies transfer safeguards audit compliance".split(),
+    "medicine": "physician fee schedule reimbursement billing code telehealth practice expense relative "
+                "value units malpractice anesthesia conversion factor payment claims outpatient "
+                "therapy supervision modifier coding radiology specialty enrollment".split(),
+    "homestead": "chickens coop compost garden seedlings mulch fence goats orchard pruning harvest "
+                 "preserving canning firewood well livestock pasture manure beehive honey greenhouse "
+                 "tillage soil fertility rotation grazing barn".split(),
+    "networking": "router packet latency bandwidth firewall subnet gateway protocol switch ethernet "
+                  "wireless encryption certificate handshake dns address routing congestion throughput "
+                  "port vlan tunnel proxy socket timeout".split(),
+    "astronomy": "telescope galaxy nebula orbit planet comet eclipse spectrum parallax magnitude "
+                 "supernova constellation meteor asteroid gravity redshift exoplanet observatory "
+                 "aperture eyepiece declination equinox quasar pulsar".split(),
+    "finance": "budget interest mortgage pension dividend portfolio inflation savings loan credit "
+               "equity bond tax deduction annuity premium liquidity volatility expense ledger invoice "
+               "depreciation asset liability cashflow".split(),
+}
+COMMON = ("system process method result example level period practice approach condition season "
+          "material structure sample pattern measure record range source factor feature value "
+          "quality standard rule limit cost detail area amount surface section guide check step "
+          "choose reduce increase prevent ensure require provide allow depend improve compare "
+          "consider maintain replace measure install avoid follow recommend remain apply produce "
+          "careful simple typical common important useful different several regular higher lower "
+          "early later local annual small large").split()
+FUNCTION = ("the the the of of and and to to a a in in is is that for it as with be on by this "
+            "are was at from or an which can not should will may must have has but if when also "
+            "more than each their its these most all other into only over such where then").split()
+SYLLABLES = "ka lo mi ter ran sel vo din pra gen tu bel mor cas fin lex ul ner pol dav".split()
+
+
+def _tail_words(count: int, rng: random.Random) -> list[str]:
+    """Rare pseudo-words for a Zipf tail (names, jargon, typos of a real corpus)."""
+    found: dict[str, None] = {}
+    while len(found) < count:
+        found["".join(rng.choice(SYLLABLES) for _ in range(rng.randint(2, 4)))] = None
+    return list(found)
+
+
+class ProseGenerator:
+    """Sentences, paragraphs and documents: function words, common words, a broad general
+    vocabulary, a topic's words, a little of another topic, and a Zipf-distributed tail of rare
+    words. A topic word is in ~75% of its topic's chunks, a common word in ~17% of all chunks."""
+
+    def __init__(self, seed: int) -> None:
+        self.rng = random.Random(seed)
+        words = _tail_words(23_000, self.rng)
+        self.general, self.tail = words[:3000], words[3000:]  # a broad vocabulary; rare words
+        self.tail_weights = list(np.cumsum([1.0 / (rank + 1) for rank in range(len(self.tail))]))
+        self.topics = list(TOPICS)
+
+    def sentence(self, topic: str, other: str) -> str:
+        rng, length = self.rng, self.rng.randint(8, 22)
+        kinds = rng.choices("fcgTOt", weights=(45, 10, 12, 22, 3, 8), k=length)
+        pools = {"f": FUNCTION, "c": COMMON, "g": self.general, "T": TOPICS[topic], "O": TOPICS[other]}
+        tokens = [rng.choice(pools[k]) if k != "t" else rng.choices(self.tail, cum_weights=self.tail_weights)[0]
+                  for k in kinds]
+        if length > 12 and rng.random() < 0.4:
+            tokens[length // 2] += ","
+        return tokens[0].capitalize() + " " + " ".join(tokens[1:]).rstrip(",") + rng.choice("....?!")[0]
+
+    def paragraph(self, topic: str, other: str, sentences: int) -> str:
+        return " ".join(self.sentence(topic, other) for _ in range(sentences))
+
+    def heading(self, topic: str) -> str:
+        first, second = self.rng.sample(TOPICS[topic], 2)
+        return f"{first.capitalize()} and {second}"
+
+    def pick_topics(self) -> tuple[str, str]:
+        topic = self.rng.choice(self.topics)
+        return topic, self.rng.choice([t for t in self.topics if t != topic])
+
+    def markdown(self, sections: int) -> tuple[str, str]:
+        """(topic, a markdown document with a title, sections and subsections)."""
+        topic, other = self.pick_topics()
+        parts = [f"# {self.heading(topic)} guide\n"]
+        for _ in range(sections):
+            parts.append(f"## {self.heading(topic)}\n")
+            for _ in range(self.rng.randint(1, 3)):
+                if self.rng.random() < 0.3:
+                    parts.append(f"### {self.heading(topic)}\n")
+                for _ in range(self.rng.randint(1, 3)):
+                    parts.append(self.paragraph(topic, other, self.rng.randint(2, 6)) + "\n")
+        return topic, "\n".join(parts)
+
+    def question(self, topic: str) -> str:
+        a, b = self.rng.sample(TOPICS[topic], 2)
+        c = self.rng.choice(COMMON)
+        return self.rng.choice([
+            f"How does {a} affect {b}?", f"What is the {c} of {a} in {b}?", f"Why should I {c} the {a}?",
+            f"What should I know about {a} and {b}?", f"Which {c} matters most for {a}?",
+            f"When is {a} {c} for {b}?", f"Explain {a} {c} in {b}",
+        ])
+
+    def follow_up(self, topic: str) -> str:
+        a = self.rng.choice(TOPICS[topic])
+        c = self.rng.choice(COMMON)
+        return self.rng.choice([f"and what about the {a}?", f"how is that {c}?", f"does it need {a}?",
+                                f"what about {c} {a}?", f"is the {a} {c} then?"])
+
+
+def write_corpus(folder: Path, target_chunks: int, seed: int) -> int:
+    """Markdown files of about `target_chunks` chunks in total (at the default chunk size)."""
+    gen = ProseGenerator(seed)
+    folder.mkdir(parents=True, exist_ok=True)
+    chars, number = 0, 0
+    while chars < target_chunks * 930:  # a chunk holds ~930 new characters at size 1000/overlap 150
+        topic, text = gen.markdown(sections=gen.rng.randint(2, 6))
+        (folder / f"{number:04d}-{topic}.md").write_text(text, encoding="utf-8")
+        chars, number = chars + len(text), number + 1
+    return number
+
+
+# --- synthetic libraries: generated chunks, structured synthetic vectors ------------------------
+
+
+@dataclass
+class SyntheticDoc:
+    title: str
+    topic: int
+    chunks: list[tuple[str, str]]  # (heading, text)
+    sections: list[int]  # section index of each chunk
+
+
+def synthetic_docs(total_chunks: int, seed: int) -> Iterator[SyntheticDoc]:
+    gen = ProseGenerator(seed)
+    made = 0
+    while made < total_chunks:
+        topic, other = gen.pick_topics()
+        size = min(gen.rng.randint(4, 24), total_chunks - made)
+        chunks, sections, section, heading = [], [], -1, ""
+        for position in range(size):
+            if position == 0 or gen.rng.random() < 0.3:
+                section, heading = section + 1, gen.heading(topic)
+            text = ""
+            while len(text) < 800:
+                text = (text + "\n\n" if text else "") + gen.paragraph(topic, other, gen.rng.randint(2, 5))
+            chunks.append((heading, text[:1150].rsplit(" ", 1)[0] if len(text) > 1150 else text))
+            sections.append(section)
+        made += size
+        yield SyntheticDoc(f"{gen.heading(topic)} guide", gen.topics.index(topic), chunks, sections)
+
+
+class VectorFactory:
+    """Unit vectors = shared direction + topic + document + section components + chunk noise.
+    Cosine: ~0.65 within a section, ~0.5 within a document, ~0.25 within a topic, ~0.05 across."""
+
+    WEIGHTS = {"shared": 0.05, "topic": 0.2, "document": 0.2, "section": 0.15, "noise": 0.4}
+
+    def __init__(self, seed: int, topics: int) -> None:
+        self.rng = np.random.default_rng(seed)
+        self.shared = self._unit(1)[0]
+        self.topics = self._unit(topics)
+
+    def _unit(self, count: int) -> np.ndarray:
+        raw = self.rng.standard_normal((count, DIM)).astype(np.float32)
+        return raw / np.linalg.norm(raw, axis=1, keepdims=True)
+
+    def for_document(self, doc: SyntheticDoc) -> np.ndarray:
+        w = {k: np.sqrt(v) for k, v in self.WEIGHTS.items()}
+        sections = self._unit(max(doc.sections) + 1)
+        vectors = (w["shared"] * self.shared + w["topic"] * self.topics[doc.topic] + w["document"] * self._unit(1)
+                   + w["section"] * sections[doc.sections] + w["noise"] * self._unit(len(doc.chunks)))
+        return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
+
+    def queries(self, matrix: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
+        """(chunk row each query was made from, unit query vectors near those chunks)."""
+        rows = self.rng.choice(len(matrix), size=count, replace=False)
+        noisy = matrix[rows] + 0.9 * self._unit(count)
+        return rows, (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+
+
+def build_synthetic_library(path: Path, total_chunks: int, seed: int, *, keywords: bool) -> dict[str, Any]:
+    """A library of generated chunks with synthetic vectors, written through library functions
+    (so every table the write path keeps is filled); returns build timings."""
+    from ragchat.ingest.keywords import term_counts
+    from ragchat.ingest.pipeline import refresh_keywords
+    from ragchat.store import library
+    from ragchat.store.db import open_db, write
+    from ragchat.store.library import ChunkRecord, DocumentRecord
+
+    from ragchat.embed import MINILM
+
+    started = time.perf_counter()
+    db = open_db(path)
+    library.ensure_vector_table(db, MINILM, DIM)
+    factory = VectorFactory(seed, len(TOPICS))
+    count, documents = 0, 0
+    with write(db):
+        for number, doc in enumerate(synthetic_docs(total_chunks, seed)):
+            records, offset = [], 0
+            for ordinal, (heading, text) in enumerate(doc.chunks):
+                records.append(ChunkRecord(ordinal, text, heading, offset, offset + len(text)))
+                offset += len(text) + 2
+            full = "\n\n".join(text for _, text in doc.chunks)
+            record = DocumentRecord(
+                source=f"/synthetic/{number:06d}.md", path=f"{number:06d}.md", root="/synthetic",
+                title=doc.title, content_hash=f"{number:064x}", size=len(full), mtime=0.0, encoding="utf-8",
+                term_counts=term_counts(full) if keywords else {},
+            )
+            library.replace_document(db, record, records, factory.for_document(doc))
+            count, documents = count + len(records), documents + 1
+    written = time.perf_counter() - started
+    if keywords:
+        refresh_keywords(db)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    db.close()
+    return {"chunks": count, "documents": documents, "build_s": round(time.perf_counter() - started, 1),
+            "write_s": round(written, 1), "db_bytes_per_chunk": round(path.stat().st_size / count)}
+
+
+def load_matrix(db) -> tuple[np.ndarray, np.ndarray]:
+    """(chunk ids, their vectors as one float32 matrix), straight from the vector table."""
+    ids, rows = [], []
+    for chunk_id, blob in db.execute("SELECT chunk_id, embedding FROM chunk_vectors ORDER BY chunk_id"):
+        ids.append(chunk_id)
+        rows.append(np.frombuffer(blob, dtype=np.float32))
+    return np.asarray(ids), np.vstack(rows)
+
+
+# --- measuring -----------------------------------------------------------------------------------
+
+
+def percentiles(samples_s: Sequence[float]) -> dict[str, float]:
+    ms = sorted(s * 1000 for s in samples_s)
+    p95 = ms[min(len(ms) - 1, int(round(0.95 * (len(ms) - 1))))]
+    return {"p50": round(statistics.median(ms), 2), "p95": round(p95, 2), "n": len(ms)}
+
+
+def timed(fn: Callable[[], Any]) -> tuple[float, Any]:
+    started = time.perf_counter()
+    result = fn()
+    return time.perf_counter() - started, result
+
+
+def peak_rss_mb() -> float:
+    try:
+        for line in Path("/proc/self/status").read_text().splitlines():
+            if line.startswith("VmHWM:"):
+                return round(int(line.split()[1]) / 1024, 1)
+    except OSError:
+        pass
+    return round(resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024, 1)
+
+
+class NoEmbedder:
+    """Search with precomputed query vectors must never embed."""
+
+    model_id, dim = "none", DIM
+
+    def embed(self, texts):  # pragma: no cover - a failure of the benchmark itself
+        raise AssertionError("search embedded a query although a vector was given")
+
+    embed_query = embed
+
+
+class TimedEmbedder:
+    """Wraps an embedder and adds up the time spent in it (cache hits included, they are cheap)."""
+
+    def __init__(self, inner) -> None:
+        self.inner, self.seconds, self.calls = inner, 0.0, 0
+        self.model_id, self.dim = inner.model_id, inner.dim
+
+    def embed(self, texts):
+        return self._time(lambda: self.inner.embed(texts))
+
+    def embed_query(self, text):
+        return self._time(lambda: self.inner.embed_query(text))
+
+    def _time(self, fn):
+        seconds, result = timed(fn)
+        self.seconds, self.calls = self.seconds + seconds, self.calls + 1
+        return result
+
+
+def bench_settings(db: Path, **changes):
+    from ragchat.config import Settings
+
+    return Settings(db=db, ollama="off").replace(**changes)
+
+
+def overlap_at_10(found: Sequence[int], exact: Sequence[int]) -> float:
+    return len(set(found[:10]) & set(exact[:10])) / max(1, min(10, len(exact)))
+
+
+# --- phase: ingest -------------------------------------------------------------------------------
+
+
+def chunk_texts(folder: Path, settings) -> list[str]:
+    """The texts `ingest` embeds for this folder: embedding_text of every chunk, file order."""
+    from ragchat.ingest.chunking import chunk_document, embedding_text
+    from ragchat.ingest.loaders import load_document
+
+    texts = []
+    for path in sorted(folder.glob("*.md")):
+        parsed = load_document(path)
+        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+        texts.extend(embedding_text(parsed.title, chunk) for chunk in chunks)
+    return texts
+
+
+def phase_ingest(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from ragchat.embed import load_embedder
+    from ragchat.ingest.pipeline import ingest
+    from ragchat.store import library
+    from ragchat.store.db import open_db
+
+    corpus, db_path = work / "corpus", work / "ingest.db"
+    files = write_corpus(corpus, args.ingest_chunks, SEED)
+    settings = bench_settings(db_path)
+    embedder = load_embedder(settings)
+    texts = chunk_texts(corpus, settings)
+    embedder.embed(texts[:64])  # warm-up: ONNX session, allocator, caches
+    half = len(texts) // 2
+    direct_a, _ = timed(lambda: embedder.embed(texts[:half]))
+    db = open_db(db_path)
+    ingest_s, report = timed(lambda: ingest(db, settings, [corpus], lambda: embedder))
+    direct_b, _ = timed(lambda: embedder.embed(texts[half:]))
+    db.close()
+    reingest_s, again = timed(lambda: _reingest(db_path, settings, corpus))
+    cli_s = _cli_reingest(db_path, corpus)
+    assert report.chunks == len(texts), (report.chunks, len(texts))
+    assert not again.added and not again.updated and len(again.unchanged) == files
+    db = open_db(db_path)
+    recall, query_embed = _real_vector_checks(db, embedder, args.queries)
+    db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
+    chunks = library.chunk_count(db)
+    db.close()
+    direct_rate = len(texts) / (direct_a + direct_b)
+    ingest_rate = report.chunks / ingest_s
+    return {
+        "files": files, "chunks": report.chunks,
+        "direct_embed_chunks_per_s": round(direct_rate, 2), "ingest_chunks_per_s": round(ingest_rate, 2),
+        "ingest_ratio": round(ingest_rate / direct_rate, 3), "ingest_s": round(ingest_s, 1),
+        "reingest_s": round(reingest_s, 3), "reingest_cli_s": round(cli_s, 3),
+        "db_bytes_per_chunk": round(db_path.stat().st_size / chunks),
+        "recall_at_10_vs_exact_real_2k": recall, "query_embed_ms": query_embed,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _reingest(db_path: Path, settings, corpus: Path):
+    """An unchanged re-ingest as the CLI does it: open the database, ingest, close."""
+    from ragchat.embed import load_embedder
+    from ragchat.ingest.pipeline import ingest
+    from ragchat.store.db import open_db
+
+    db = open_db(db_path)
+    try:
+        return ingest(db, settings, [corpus], lambda: load_embedder(settings))
+    finally:
+        db.close()
+
+
+def _cli_reingest(db_path: Path, corpus: Path) -> float:
+    """Wall time of `ragchat ingest` in a fresh process (Python start-up and imports included)."""
+    cli = Path(sys.executable).parent / "ragchat"
+    command = [str(cli)] if cli.exists() else [sys.executable, "-m", "ragchat.cli"]
+    env = {**os.environ, "RAGCHAT_OLLAMA": "off"}
+    seconds, done = timed(lambda: subprocess.run([*command, "ingest", str(corpus), "--db", str(db_path)],
+                                                  capture_output=True, text=True, env=env))
+    if done.returncode != 0:
+        raise RuntimeError(f"ragchat ingest failed: {done.stderr or done.stdout}")
+    return seconds
+
+
+def _real_vector_checks(db, embedder, count: int) -> tuple[dict, dict]:
+    """Real questions embedded with the real model against the real vectors: recall of the vector
+    index vs exact cosine, and the time to embed one query."""
+    from ragchat.store import library
+
+    gen = ProseGenerator(SEED + 1)
+    questions = list(dict.fromkeys(gen.question(gen.rng.choice(gen.topics)) for _ in range(count * 2)))[:count]
+    samples, vectors = [], []
+    for question in questions:
+        seconds, vector = timed(lambda: embedder.embed([question])[0])
+        samples.append(seconds)
+        vectors.append(vector)
+    ids, matrix = load_matrix(db)
+    return _recall(db, ids, matrix, np.asarray(vectors)), percentiles(samples[5:])
+
+
+def _recall(db, ids: np.ndarray, matrix: np.ndarray, queries: np.ndarray) -> dict[str, float]:
+    """How often the vector index's top 10 (asked for 10, and for the 40 hybrid asks for) equals
+    exact cosine search's top 10; and the mean overlap."""
+    from ragchat.store import library
+
+    same, overlap = {10: 0, 40: 0}, []
+    for query in queries:
+        exact = list(ids[np.argsort(-(matrix @ query))[:10]])
+        for depth in same:
+            found = [chunk_id for chunk_id, _ in library.vector_search(db, query, depth)][:10]
+            same[depth] += set(found) == set(exact)
+            if depth == 40:
+                overlap.append(overlap_at_10(found, exact))
+    return {"identical_top10": round(min(same.values()) / len(queries), 4),
+            "identical_top10_k10": round(same[10] / len(queries), 4),
+            "identical_top10_k40": round(same[40] / len(queries), 4),
+            "mean_recall_at_10": round(float(np.mean(overlap)), 4), "queries": len(queries)}
+
+
+# --- phases: search --------------------------------------------------------------------------------
+
+
+def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) -> dict[str, Any]:
+    from ragchat.search.hybrid import SearchRequest, search
+    from ragchat.store import library
+    from ragchat.store.db import open_db
+
+    db_path = work / f"lib{label}.db"
+    build = build_synthetic_library(db_path, size, SEED + size, keywords=label == "10k")
+    db = open_db(db_path)
+    settings = bench_settings(db_path)
+    ids, matrix = load_matrix(db)
+    factory = VectorFactory(SEED + 7, len(TOPICS))
+    rows, queries = factory.queries(matrix, args.queries + args.warmup)
+    requests = _requests(db, ids[rows], queries)
+    embedder = NoEmbedder()
+    modes: dict[str, list[float]] = {"hybrid": [], "vector": [], "fts": []}
+    knn: list[float] = []
+    depth = max(settings.candidates, settings.top_k)
+    for number, request in enumerate(requests):
+        order = list(modes)[number % 3:] + list(modes)[: number % 3]  # rotate: no mode always runs first
+        for mode in order:
+            seconds, _ = timed(lambda: search(db, embedder, settings, _with_mode(request, mode)))
+            modes[mode].append(seconds)
+        knn.append(timed(lambda: library.vector_search(db, request.vector, depth))[0])
+    floor, floor_threads = _numpy_floor(matrix, [r.vector for r in requests], depth)
+    cut = args.warmup
+    recall = _recall(db, ids, matrix, queries[cut:])
+    matched = _match_fraction(db, requests[cut:], len(ids))
+    db.close()
+    figures = {f"{mode}_{label}": percentiles(samples[cut:]) for mode, samples in modes.items()}
+    figures[f"vector_knn_{label}"] = percentiles(knn[cut:])
+    figures[f"numpy_floor_{label}"] = {**percentiles(floor[cut:]), "blas_threads": floor_threads}
+    return {"search_ms": figures, "recall_at_10_vs_exact": recall, "fts_match_fraction": matched, "build": build,
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def _numpy_floor(matrix: np.ndarray, queries: Sequence[np.ndarray], k: int) -> tuple[list[float], str]:
+    """Brute force in tight loops of its own (warm caches), with the BLAS's threads and with one
+    thread (on a loaded 2-core machine a BLAS worker thread can wait for a time slice): the
+    faster of the two is the floor."""
+    runs = {"default": [timed(lambda: _numpy_top(matrix, q, k))[0] for q in queries]}
+    try:
+        from threadpoolctl import threadpool_limits
+    except ImportError:
+        return runs["default"], "default"
+    with threadpool_limits(limits=1):
+        runs["1"] = [timed(lambda: _numpy_top(matrix, q, k))[0] for q in queries]
+    best = min(runs, key=lambda name: statistics.median(runs[name]))
+    return runs[best], best
+
+
+def _numpy_top(matrix: np.ndarray, vector: np.ndarray, k: int) -> np.ndarray:
+    scores = matrix @ vector
+    top = np.argpartition(-scores, k)[:k]
+    return top[np.argsort(-scores[top])]
+
+
+def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
+    """One request per query vector. Its keyword query is what the reformulator would send for a
+    question about the chunk the vector was made from: two of its topic words, often one common
+    word, sometimes a rare one; the semantic query is a question (only its text: the vector is given)."""
+    from ragchat.search.hybrid import SearchRequest
+    from ragchat.store import library
+    from ragchat.text import content_words
+
+    rng = random.Random(SEED)
+    topical, common = {w for ws in TOPICS.values() for w in ws}, set(COMMON)
+    chunks = library.chunks_by_ids(db, [int(i) for i in chunk_ids])
+    requests = []
+    for chunk_id, vector in zip(chunk_ids, vectors):
+        present = list(dict.fromkeys(content_words(chunks[int(chunk_id)].text)))
+        kinds = [[w for w in present if w in topical], [w for w in present if w in common],
+                 [w for w in present if w not in topical and w not in common]]
+        picked = rng.sample(kinds[0], min(2, len(kinds[0])))
+        for pool, chance in ((kinds[1], 0.5), (kinds[2], 0.3)):
+            if pool and rng.random() < chance:
+                picked.append(rng.choice(pool))
+        requests.append(SearchRequest(semantic_query=f"what about {' '.join(picked)}?",
+                                      keyword_query=", ".join(picked), vector=vector))
+    return requests
+
+
+def _match_fraction(db, requests: Sequence, total: int) -> dict[str, float]:
+    """Share of all chunks the FTS queries match (what FTS5 must score): median and p95."""
+    from ragchat.search.fts import build_match
+    from ragchat.store import library
+
+    shares = sorted(library.fts_chunk_frequency(db, build_match(r.keyword_query) or '""') / total for r in requests)
+    return {"p50": round(shares[len(shares) // 2], 3), "p95": round(shares[int(0.95 * (len(shares) - 1))], 3)}
+
+
+def _with_mode(request, mode: str):
+    from dataclasses import replace
+
+    return replace(request, mode=mode)
+
+
+# --- phase: turn -----------------------------------------------------------------------------------
+
+
+def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    from ragchat.app import App
+    from ragchat.conversation.turn import Conversation
+    from ragchat.store import library
+
+    source = work / "lib10k.db"
+    if not source.exists():
+        build_synthetic_library(source, 10_000, SEED + 10_000, keywords=True)
+    db_path = work / "turn10k.db"
+    shutil.copyfile(source, db_path)
+    app = App(bench_settings(db_path))
+    embedder = TimedEmbedder(app.embedder)
+    missing = library.keywords_without_vectors(app.db)
+    keyword_s, _ = timed(lambda: library.put_keyword_vectors(app.db, missing, app.embedder.embed(missing)))
+    conversation = Conversation(app.db, embedder, app.settings, "bench")
+    questions = _turn_questions(args.turns + 20 + args.warmup)
+    for question in questions[:20]:
+        conversation.ask(question)  # the 20 previous turns
+    totals, embedding, retrieval, plans = [], [], [], {}
+    for number, question in enumerate(questions[20:]):
+        before = embedder.seconds
+        seconds, result = timed(lambda: conversation.ask(question))
+        _forget_turn(app.db, result)  # the history stays at 20 turns
+        if number >= args.warmup:
+            totals.append(seconds)
+            embedding.append(embedder.seconds - before)
+            retrieval.append(result.timings_ms["retrieval"] / 1000)
+            plans[result.plan] = plans.get(result.plan, 0) + 1
+    app.close()
+    share = sum(embedding) / sum(totals)
+    return {"turn_ms_10k": percentiles(totals), "turn_embedding_ms_10k": percentiles(embedding),
+            "turn_without_embedding_ms_10k": percentiles([t - e for t, e in zip(totals, embedding)]),
+            "turn_retrieval_stage_ms_10k": percentiles(retrieval),
+            "turn_embedding_share": round(share, 3), "turn_plans": plans,
+            "keyword_vectors": {"count": len(missing), "embed_s": round(keyword_s, 1)},
+            "peak_rss_mb": peak_rss_mb()}
+
+
+def _turn_questions(count: int) -> list[str]:
+    """A conversation: a question, a follow-up or two, now and then a new topic; all distinct
+    (identical texts would hit the query-embedding cache)."""
+    gen = ProseGenerator(SEED + 2)
+    questions: list[str] = []
+    topic = gen.rng.choice(gen.topics)
+    while len(questions) < count:
+        if gen.rng.random() < 0.3:
+            topic = gen.rng.choice(gen.topics)
+        text = gen.question(topic) if gen.rng.random() < 0.6 else gen.follow_up(topic)
+        if text not in questions:
+            questions.append(text)
+    return questions
+
+
+def _forget_turn(db, result) -> None:
+    from ragchat.store.db import write
+
+    with write(db):
+        db.execute("DELETE FROM messages WHERE id IN (?, ?)", [result.user_message_id, result.assistant_message_id])
+
+
+# --- running the phases and reporting --------------------------------------------------------------
+
+
+def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    if name == "ingest":
+        return phase_ingest(work, args)
+    if name == "search10k":
+        return phase_search(work, args, 10_000, "10k")
+    if name == "search100k":
+        return phase_search(work, args, 100_000, "100k")
+    if name == "turn10k":
+        return phase_turn(work, args)
+    raise SystemExit(f"unknown phase {name}")
+
+
+def machine() -> dict[str, Any]:
+    import importlib.metadata as meta
+
+    import sqlite_utils.utils
+
+    def version(package: str) -> str:
+        try:
+            return meta.version(package)
+        except meta.PackageNotFoundError:
+            return "-"
+
+    cpu = next((line.split(":", 1)[1].strip() for line in _read_lines("/proc/cpuinfo")
+                if line.startswith("model name")), platform.processor())
+    return {
+        "platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),
+        "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
+        "python": platform.python_version(), "sqlite": sqlite_utils.utils.sqlite3.sqlite_version,
+        "sqlite_driver": sqlite_utils.utils.sqlite3.__name__,
+        "versions": {p: version(p) for p in ("ragchat", "sqlite-vec", "sqlite-utils", "fastembed",
+                                             "onnxruntime", "numpy")},
+    }
+
+
+def _read_lines(path: str) -> list[str]:
+    try:
+        return Path(path).read_text().splitlines()
+    except OSError:
+        return []
+
+
+def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    ingest, s10, s100, turn = (results.get(p, {}) for p in PHASES)
+    search_ms = {**s10.get("search_ms", {}), **s100.get("search_ms", {})}
+    figures: dict[str, Any] = {
+        "ingest_ratio": ingest.get("ingest_ratio"), "reingest_s": ingest.get("reingest_s"),
+        "search_ms": search_ms, "turn_ms_10k": turn.get("turn_ms_10k"),
+        "recall_at_10_vs_exact": {"100k": s100.get("recall_at_10_vs_exact"), "10k": s10.get("recall_at_10_vs_exact"),
+                                  "real_2k": ingest.get("recall_at_10_vs_exact_real_2k")},
+        "query_embed_ms": ingest.get("query_embed_ms"),
+        "peak_rss_mb": {p: r.get("peak_rss_mb") for p, r in results.items()},
+        "db_bytes_per_chunk": {"ingest_2k": ingest.get("db_bytes_per_chunk"),
+                               "10k": s10.get("build", {}).get("db_bytes_per_chunk"),
+                               "100k": s100.get("build", {}).get("db_bytes_per_chunk")},
+    }
+    if "vector_100k" in search_ms and "numpy_floor_100k" in search_ms:
+        floor = search_ms["numpy_floor_100k"]["p50"]
+        figures["vector_vs_floor_100k"] = {"search": round(search_ms["vector_100k"]["p50"] / floor, 2),
+                                           "knn": round(search_ms["vector_knn_100k"]["p50"] / floor, 2)}
+    return {**figures, "phases": results}
+
+
+TARGETS: list[tuple[str, str, Callable[[dict], Any], Callable[[Any], bool]]] = [
+    ("ingest ratio (ingest / direct fastembed)", ">= 0.85", lambda f: f["ingest_ratio"], lambda v: v >= 0.85),
+    ("unchanged re-ingest, s", "< 2", lambda f: f["reingest_s"], lambda v: v < 2),
+    ("hybrid p50 @10k, ms", "<= 15", lambda f: f["search_ms"]["hybrid_10k"]["p50"], lambda v: v <= 15),
+    ("hybrid p50 @100k, ms", "<= 40", lambda f: f["search_ms"]["hybrid_100k"]["p50"], lambda v: v <= 40),
+    ("turn p50 @10k (no LLM), ms", "<= 60", lambda f: f["turn_ms_10k"]["p50"], lambda v: v <= 60),
+    ("vector p50 / NumPy floor @100k", "<= 3 (stretch)", lambda f: f["vector_vs_floor_100k"]["search"],
+     lambda v: v <= 3),
+    ("top-10 identical to exact @100k", ">= 0.99 (stretch)",
+     lambda f: f["recall_at_10_vs_exact"]["100k"]["identical_top10"], lambda v: v >= 0.99),
+]
+
+
+def render(figures: dict[str, Any], info: dict[str, Any]) -> None:
+    from rich.console import Console
+    from rich.table import Table
+
+    console = Console()
+    phases = figures["phases"]
+    ingest = phases.get("ingest", {})
+    table = Table(title=f"ragchat bench — {info['cpu']}, {info['cores']} cores, load {info['load_before']}"
+                        f" → {info['load_after']}")
+    for column in ("measure", "p50 / value", "p95", "target", ""):
+        table.add_column(column, justify="left" if column in ("measure", "target") else "right")
+    if ingest:
+        table.add_row(f"ingest {ingest['chunks']} chunks, chunks/s", f"{ingest['ingest_chunks_per_s']}", "", "", "")
+        table.add_row("direct fastembed, chunks/s", f"{ingest['direct_embed_chunks_per_s']}", "", "", "")
+        table.add_row("re-ingest unchanged via CLI process, s", f"{ingest['reingest_cli_s']}", "", "", "")
+        table.add_row("query embedding (real model), ms", *_p(ingest["query_embed_ms"]), "", "")
+    for name, value in figures["search_ms"].items():
+        table.add_row(f"search {name}, ms", *_p(value), "", "")
+    if phases.get("turn10k"):
+        turn = phases["turn10k"]
+        table.add_row("turn @10k: of which embedding, ms", *_p(turn["turn_embedding_ms_10k"]),
+                      f"share {turn['turn_embedding_share']:.0%}", "")
+        table.add_row("turn @10k: without embedding, ms", *_p(turn["turn_without_embedding_ms_10k"]), "", "")
+    for name, target, get, ok in TARGETS:
+        try:
+            value = get(figures)
+        except (KeyError, TypeError):
+            continue
+        table.add_row(name, str(value), "", target, "[green]ok[/]" if ok(value) else "[red]off[/]")
+    for phase, peak in figures["peak_rss_mb"].items():
+        table.add_row(f"peak RSS {phase}, MB", str(peak), "", "", "")
+    for size, value in figures["db_bytes_per_chunk"].items():
+        if value:
+            table.add_row(f"database bytes per chunk ({size})", str(value), "", "", "")
+    console.print(table)
+    console.print("10k/100k libraries: generated text, synthetic structured unit vectors (not embedded); "
+                  "search timed with precomputed query vectors.")
+
+
+def _p(value: dict | None) -> tuple[str, str]:
+    return (str(value["p50"]), str(value["p95"])) if value else ("-", "-")
+
+
+def parent(args: argparse.Namespace) -> None:
+    info = machine()
+    info["load_before"] = round(os.getloadavg()[0], 2)
+    results: dict[str, dict[str, Any]] = {}
+    work = Path(tempfile.mkdtemp(prefix="ragchat-bench-"))
+    started = time.perf_counter()
+    try:
+        for name in args.phases:
+            print(f"… {name}", file=sys.stderr, flush=True)
+            seconds, results[name] = timed(lambda: _subprocess_phase(name, work, args))
+            results[name]["phase_s"] = round(seconds, 1)
+    finally:
+        if not args.keep:
+            shutil.rmtree(work, ignore_errors=True)
+    info["load_after"] = round(os.getloadavg()[0], 2)
+    info["total_s"] = round(time.perf_counter() - started, 1)
+    figures = merge(results)
+    output = {"machine": info, **figures}
+    Path(args.out).write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
+    render(figures, info)
+    print(f"wrote {args.out} in {info['total_s']} s" + (f" (work dir {work})" if args.keep else ""))
+
+
+def _subprocess_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--phase", name, "--work", str(work), "--queries", str(args.queries),
+               "--turns", str(args.turns), "--warmup", str(args.warmup), "--ingest-chunks", str(args.ingest_chunks)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise SystemExit(f"phase {name} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--phases", nargs="+", default=list(PHASES), choices=PHASES)
+    parser.add_argument("--phase", help=argparse.SUPPRESS)
+    parser.add_argument("--work", help=argparse.SUPPRESS)
+    parser.add_argument("--queries", type=int, default=300, help="timed search queries per mode")
+    parser.add_argument("--turns", type=int, default=120, help="timed turns")
+    parser.add_argument("--warmup", type=int, default=20)
+    parser.add_argument("--ingest-chunks", type=int, default=2000)
+    parser.add_argument("--out", default=str(RESULTS))
+    parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    args = parser.parse_args(argv)
+    if args.phase:
+        print(json.dumps(run_phase(args.phase, Path(args.work), args)))
+    else:
+        parent(args)
+
+
+if __name__ == "__main__":
+    main()
