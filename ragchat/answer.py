@@ -107,10 +107,11 @@ def stream(backend, messages: list[dict[str, str]]) -> Iterator[str]:
 
 
 def supported_by(answer_vector: np.ndarray, chunk_vectors: dict[int, np.ndarray], limit: int = 3,
-                 margin: float = 0.08) -> set[int]:
-    """Chunks an uncited answer stands on: the most similar to it, and any close behind."""
+                 margin: float = 0.08, minimum: float = 0.4) -> set[int]:
+    """Chunks an uncited answer stands on: the most similar to it, and any close behind. An
+    answer like none of them ("I do not have that information.") stands on nothing."""
     if not chunk_vectors:
         return set()
     scored = sorted(((float(v @ answer_vector), cid) for cid, v in chunk_vectors.items()), reverse=True)
     best = scored[0][0]
-    return {cid for score, cid in scored[:limit] if score >= best - margin}
+    return {cid for score, cid in scored[:limit] if score >= max(best - margin, minimum)}

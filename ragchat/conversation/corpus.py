@@ -38,6 +38,11 @@ class CorpusView:
         inside = library.fts_search(self.db, match, total, only_ids=chunk_ids)
         return len(inside) / total
 
+    def best_similarity(self, vector: np.ndarray) -> float:
+        """Cosine similarity of the single closest chunk: how well a query stands on its own."""
+        hits = library.vector_search(self.db, vector, 1)
+        return 1.0 - hits[0][1] if hits else 0.0
+
     def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]:
         """Corpus keywords closest in meaning to a query: the corpus's words for the user's."""
         if not self._keywords:

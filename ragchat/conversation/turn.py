@@ -213,11 +213,20 @@ class Conversation:
             k=self.settings.top_k,
             anchor_documents=frozenset(anchors) if plan == "anchored_search" else frozenset(),
             anchor_boost=self.settings.anchor_boost if plan == "anchored_search" else 0.0,
+            anchor_exclude=self._said_sections(previous.lineage, anchors) if plan == "anchored_search" else frozenset(),
             vector=vector,
         )
         hits = search(self.db, self.embedder, self.settings, request)
         best = max((h.similarity for h in hits if h.similarity is not None), default=None)
         return [_retrieved(hit) for hit in hits], best
+
+    def _said_sections(self, lineage: dict | None, anchors: set[int]) -> frozenset[int]:
+        """Chunks of the sections the last answer already drew on: they get no anchor boost (a
+        follow-up wants more from the same documents, not the same passages again)."""
+        used = [c for c in (lineage or {}).get("chunks", []) if c.get("used")]
+        said = {(c["document_id"], c.get("heading") or "") for c in used}
+        chunks = library.chunks_by_ids(self.db, library.chunk_ids_of_documents(self.db, anchors))
+        return frozenset(cid for cid, chunk in chunks.items() if (chunk.document_id, chunk.heading or "") in said)
 
     def _reuse(self, lineage: dict, notices: list[str]) -> tuple[list[RetrievedChunk], float | None]:
         old = [c for c in lineage.get("chunks", []) if c.get("used")] or lineage.get("chunks", [])

@@ -59,16 +59,19 @@ def fuse(
     *,
     anchor_documents: Collection[int] = (),
     boost: float = 0.3,
+    already_used: Collection[int] = (),
     k: int = 60,
     vector_weight: float = 0.7,
     fts_weight: float = 0.3,
 ) -> list[Fused]:
-    """Fuse two rankings; chunks of `anchor_documents` get `boost` added. Best first, ties by id."""
+    """Fuse two rankings; chunks of `anchor_documents` get `boost` added, except the chunks in
+    `already_used` (what the last answer already said: a follow-up asks for more of the same
+    sources, not the same passages again). Best first, ties by id."""
     scores = rrf_scores(vector_ids, fts_ids, k=k, vector_weight=vector_weight, fts_weight=fts_weight)
     vector_ranks, fts_ranks = _ranks(vector_ids), _ranks(fts_ids)
     fused = []
     for chunk_id, rrf in scores.items():
-        anchored = document_of[chunk_id] in anchor_documents
+        anchored = document_of[chunk_id] in anchor_documents and chunk_id not in already_used
         extra = boost if anchored else 0.0
         fused.append(
             Fused(chunk_id, document_of[chunk_id], vector_ranks.get(chunk_id), fts_ranks.get(chunk_id),

@@ -26,6 +26,7 @@ class SearchRequest:
     mode: Mode = "hybrid"
     anchor_documents: frozenset[int] = field(default_factory=frozenset)
     anchor_boost: float = 0.0
+    anchor_exclude: frozenset[int] = field(default_factory=frozenset)  # chunks not boosted (already used)
     vector: np.ndarray | None = field(default=None, compare=False)  # a precomputed query vector
 
 
@@ -86,6 +87,7 @@ def search(db: Database, embedder: Embedder, settings: Settings, request: Search
     fused = fuse(
         vector_ids, fts_ids, document_of,
         anchor_documents=request.anchor_documents, boost=request.anchor_boost,
+        already_used=request.anchor_exclude,
         k=settings.rrf_k, vector_weight=settings.vector_weight if request.mode != "fts" else 0.0,
         fts_weight=settings.fts_weight if request.mode != "vector" else 0.0,
     ) if (vector_ids or fts_ids) else []

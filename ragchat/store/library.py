@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import uuid
+import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
 from typing import Iterable, Sequence
@@ -14,6 +16,11 @@ from ..errors import ModelMismatchError
 from .db import get_setting, set_setting, write
 
 VECTOR_TABLE = "chunk_vectors"
+# Vector search keeps the vectors in memory (exact brute force with NumPy, ~5x faster than a vec0
+# KNN) once a process has searched the same vectors this many times: a one-shot `ragchat ask`
+# never pays for loading them, a chat session or an eval run does after its first search.
+MEMORY_AFTER_SEARCHES = 2
+MEMORY_MAX_BYTES = 512 * 2**20
 
 
 @dataclass(frozen=True)
@@ -86,6 +93,7 @@ def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = Fal
     with write(db):
         if reset:
             db.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
+            _vectors_changed(db)
         db.execute(
             f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
             f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
@@ -96,6 +104,12 @@ def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = Fal
 
 def has_vectors(db: Database) -> bool:
     return db[VECTOR_TABLE].exists()
+
+
+def _vectors_changed(db: Database) -> None:
+    """Every write to the vectors marks them with a fresh token (inside its transaction), so an
+    in-memory copy in any process knows it is stale."""
+    set_setting(db, "vectors_version", uuid.uuid4().hex)
 
 
 # --- documents ---------------------------------------------------------------------------------
@@ -126,6 +140,8 @@ def _delete_document_rows(db: Database, document_id: int) -> None:
         db.execute(f"DELETE FROM chunks_fts WHERE rowid IN ({marks})", part)
         if has_vectors(db):
             db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", part)
+    if ids and has_vectors(db):
+        _vectors_changed(db)
     db.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
 
 
@@ -175,19 +191,21 @@ def _insert_chunks(
     db: Database, document_id: int, title: str, chunks: Sequence[ChunkRecord], vectors: np.ndarray
 ) -> None:
     first = _next_ids(db, "chunks", len(chunks))
-    for chunk_id, (chunk, vector) in enumerate(zip(chunks, vectors), start=first):
-        db.execute(
-            "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
-            "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [chunk_id, document_id, chunk.ordinal, chunk.text, chunk.heading, chunk.start_char, chunk.end_char],
-        )
-        db.execute(
-            "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
-            [chunk_id, title, chunk.heading, chunk.text],
-        )
-        db.execute(
-            f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
-        )
+    ids = range(first, first + len(chunks))
+    db.conn.executemany(
+        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?)",
+        [(i, document_id, c.ordinal, c.text, c.heading, c.start_char, c.end_char) for i, c in zip(ids, chunks)],
+    )
+    db.conn.executemany(
+        "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
+        [(i, title, c.heading, c.text) for i, c in zip(ids, chunks)],
+    )
+    db.conn.executemany(
+        f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)",
+        [(i, to_blob(vector)) for i, vector in zip(ids, vectors)],
+    )
+    _vectors_changed(db)
 
 
 def all_chunk_texts(db: Database) -> Iterable[tuple[int, int, str, str, str]]:
@@ -205,6 +223,7 @@ def put_vectors(db: Database, ids: Sequence[int], vectors: np.ndarray) -> None:
             db.execute(
                 f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
             )
+        _vectors_changed(db)
 
 
 def set_keywords(db: Database, keywords: dict[int, list[str]]) -> None:
@@ -283,10 +302,76 @@ def fts_chunk_frequency(db: Database, match: str) -> int:
     return db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [match]).fetchone()[0]
 
 
+@dataclass
+class _InMemory:
+    """All chunk vectors of one version of a database, for exact brute-force search."""
+
+    version: str
+    searches: int = 0
+    ids: np.ndarray | None = None  # sorted chunk ids
+    matrix: np.ndarray | None = None  # their vectors, one row each, as stored
+    inverse_norms: np.ndarray | None = None
+
+    def load(self, db: Database) -> None:
+        ids, blobs = [], []
+        for chunk_id, blob in db.execute(f"SELECT chunk_id, embedding FROM {VECTOR_TABLE}"):
+            ids.append(chunk_id)
+            blobs.append(blob)
+        if not ids:
+            return
+        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)[order]
+        norms = np.linalg.norm(matrix, axis=1)
+        if np.all(norms > 0):  # a zero vector has no cosine distance: leave those to vec0
+            self.ids, self.matrix = np.asarray(ids, dtype=np.int64)[order], matrix
+            self.inverse_norms = (1.0 / norms).astype(np.float32)
+
+    def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        assert self.matrix is not None and self.inverse_norms is not None and self.ids is not None
+        query = np.asarray(vector, dtype=np.float32)
+        distances = 1.0 - (self.matrix @ query) * self.inverse_norms / np.float32(np.linalg.norm(query))
+        if limit < len(distances):
+            top = np.argpartition(distances, limit - 1)[:limit]
+        else:
+            top = np.arange(len(distances))
+        top = top[np.lexsort((self.ids[top], distances[top]))]
+        return [(int(self.ids[i]), float(distances[i])) for i in top]
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        assert self.matrix is not None and self.ids is not None
+        wanted = np.asarray(list(chunk_ids), dtype=np.int64)
+        rows = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        return {int(c): self.matrix[r].copy() for c, r in zip(wanted, rows) if self.ids[r] == c}
+
+
+_IN_MEMORY: "weakref.WeakKeyDictionary[Database, _InMemory]" = weakref.WeakKeyDictionary()
+
+
+def _in_memory(db: Database, searching: bool) -> _InMemory | None:
+    """The vectors in memory when they are loaded and current; loaded on the MEMORY_AFTER_SEARCHES-th
+    search of one version of them (never inside a write transaction: it might roll back)."""
+    version = get_setting(db, "vectors_version") or ""
+    held = _IN_MEMORY.get(db)
+    if held is None or held.version != version:
+        held = _IN_MEMORY[db] = _InMemory(version)
+    if searching:
+        held.searches += 1
+        if held.matrix is None and held.searches == MEMORY_AFTER_SEARCHES and not db.conn.in_transaction:
+            count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            dim = int(get_setting(db, "embedding_dim") or 0)
+            if 0 < count * dim * 4 <= MEMORY_MAX_BYTES:
+                held.load(db)
+    return held if held.matrix is not None and not db.conn.in_transaction else None
+
+
 def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, cosine distance) of the nearest chunks."""
+    """(chunk id, cosine distance) of the nearest chunks, nearest first (exact either way: a vec0
+    KNN, or brute force over the vectors in memory once a process searches them repeatedly)."""
     if not has_vectors(db) or limit <= 0:
         return []
+    held = _in_memory(db, searching=True)
+    if held is not None and np.linalg.norm(vector) > 0:
+        return held.nearest(vector, int(limit))
     rows = db.execute(
         f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
         "ORDER BY distance",
@@ -298,6 +383,9 @@ def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[in
 def vectors_of(db: Database, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
     if not chunk_ids or not has_vectors(db):
         return {}
+    held = _in_memory(db, searching=False)
+    if held is not None:
+        return held.vectors(chunk_ids)
     marks = ",".join("?" * len(chunk_ids))
     rows = db.execute(
         f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", list(chunk_ids)

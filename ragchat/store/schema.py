@@ -85,6 +85,13 @@ def m003_keyword_vectors(db: Database) -> None:
     db["keyword_vectors"].create({"keyword": str, "embedding": bytes}, pk="keyword")
 
 
+@MIGRATIONS()
+def m004_documents_version_index(db: Database) -> None:
+    # library.library_version runs several times a turn: this covering index answers it without
+    # reading the documents' rows (their term_counts spill onto overflow pages ahead of these columns)
+    db["documents"].create_index(["ingested_at", "chunk_count"], index_name="documents_version")
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 
