@@ -29,3 +29,46 @@ def ask_json(runner: CliRunner, db: Path, session: str, question: str) -> dict:
     result = invoke(runner, "ask", question, "--session", session, "--json", "--db", db)
     assert result.exit_code == 0, result.output
     return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def pdf_bytes(pages: list[list[tuple[str, float, float]]], title: str | None = None) -> bytes:
+    """A minimal valid PDF: each page a list of (text, font size, baseline y) lines in Helvetica."""
+    objects = [
+        b"<< /Type /Catalog /Pages 2 0 R >>",
+        b"",  # the page tree, filled in once the kids are known
+        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
+    ]
+    kids = []
+    for lines in pages:
+        stream = b"\n".join(
+            b"BT /F1 %g Tf 72 %g Td (%s) Tj ET" % (size, y, _pdf_string(text)) for text, size, y in lines
+        )
+        objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
+        objects.append(
+            b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
+            b"/Resources << /Font << /F1 3 0 R >> >> /Contents %d 0 R >>" % len(objects)
+        )
+        kids.append(b"%d 0 R" % len(objects))
+    objects[1] = b"<< /Type /Pages /Kids [%s] /Count %d >>" % (b" ".join(kids), len(kids))
+    info = b""
+    if title is not None:
+        objects.append(b"<< /Title (%s) >>" % _pdf_string(title))
+        info = b" /Info %d 0 R" % len(objects)
+    out = bytearray(b"%PDF-1.4\n")
+    offsets = []
+    for number, body in enumerate(objects, 1):
+        offsets.append(len(out))
+        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
+    xref = len(out)
+    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
+    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
+    out += b"trailer\n<< /Size %d /Root 1 0 R%s >>\nstartxref\n%d\n%%%%EOF\n" % (
+        len(objects) + 1,
+        info,
+        xref,
+    )
+    return bytes(out)
+
+
+def _pdf_string(text: str) -> bytes:
+    return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")

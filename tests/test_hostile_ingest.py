@@ -24,7 +24,7 @@ import pytest
 from pypdf import PdfReader, PdfWriter
 from sqlite_utils.utils import sqlite3 as sqlite  # the SQLite library ragchat uses
 
-from helpers import invoke
+from helpers import invoke, pdf_bytes
 from ragchat.store.db import open_db
 
 RAGCHAT = str(Path(sys.executable).parent / "ragchat")
@@ -50,26 +50,9 @@ def run_cli(*args: object, env: dict[str, str] | None = None, timeout: float = 1
                           env={**os.environ, **(env or {})})
 
 
-def pdf_bytes(text: str) -> bytes:
-    """A one-page PDF with a text layer, written by hand."""
-    stream = b"BT /F1 12 Tf 72 720 Td (%s) Tj ET" % text.encode("latin-1")
-    objects = [
-        b"<< /Type /Catalog /Pages 2 0 R >>",
-        b"<< /Type /Pages /Kids [4 0 R] /Count 1 >>",
-        b"<< /Type /Font /Subtype /Type1 /BaseFont /Helvetica >>",
-        b"<< /Type /Page /Parent 2 0 R /MediaBox [0 0 612 792] "
-        b"/Resources << /Font << /F1 3 0 R >> >> /Contents 5 0 R >>",
-        b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream),
-    ]
-    out, offsets = bytearray(b"%PDF-1.4\n"), []
-    for number, body in enumerate(objects, 1):
-        offsets.append(len(out))
-        out += b"%d 0 obj\n%s\nendobj\n" % (number, body)
-    xref = len(out)
-    out += b"xref\n0 %d\n0000000000 65535 f \n" % (len(objects) + 1)
-    out += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    out += b"trailer\n<< /Size %d /Root 1 0 R >>\nstartxref\n%d\n%%%%EOF\n" % (len(objects) + 1, xref)
-    return bytes(out)
+def one_page_pdf(text: str) -> bytes:
+    """A one-page PDF with a text layer."""
+    return pdf_bytes([[(text, 12, 720)]])
 
 
 def encrypted_pdf(data: bytes, password: str) -> bytes:
@@ -137,12 +120,12 @@ def hostile_tree(root: Path) -> dict[str, str]:
         (root / name).parent.mkdir(parents=True, exist_ok=True)
         (root / name).write_text(text, encoding="utf-8")
     (root / "dessert.txt").write_bytes(INVALID_UTF8)
-    (root / "report.pdf").write_bytes(pdf_bytes(GOOD_PDF_TEXT))
+    (root / "report.pdf").write_bytes(one_page_pdf(GOOD_PDF_TEXT))
     (root / "image.txt").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     (root / "empty.md").write_bytes(b"")
     (root / "zero.pdf").write_bytes(b"")
     (root / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R\ntruncated")
-    (root / "locked.pdf").write_bytes(encrypted_pdf(pdf_bytes("Secret minutes of the board."), "hunter2"))
+    (root / "locked.pdf").write_bytes(encrypted_pdf(one_page_pdf("Secret minutes of the board."), "hunter2"))
     with (root / "huge.txt").open("w") as handle:  # 20 MB: a line repeated
         handle.write(("All work and no play makes Jack a dull boy. " * 2 + "\n") * 240_000)
     os.symlink("self.md", root / "self.md")  # a symlink to itself

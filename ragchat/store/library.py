@@ -21,6 +21,9 @@ VECTOR_TABLE = "chunk_vectors"
 # never pays for loading them, a chat session or an eval run does after its first search.
 MEMORY_AFTER_SEARCHES = 2
 MEMORY_MAX_BYTES = 512 * 2**20
+# FTS5 cannot use `rowid IN (...)` (it scores every match, then filters) but seeks rowid ranges:
+# a search among some chunks asks for at most this many ranges of their ids
+MAX_FTS_RANGES = 8
 
 
 @dataclass(frozen=True)
@@ -103,7 +106,8 @@ def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = Fal
 
 
 def has_vectors(db: Database) -> bool:
-    return db[VECTOR_TABLE].exists()
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VECTOR_TABLE])
+    return found.fetchone() is not None
 
 
 def _vectors_changed(db: Database) -> None:
@@ -283,18 +287,36 @@ def fts_search(
 ) -> list[tuple[int, float]]:
     """(chunk id, bm25 score; lower is better) for an already-safe MATCH expression, optionally
     among some chunks only (their scores stay comparable: same query, same corpus statistics)."""
-    where, params = "chunks_fts MATCH ?", [match]
-    if only_ids is not None:
-        if not only_ids:
-            return []
-        where += f" AND rowid IN ({','.join('?' * len(only_ids))})"
-        params += list(only_ids)
-    rows = db.execute(
-        f"SELECT rowid, bm25(chunks_fts, 2.0, 2.0, 1.0) AS score FROM chunks_fts WHERE {where} "
-        "ORDER BY score LIMIT ?",
-        [*params, limit],
-    )
-    return [(row[0], row[1]) for row in rows]
+    select = "SELECT rowid, bm25(chunks_fts, 2.0, 2.0, 1.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+    if only_ids is None:
+        return [(row[0], row[1]) for row in db.execute(f"{select} ORDER BY score LIMIT ?", [match, limit])]
+    wanted = set(only_ids)
+    found = [
+        (row[0], row[1])
+        for low, high in _id_ranges(wanted, MAX_FTS_RANGES)
+        for row in db.execute(f"{select} AND rowid BETWEEN ? AND ?", [match, low, high])
+        if row[0] in wanted
+    ]
+    return sorted(found, key=lambda hit: (hit[1], hit[0]))[: max(limit, 0)]
+
+
+def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
+    """Runs of consecutive ids (a document's chunks have consecutive ids), split only at the
+    `most - 1` widest gaps, so at most `most` ranges cover them all."""
+    runs: list[list[int]] = []
+    for chunk_id in sorted(ids):
+        if runs and chunk_id == runs[-1][1] + 1:
+            runs[-1][1] = chunk_id
+        else:
+            runs.append([chunk_id, chunk_id])
+    if not runs:
+        return []
+    gaps = sorted(range(len(runs) - 1), key=lambda i: runs[i + 1][0] - runs[i][1])
+    ranges, start = [], 0
+    for end in sorted(gaps[len(runs) - most:]) + [len(runs) - 1]:  # cut after the widest gaps
+        ranges.append((runs[start][0], runs[end][1]))
+        start = end + 1
+    return ranges
 
 
 def fts_chunk_frequency(db: Database, match: str) -> int:
