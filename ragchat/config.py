@@ -27,7 +27,7 @@ class Settings:
     chunk_max: int = 1200
     chunk_overlap: int = 150
     max_file_mb: float = 10.0
-    embed_batch: int = 64
+    embed_batch: int = 16  # larger batches pad more and grow onnxruntime's arena (bench: 64 -> 2.3 GB, 16 -> 1 GB)
     top_k: int = 8
     rrf_k: int = 60
     vector_weight: float = 0.7

@@ -47,7 +47,9 @@ class CorpusView:
         """Corpus keywords closest in meaning to a query: the corpus's words for the user's."""
         if not self._keywords:
             return []
-        similarity = self._keyword_matrix @ vector
+        # einsum, not `@`: a BLAS matrix product wakes worker threads that keep spinning after it
+        # and starve the embedding model of the 2 cores it needs next
+        similarity = np.einsum("ij,j->i", self._keyword_matrix, vector)
         best = np.argsort(-similarity)[:n]
         return [self._keywords[i] for i in best if similarity[i] >= minimum]
 

@@ -114,7 +114,7 @@ class Conversation:
         self._answer(result, window, on_token)
         result.timings_ms["total"] = round((time.perf_counter() - started) * 1000, 1)
         sessions.update_message(self.db, result.assistant_message_id, content=result.answer,
-                                lineage=result.lineage(), embedding=self.embedder.embed_query(result.answer[:2000] or " "))
+                                lineage=result.lineage(), embedding=self._answer_vector(result))
         return result
 
     # --- stages ------------------------------------------------------------------------------
@@ -302,6 +302,16 @@ class Conversation:
         )
         result.answer, result.answer_mode = reply.text, "extractive"
         result.chunks = [replace(c, used=c.rank in reply.used) for c in result.chunks]
+
+    def _answer_vector(self, result: TurnResult) -> np.ndarray:
+        """The reply's vector for later history windows. An extractive answer is made of its
+        chunks' sentences, so the mean of their vectors stands in for embedding it again."""
+        used = [c.chunk_id for c in result.chunks if c.used]
+        vectors = list(library.vectors_of(self.db, used).values()) if result.answer_mode == "extractive" else []
+        if vectors:
+            mean = np.mean(vectors, axis=0)
+            return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+        return self.embedder.embed_query(result.answer[:2000] or " ")
 
     def _mark_supported(self, result: TurnResult) -> None:
         """For an answer without citations: the chunks most like the answer are what it used."""

@@ -297,7 +297,8 @@ def fts_search(
         for row in db.execute(f"{select} AND rowid BETWEEN ? AND ?", [match, low, high])
         if row[0] in wanted
     ]
-    return sorted(found, key=lambda hit: (hit[1], hit[0]))[: max(limit, 0)]
+    found.sort(key=lambda hit: (hit[1], hit[0]))
+    return found if limit < 0 else found[:limit]  # a negative LIMIT is no limit in SQLite
 
 
 def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
@@ -341,17 +342,23 @@ class _InMemory:
             blobs.append(blob)
         if not ids:
             return
-        order = np.argsort(np.asarray(ids, dtype=np.int64), kind="stable")
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)[order]
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+        del blobs
+        chunk_ids = np.asarray(ids, dtype=np.int64)
+        if np.any(chunk_ids[1:] <= chunk_ids[:-1]):  # vec0 scans in rowid order; just in case
+            order = np.argsort(chunk_ids, kind="stable")
+            chunk_ids, matrix = chunk_ids[order], matrix[order]
         norms = np.linalg.norm(matrix, axis=1)
         if np.all(norms > 0):  # a zero vector has no cosine distance: leave those to vec0
-            self.ids, self.matrix = np.asarray(ids, dtype=np.int64)[order], matrix
-            self.inverse_norms = (1.0 / norms).astype(np.float32)
+            self.ids, self.matrix, self.inverse_norms = chunk_ids, matrix, (1.0 / norms).astype(np.float32)
 
     def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         assert self.matrix is not None and self.inverse_norms is not None and self.ids is not None
         query = np.asarray(vector, dtype=np.float32)
-        distances = 1.0 - (self.matrix @ query) * self.inverse_norms / np.float32(np.linalg.norm(query))
+        # einsum, not `@`: as fast here on one thread, and it leaves BLAS's worker threads asleep
+        # (awake, they spin for a while after each product and starve onnxruntime on 2 cores)
+        dots = np.einsum("ij,j->i", self.matrix, query)
+        distances = 1.0 - dots * self.inverse_norms / np.float32(np.linalg.norm(query))
         if limit < len(distances):
             top = np.argpartition(distances, limit - 1)[:limit]
         else:
