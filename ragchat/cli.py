@@ -122,7 +122,7 @@ def ask(
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
-    if problem and not as_json:
+    if problem and not as_json and ctx.settings.ollama != "on":  # with "on", each fallback says why
         render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None

@@ -180,7 +180,7 @@ def turn(result: TurnResult, streamed: bool = False, notices: list[str] | None =
         console.print(escape(result.answer))
     else:
         console.print()
-    console.print(Text(understood_as(result), style="dim italic"))
+    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=True)
     console.print(sources_panel(result.chunks, result.anchor_paths, result.missing_anchors))
     for message in result.notices if notices is None else notices:
         notice(message)
