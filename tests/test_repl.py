@@ -7,11 +7,10 @@ import signal
 import threading
 from pathlib import Path
 
-import pytest
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from helpers import SAMPLE_DOCS, settings_for
+from helpers import settings_for
 from ollama_server import FakeOllama
 from ragchat.app import App
 from ragchat.repl import Repl

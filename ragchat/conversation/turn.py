@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field, replace
-from typing import Callable, Literal, Protocol
+from typing import Callable, Protocol
 
 import numpy as np
 from sqlite_utils import Database
@@ -30,7 +30,6 @@ from .ollama_reformulator import OllamaReformulator
 
 MAX_QUESTION_CHARS = 4000
 EMPTY_QUESTION = "empty question: type a question about your documents"
-MIN_QUESTION_WORDS = 1
 
 
 class Reformulator(Protocol):
