@@ -60,7 +60,8 @@ def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, int,
     for source in sources:
         for position, sentence in enumerate(sentences(source.chunk.text)):
             key = " ".join(sentence.lower().split())
-            if len(sentence) < 25 or key in seen or any(key in s for s in seen):
+            # a lead-in ending in ":" says nothing without the list after it
+            if len(sentence) < 25 or sentence.endswith(":") or key in seen or any(key in s for s in seen):
                 continue
             seen.add(key)
             found.append((source.number, position, sentence))
