@@ -157,7 +157,6 @@ class Conversation:
             question=question, last=window.last,
             window=tuple(m.content for m in window.older),
             anchor_keywords=tuple(corpus.keywords_of(sorted(anchors))),
-            corpus_keywords=tuple(corpus.nearest_keywords(q_vector, n=40, minimum=0.15)),
             anchor_chunk_ids=tuple(library.chunk_ids_of_documents(self.db, anchors)),
             last_semantic_query=(last.get("reformulation") or {}).get("semantic_query", ""),
             last_keyword_query=(last.get("reformulation") or {}).get("keyword_query", ""),
@@ -170,8 +169,10 @@ class Conversation:
             return self.reformulator.reformulate(data, q_vector)
         heuristic = HeuristicReformulator(self.corpus())
         if self._use_ollama() and data.has_history:
+            # the corpus vocabulary nearest to the question: only the Ollama prompt shows it
+            nearest = tuple(self.corpus().nearest_keywords(q_vector, n=40, minimum=0.15))
             try:
-                return OllamaReformulator(self.backend).reformulate(data)  # type: ignore[arg-type]
+                return OllamaReformulator(self.backend).reformulate(replace(data, corpus_keywords=nearest))  # type: ignore[arg-type]
             except BackendUnavailable as exc:
                 self._fallback_notice("reformulation", exc.reason, notices)
         return heuristic.reformulate(data, q_vector)
