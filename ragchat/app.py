@@ -4,18 +4,21 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Callable
 
 from .config import Settings
-from .conversation.turn import Conversation, TurnOptions
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .llm import OllamaBackend
 from .store import library, sessions
 from .store.sessions import Message
 from .store.db import open_db
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from .conversation.turn import Conversation, TurnOptions
+
+    from .llm import OllamaBackend
 
 
 @dataclass
@@ -47,6 +50,8 @@ class App:
     def backend(self) -> OllamaBackend | None:
         if self.settings.ollama == "off":
             return None
+        from .llm import OllamaBackend
+
         return OllamaBackend(self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout)
 
     def backend_problem(self) -> str | None:
@@ -61,6 +66,8 @@ class App:
 
     def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None,
                      options: TurnOptions | None = None) -> Conversation:
+        from .conversation.turn import Conversation, TurnOptions
+
         return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
                             options=options or TurnOptions(), on_notice=on_notice)
 
