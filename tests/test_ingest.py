@@ -13,7 +13,7 @@ import pytest
 
 from helpers import SAMPLE_DOCS, invoke, settings_for
 from ragchat.errors import IngestError
-from ragchat.ingest.pipeline import GROUP, IngestReport, ingest
+from ragchat.ingest.pipeline import IngestReport, ingest
 from ragchat.search.fts import build_match
 from ragchat.store import library
 from ragchat.store.db import get_setting, open_db
@@ -485,8 +485,9 @@ def test_chunks_sorted_for_embedding_are_stored_in_document_order(tmp_path: Path
         vectors = library.vectors_of(db, ids)
         stored += [vectors[i] for i in ids]
     db.close()
-    assert len(stored) == report.chunks > GROUP  # more than one embedding group, and sorted by length
+    assert len(stored) == report.chunks > 2 * settings.embed_batch  # several batches, sorted by length
     one_by_one = np.vstack([embedder.embed([text]) for text in expected])
     assert np.allclose(np.vstack(stored), one_by_one, atol=1e-5)
     assert sum(progress.steps) == progress.totals[-1] == report.chunks
+    assert max(progress.steps) == settings.embed_batch  # a step a batch
     assert sorted(progress.files_done) == sorted(p.name for p in SAMPLE_DOCS.iterdir())

@@ -28,12 +28,10 @@ if TYPE_CHECKING:
 else:
     np = lazy_module("numpy")
 
-# Chunks are embedded in windows across documents: a window is sorted by length and embedded in
-# groups (one progress step each), then its documents are written in order. A window closes at
-# WINDOW chunks, when parsing is done, or when parsing lags and it holds at least MIN_WINDOW.
-WINDOW = 1024
-MIN_WINDOW = 128
-GROUP = 64
+# Chunks are embedded in windows of about WINDOW chunks across documents (the whole ingest when it is
+# smaller): a window is embedded sorted by length, batch by batch (less padding: ~1.5x faster than in
+# document order), and each document is written as soon as its last chunk is embedded.
+WINDOW = 256
 
 
 class Progress(Protocol):
@@ -239,18 +237,13 @@ class _Parser(threading.Thread):
     def windows(self) -> Iterator[list[Pending]]:
         """The parsed documents in order, in windows of about WINDOW chunks."""
         window: list[Pending] = []
-        size, done = 0, False
-        while not done:
-            lagging = size >= MIN_WINDOW and self._queue.empty()
-            if window and (size >= WINDOW or lagging):
+        size = 0
+        while (item := self._queue.get()) is not self._DONE:
+            window.append(item)
+            size += len(item.chunks)
+            if size >= WINDOW:
                 yield window
                 window, size = [], 0
-            item = self._queue.get()
-            if item is self._DONE:
-                done = True
-            else:
-                window.append(item)
-                size += len(item.chunks)
         if self._error is not None:
             raise self._error
         if window:
@@ -261,24 +254,25 @@ class _Parser(threading.Thread):
         self.join()
 
 
-def embed_in_order(embedder: Embedder, texts: Sequence[str], progress: Progress) -> np.ndarray:
-    """Vectors of `texts` in their order, embedded sorted by length (less padding) in groups of
-    GROUP, a progress step each."""
+def embed_in_order(
+    embedder: Embedder, texts: Sequence[str], batch: int, progress: Progress,
+    on_batch: Callable[[list[int], np.ndarray], None] = lambda rows, vectors: None,
+) -> np.ndarray:
+    """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
+    each); `on_batch(rows, vectors)` after each batch, with those rows of `vectors` filled."""
     order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
-    vectors: np.ndarray | None = None
-    for start in range(0, len(order), GROUP):
-        rows = order[start : start + GROUP]
-        embedded = embedder.embed([texts[row] for row in rows])
-        if vectors is None:
-            vectors = np.empty((len(texts), embedded.shape[1]), dtype=np.float32)
-        vectors[rows] = embedded
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        vectors[rows] = embedder.embed([texts[row] for row in rows])
         progress.chunks_done(len(rows))
-    return vectors if vectors is not None else np.zeros((0, embedder.dim), dtype=np.float32)
+        on_batch(rows, vectors)
+    return vectors
 
 
 def _write_all(
-    db: Database, load_embedder: Callable[[], Embedder], parser: _Parser, progress: Progress,
-    report: IngestReport,
+    db: Database, load_embedder: Callable[[], Embedder], parser: _Parser, settings: Settings,
+    progress: Progress, report: IngestReport,
 ) -> None:
     embedder: Embedder | None = None
     total = 0
@@ -288,12 +282,24 @@ def _write_all(
             library.ensure_vector_table(db, embedder.model_id, embedder.dim)
         total += sum(len(item.chunks) for item in window)
         progress.chunks(total)  # grows while the parser finds more
-        texts = [embedding_text(item.title, chunk) for item in window for chunk in item.chunks]
-        vectors = embed_in_order(embedder, texts, progress)
-        start = 0
-        for item in window:
-            _write_one(db, item, vectors[start : start + len(item.chunks)], report)
-            start += len(item.chunks)
+        texts, owner, first = [], [], []
+        for number, item in enumerate(window):
+            first.append(len(texts))
+            texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
+            owner += [number] * len(item.chunks)
+        missing = [len(item.chunks) for item in window]
+
+        def write_finished(rows: list[int], vectors: np.ndarray) -> None:
+            finished = []
+            for row in rows:
+                missing[owner[row]] -= 1
+                if missing[owner[row]] == 0:
+                    finished.append(owner[row])
+            for number in sorted(finished):
+                item = window[number]
+                _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
+
+        embed_in_order(embedder, texts, settings.embed_batch, progress, write_finished)
 
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
@@ -322,12 +328,12 @@ def prune(db: Database, report: IngestReport) -> None:
             report.removed.append(document["path"])
 
 
-def reembed(db: Database, embedder: Embedder, progress: Progress, report: IngestReport) -> None:
+def reembed(db: Database, embedder: Embedder, progress: Progress, report: IngestReport, batch: int) -> None:
     """Re-embed every chunk with the current model; swapped in one transaction at the end."""
     rows = list(library.all_chunk_texts(db))
     progress.chunks(len(rows))
     texts = [_stored_embedding_text(title, heading, text) for _, _, title, heading, text in rows]
-    vectors = embed_in_order(embedder, texts, progress)
+    vectors = embed_in_order(embedder, texts, batch, progress)
     with write(db):
         library.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
         library.clear_keyword_vectors(db)
@@ -361,11 +367,11 @@ def ingest(
     found = discover([Path(p) for p in paths], excluded, report)
     progress.files(len(found))
     if reembed_all:
-        reembed(db, load_embedder(), progress, report)
+        reembed(db, load_embedder(), progress, report, settings.embed_batch)
     parser = _Parser(db, found, settings, report, progress)
     parser.start()
     try:
-        _write_all(db, load_embedder, parser, progress, report)
+        _write_all(db, load_embedder, parser, settings, progress, report)
     finally:
         parser.stop()
     if prune_missing:
