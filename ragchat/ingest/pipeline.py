@@ -260,14 +260,23 @@ def embed_in_order(
 ) -> np.ndarray:
     """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
     each); `on_batch(rows, vectors)` after each batch, with those rows of `vectors` filled."""
-    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for start in range(0, len(order), batch):
-        rows = order[start : start + batch]
-        vectors[rows] = embedder.embed([texts[row] for row in rows])
+    for rows, embedded in _batches(embedder, texts, batch):
+        vectors[rows] = embedded
         progress.chunks_done(len(rows))
         on_batch(rows, vectors)
     return vectors
+
+
+def _batches(embedder: Embedder, texts: Sequence[str], batch: int) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The embedder's own length-sorted batches (by token count), or batches sorted by characters."""
+    if hasattr(embedder, "embed_batches"):
+        yield from embedder.embed_batches(texts)
+        return
+    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        yield rows, embedder.embed([texts[row] for row in rows])
 
 
 def _write_all(
