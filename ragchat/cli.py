@@ -129,10 +129,10 @@ def ask(
     result = conversation.ask(question, on_token=_print_token if streaming else None)
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
-        render.json_lines([render.inspect_data(result.lineage(), result.assistant_message_id, result.turn,
+        render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,
                                                message.content if message else result.answer)])
         return
-    render.turn(result, streamed=streaming and result.answer_mode == "llm", notices=conversation.fresh_notices(result))
+    render.turn(result, streamed=streaming and result.answer_mode == "llm")
 
 
 inspect_app = typer.Typer(help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",
@@ -142,13 +142,8 @@ app.add_typer(inspect_app, name="inspect")
 
 def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
     name = ctx.session_name(session)
-    turns = ctx.turns(name)
-    if not turns:
-        raise SessionError(f"session {name!r} has no answered turns yet")
-    chosen = turns[-1] if number is None else next((t for t in turns if t[0] == number), None)
-    if chosen is None:
-        raise SessionError(f"session {name!r} has no turn {number} (it has turns 1-{turns[-1][0]})")
-    data = render.inspect_data(chosen[1].lineage or {}, chosen[1].id, chosen[0], chosen[1].content)
+    chosen = ctx.turn(name, number)
+    data = render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
     data["session"] = name
     render.json_lines([data]) if as_json else render.inspect_view(data)
 

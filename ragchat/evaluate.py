@@ -34,7 +34,9 @@ from sqlite_utils import Database
 
 from .config import Settings
 from .conversation.models import Reformulation, ReformulationInput, TurnResult
-from .conversation.turn import Conversation, Reformulator, TurnOptions
+from .conversation.plan import TurnOptions
+from .conversation.reformulate import Reformulator
+from .conversation.turn import Conversation
 from .embed import Embedder
 from .errors import RagchatError
 from .ingest.pipeline import IngestReport, Progress, ingest
@@ -204,7 +206,7 @@ class FixedQuery:
 
     def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
         query = self.query_of(data)
-        return Reformulation(query, query, False, False, False, f"baseline {self.name}", self.name)
+        return Reformulation(query, query, False, False, False, f"baseline {self.name}", self.name, 0.0)
 
 
 def _rewrite_query(item: EvalItem) -> QueryOf:
@@ -215,7 +217,7 @@ def _rewrite_query(item: EvalItem) -> QueryOf:
     return query
 
 
-BASELINE = TurnOptions(source_anchoring=False, allow_reuse=False)
+BASELINE = TurnOptions(source_anchoring=False, allow_reuse=False, fusion=False)
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("ragchat-no-anchor", TurnOptions(source_anchoring=False)),
         Strategy("ragchat-no-keywords", TurnOptions(use_keywords=False)),
         Strategy("ragchat-no-window", TurnOptions(use_window=False)),
+        Strategy("ragchat-no-fusion", TurnOptions(fusion=False)),
     )
 }
 DEFAULT_STRATEGIES = ("ragchat", "last-turn", "full-history", "prev-turn")
@@ -354,7 +357,8 @@ class ScoredTurn:
             "id": self.id, "turn": self.turn, "strategy": self.strategy, "question": self.result.question,
             "query": r.semantic_query, "keyword_query": r.keyword_query, "is_follow_up": r.is_follow_up,
             "is_meta": r.is_meta, "topic_shift": r.topic_shift, "reasoning": r.reasoning,
-            "reformulator": r.reformulator, "plan": self.result.plan, "anchor_files": self.result.anchor_paths,
+            "reformulator": r.reformulator, "plan": self.result.plan,
+            "context_weight": self.result.lineage.context_weight, "anchor_files": self.result.anchor_paths,
             "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
             "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
         }

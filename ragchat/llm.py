@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any
+from typing import Any, Protocol
 
 import httpx
 import ollama
@@ -23,6 +23,19 @@ _JSON_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
     "integer": ((int,), "an integer"),
 }
 _MAX_REASON = 120
+
+
+class ChatBackend(Protocol):
+    """A chat model: what the turn needs of Ollama (tests use an in-process fake)."""
+
+    host: str
+    model: str
+
+    def available(self) -> bool: ...
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]: ...
+
+    def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]: ...
 
 
 class OllamaBackend:

@@ -13,7 +13,7 @@ from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, T
 from rich.table import Table
 
 from .config import Settings
-from .conversation.models import RetrievedChunk, TurnResult
+from .conversation.models import Lineage, RetrievedChunk, TurnResult
 from .evaluate import GroupSummary
 from .ingest.pipeline import IngestReport
 from .search.hybrid import Hit
@@ -169,40 +169,26 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
 
 
-def lineage_sources(lineage: dict) -> Panel:
-    chunks = [RetrievedChunk(**{k: v for k, v in c.items() if k in RetrievedChunk.__dataclass_fields__})
-              for c in lineage.get("chunks", [])]
-    return sources_panel(chunks, lineage.get("anchor_paths", []), lineage.get("missing_anchors", []))
+def lineage_sources(lineage: Lineage) -> Panel:
+    return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 
 
-def turn(result: TurnResult, streamed: bool = False, notices: list[str] | None = None) -> None:
+def turn(result: TurnResult, streamed: bool = False) -> None:
+    """The answer (unless it was streamed), how the question was understood, the sources.
+    Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
         console.print(escape(result.answer))
     else:
         console.print()
     console.print(Text(understood_as(result), style="dim italic"), soft_wrap=True)
-    console.print(sources_panel(result.chunks, result.anchor_paths, result.missing_anchors))
-    for message in result.notices if notices is None else notices:
-        notice(message)
+    console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
-def inspect_data(lineage: dict, message_id: int, turn_number: int, answer: str) -> dict:
-    """The inspect JSON: the lineage with document paths for anchors, in the documented keys."""
-    chunks = [
-        {key: c.get(key) for key in ("rank", "chunk_id", "document", "heading", "vector_rank", "fts_rank",
-                                     "similarity", "rrf", "score", "boost", "anchored", "reused", "used")}
-        for c in lineage.get("chunks", [])
-    ]
-    return {
-        "turn": turn_number, "message_id": message_id, "question": lineage.get("question"),
-        "history_window": lineage.get("history_window", []), "reformulation": lineage.get("reformulation", {}),
-        "plan": lineage.get("plan"), "anchor_documents": lineage.get("anchor_paths", []),
-        "anchor_document_ids": lineage.get("anchor_documents", []),
-        "missing_anchors": lineage.get("missing_anchors", []), "chunks": chunks,
-        "answer_mode": lineage.get("answer_mode"), "answer_documents": lineage.get("answer_documents", []),
-        "weak_match": lineage.get("weak", False), "notices": lineage.get("notices", []),
-        "timings_ms": lineage.get("timings_ms", {}), "answer": answer,
-    }
+def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:
+    """The inspect JSON: the lineage's own keys, plus where the turn is and its answer."""
+    data = lineage.to_dict()
+    data.update({"turn": turn_number, "message_id": message_id, "weak_match": data.pop("weak"), "answer": answer})
+    return data
 
 
 def inspect_view(data: dict) -> None:
@@ -215,6 +201,9 @@ def inspect_view(data: dict) -> None:
         console.print(f"  {key:<15} {escape(str(r.get(key)))}")
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
+    console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
+    for query in data.get("queries", []):
+        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(query['query'])}")
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     table = Table(pad_edge=False)

@@ -11,7 +11,7 @@ from prompt_toolkit.history import FileHistory, InMemoryHistory
 
 from . import render
 from .app import App
-from .errors import RagchatError
+from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
 from .store import library, sessions
 
@@ -85,7 +85,7 @@ class Repl:
             render.console.print(f"[dim]{render.escape(render.snippet(reply.content, 400))}[/]")
 
     def _ask(self, text: str) -> None:
-        streaming = self.conversation._use_ollama()
+        streaming = self.conversation.backend_in_use() is not None
         try:
             result = self.conversation.ask(text, on_token=self._token if streaming else None)
         except KeyboardInterrupt:
@@ -94,8 +94,7 @@ class Repl:
         except RagchatError as exc:
             render.error(str(exc))
             return
-        render.turn(result, streamed=streaming and result.answer_mode == "llm",
-                    notices=self.conversation.fresh_notices(result))
+        render.turn(result, streamed=streaming and result.answer_mode == "llm")
 
     @staticmethod
     def _token(piece: str) -> None:
@@ -129,26 +128,15 @@ class Repl:
         render.ingest_report(report)
         return True
 
-    def _last_lineage(self, number: int | None = None) -> tuple[int, Any] | None:
-        turns = self.app.turns(self.session)
-        if not turns:
-            render.console.print("[dim]no answered turns yet[/]")
-            return None
-        chosen = turns[-1] if number is None else next((t for t in turns if t[0] == number), None)
-        if chosen is None:
-            render.error(f"no turn {number} in this session")
-        return chosen
-
     def _sources(self, arg: str) -> bool:
-        chosen = self._last_lineage()
-        if chosen:
-            render.console.print(render.lineage_sources(chosen[1].lineage or {}))
+        render.console.print(render.lineage_sources(self.app.turn(self.session).lineage))
         return True
 
     def _inspect(self, arg: str) -> bool:
-        chosen = self._last_lineage(int(arg) if arg.isdigit() else None)
-        if chosen:
-            render.inspect_view(render.inspect_data(chosen[1].lineage or {}, chosen[1].id, chosen[0], chosen[1].content))
+        if arg and not arg.isdigit():
+            raise SessionError(f"/inspect wants a turn number, not {arg!r}")
+        chosen = self.app.turn(self.session, int(arg) if arg else None)
+        render.inspect_view(render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer))
         return True
 
     def _new(self, arg: str) -> bool:

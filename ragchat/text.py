@@ -65,3 +65,31 @@ def sentences(text: str) -> list[str]:
         flat = " ".join(paragraph.split())
         pieces.extend(part.strip() for part in SENTENCE_END.split(flat) if part.strip())
     return pieces
+
+
+# Discourse and filler: how people talk in a chat, never what they ask about.
+FILLER = frozenset(
+    """
+    oh ah uh um hmm wow cool nice great good interesting fascinating amazing awesome clear clearly
+    okay ok alright fine gotcha got understand understood see sounds thanks thank appreciate
+    helpful useful perfect wonderful excellent lol yeah yep yes no nope sure indeed anyway
+    hey hi hello please kindly also again just still ever mention mentioned said told earlier
+    """.split()
+)
+
+
+def stem(word: str) -> str:
+    """A crude stem, only to compare words across messages (FTS5 does the real stemming)."""
+    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            return word[: -len(suffix)]
+    return word
+
+
+def stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
+
+
+def subject_words(text: str) -> list[str]:
+    """Content words without chat filler: what a message is about."""
+    return [w for w in content_words(text) if w not in FILLER]

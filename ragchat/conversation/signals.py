@@ -94,6 +94,9 @@ def anaphora(question: str) -> list[str]:
     found: list[str] = []
     for index, token in enumerate(tokens):
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        before = tokens[index - 1] if index > 0 else ""
+        if token in {"that", "which"} and before and before not in STOPWORDS and before not in QUESTION_WORDS:
+            continue  # "the state that borders ...": a relative pronoun, not a pointer
         if token in {"this", "these", "those"} and following and following not in STOPWORDS:
             found.append(f"{token} {following}")  # "this app": a thing named before
         elif token in {"this", "that", "these", "those", "same", "other"}:
@@ -109,12 +112,25 @@ def anaphora(question: str) -> list[str]:
 
 
 def read_signals(question: str, content: list[str]) -> Signals:
+    """What the question says of its need for context; `content` loses the words of its
+    deictic phrases ("the document" is no subject of its own)."""
     shift, rest = explicit_shift(question)
+    pointing = anaphora(question) if not shift else []
+    deictic = {word for cue in pointing for word in cue.split()[1:] if word in DEICTIC_NOUNS}
     return Signals(
         is_meta=is_meta_request(question) and not shift,
         explicit_shift=shift,
         shift_rest=rest,
-        anaphora=anaphora(question) if not shift else [],
+        anaphora=pointing,
         ellipsis=bool(ELLIPSIS.search(question)) and not shift,
-        content=content,
+        content=[word for word in content if word not in deictic],
     )
+
+
+def without_deixis(question: str) -> str:
+    """The question without its deictic nouns ("What is the document about?" -> "What is the
+    about?"): words that point at the conversation name nothing to search for."""
+    pointing = {word for cue in anaphora(question) for word in cue.split()[1:] if word in DEICTIC_NOUNS}
+    if not pointing:
+        return question
+    return " ".join(w for w in question.split() if w.lower().strip("?.,!;:") not in pointing)
