@@ -4,19 +4,25 @@ It does not decide *whether* to use the conversation so much as *how much*: `con
 (0..1) sets the weight of the context-expanded queries in the fusion, next to the question's own
 queries, which always count in full (see `plan.py`). A wrong guess therefore costs little.
 
-- meta-request ("summarize it", "why?") -> reuse the last sources and search again with the
-  last query (need 1);
+- meta-request ("summarize it", "why?") -> the last sources first, then a search with the last
+  query (need 1);
 - explicit shift ("now tell me about X") -> X stands alone (need 0);
+- follow-up cues (a pronoun or "the document" pointing back, an elliptical opening, no subject
+  of its own) -> a follow-up: need 1, less when the question alone finds a confident hit;
 - a question whose own rare terms the conversation and its sources lack -> a new topic, however
-  short (need 0);
-- follow-up cues (anaphora, ellipsis, no subject of its own) -> a follow-up (high need);
-- otherwise it may continue the conversation (middling need).
-Need shrinks when the question alone already finds a confident, clearly leading chunk.
+  short: it keeps only a little context (NEW_TOPIC_NEED), in case the guess is wrong;
+- otherwise it may continue the conversation: need falls with the share of its terms that are
+  foreign to the conversation and with its own retrieval confidence.
+Pointers that point at nothing in the conversation are not cues: a pronoun after a name in the
+same question ("What is HAART and how does it differ ..."), an expletive "it" ("is it true
+that"), a relative "that", a demonstrative whose noun the conversation never mentioned ("this
+novel" after a talk about taxes), chat discourse ("got it", "that's interesting").
 """
 
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 import numpy as np
 
@@ -30,9 +36,8 @@ MAX_CONTEXT_TERMS = 8
 MAX_KEYWORD_TERMS = 5
 FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
 SHIFT_WEIGHT = 0.6  # most of the question's weight in terms foreign to the conversation: new topic
-import os
-CUE_NEED = float(os.environ.get("X_CUE", 0.9))  # a question with follow-up cues
-OPEN_NEED = float(os.environ.get("X_OPEN", 0.5))  # a question without cues that stays within the conversation's terms
+NEW_TOPIC_NEED = 0.2  # a new topic keeps a little context, in case the guess is wrong
+FOREIGN_DAMPING = 0.7  # how much a question's terms foreign to the conversation lower its need
 WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+)$", re.IGNORECASE)
 
 
@@ -68,15 +73,16 @@ class HeuristicReformulator:
             return self._meta(data)
         foreign, where = self.foreign_share(data, own)
         confidence = own_confidence(data.own_best, data.own_margin)
+        signals = self._grounded(signals, data)
         cues = signals.follow_up_cues() + ([] if own else ["no subject of its own"])
-        if cues:
-            need = 1.0 if not own else CUE_NEED * (1 - 0.5 * foreign) * (1 - 0.5 * confidence)
+        if cues:  # it points at the conversation, whatever its own words
+            need = 1.0 if not own else 1.0 - 0.7 * confidence
             return self._follow_up(data, signals, question_vector, "; ".join(cues), need)
+        need = (1 - FOREIGN_DAMPING * foreign) * (1 - 0.5 * confidence)
         if foreign >= SHIFT_WEIGHT:
-            return self._standalone(data.question, question_vector,
-                                    f"new topic: {where} not in the conversation or its sources", topic_shift=True)
-        need = OPEN_NEED * (1 - foreign) * (1 - confidence)
-        return self._follow_up(data, signals, question_vector, "continues the conversation", need)
+            return self._follow_up(data, signals, question_vector, f"new topic: {where} not in the conversation "
+                                   "or its sources", min(need, NEW_TOPIC_NEED), topic_shift=True)
+        return self._follow_up(data, signals, question_vector, "may continue the conversation", need)
 
     # --- decisions -------------------------------------------------------------------------
 
@@ -97,6 +103,21 @@ class HeuristicReformulator:
                 found.append(repr(word))
         return (foreign / total if total else 0.0), ", ".join(found)
 
+    def _grounded(self, signals: Signals, data: ReformulationInput) -> Signals:
+        """Drop demonstratives whose noun the conversation never mentioned: "this novel" after
+        a talk about tax forms points at something new, not back."""
+        seen = stems(" ".join([*data.topic_questions, data.last.user, data.last.assistant]))
+        anchors = list(data.anchor_chunk_ids)
+        kept = []
+        for cue in signals.anaphora:
+            head, _, noun = cue.partition(" ")
+            if (noun and head in {"this", "that", "these", "those"} and noun not in DEICTIC_NOUNS
+                    and self.corpus.chunk_frequency(noun) > 0 and stem(noun) not in seen
+                    and self.corpus.share_in(noun, anchors) < FOREIGN_SHARE):
+                continue
+            kept.append(cue)
+        return replace(signals, anaphora=kept)
+
     # --- builders --------------------------------------------------------------------------
 
     def _standalone(self, question: str, vector: np.ndarray, reason: str, topic_shift: bool = False) -> Reformulation:
@@ -110,7 +131,7 @@ class HeuristicReformulator:
                              "meta-request about the last answer: its sources, and a search for more", self.name, 1.0)
 
     def _follow_up(self, data: ReformulationInput, signals: Signals, vector: np.ndarray, reason: str,
-                   need: float) -> Reformulation:
+                   need: float, topic_shift: bool = False) -> Reformulation:
         subject = WHAT_ABOUT.match(data.question)
         new_name = bool(subject and names(" " + subject.group(1)))  # "what about Ivanka?": a new subject
         topic = data.topic_questions or ((data.last.user,) if data.last.user else ())
@@ -120,15 +141,16 @@ class HeuristicReformulator:
         semantic = data.question.strip()
         referent = next((t for t in context if sources.get(t) != "answer"), None)
         pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or a.split()[1] in DEICTIC_NOUNS), None)
-        if referent and pointer:  # "how does it work?" -> "how does heat pump work?"
+        deictic = bool(pointer and len(pointer.split()) > 1)
+        if referent and pointer and (deictic or sources.get(referent) == "referent"):  # "how does it work?" -> "how does heat pump work?"
             semantic = _resolved(semantic, pointer, referent)
             context = [t for t in context if t != referent]
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
         keywords = self._keyword_query(data.question, vector, [*([referent] if referent else []), *context],
                                        subject=signals.content)
-        why = f"follow-up: {reason}" + (" (a new subject replaces the last one)" if new_name else "")
-        return Reformulation(semantic, keywords, True, False, False, why, self.name, round(need, 3))
+        why = reason if topic_shift else f"follow-up: {reason}" + (" (a new subject replaces the last one)" if new_name else "")
+        return Reformulation(semantic, keywords, not topic_shift, False, topic_shift, why, self.name, round(need, 3))
 
     def _keyword_query(self, question: str, vector: np.ndarray, context: list[str],
                        subject: list[str] | None = None) -> str:

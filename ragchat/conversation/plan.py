@@ -19,9 +19,7 @@ from .models import Plan, QueryList, Reformulation
 from .reading import TurnContext
 from .signals import without_deixis
 
-import os
-X_PREV = float(os.environ.get("X_PREV", 0))
-ANCHOR_REACH = int(os.environ.get("X_REACH", 10))  # an anchored chunk must rank within this in some list to be boosted
+ANCHOR_REACH = 10  # an anchored chunk must rank within this in some list to be boosted
 CONFIDENT = 0.5  # cosine of the question's own best chunk that makes it a confident hit...
 CONFIDENT_MARGIN = 0.05  # ...when its document leads the next by this much
 
@@ -64,9 +62,9 @@ def _queries(question: str, previous: str, reformulation: Reformulation, weight:
         lists.append(QueryList("context/vector", semantic, settings.vector_weight * weight))
     if keywords.strip() and keywords != question and weight > 0:
         lists.append(QueryList("keywords/fts", keywords, settings.fts_weight * weight))
-    if X_PREV and previous and weight > 0 and not reformulation.is_meta:
-        lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight * X_PREV))
-        lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight * X_PREV))
+    if previous and weight > 0 and not reformulation.is_meta:  # the previous question with this one
+        lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight))
+        lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight))
     return tuple(lists)
 
 
@@ -88,6 +86,6 @@ def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
         boost = settings.anchor_boost * (weight if options.fusion else 1.0)
         reach = ANCHOR_REACH if options.fusion else 10**9
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
-    kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.boost > 0 else "search")
+    kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     return RetrievalPlan(kind, _queries(context.question, context.window.last.user, reformulation, weight, settings, options),
                          weight, anchoring, _protect(context, options), reuse)

@@ -30,7 +30,7 @@ class Retrieval:
 
 def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext,
               depth: int) -> tuple[list[RankedList], dict[int, float]]:
-    extra = context.anchors.chunk_ids if plan.anchoring.boost > 0 else ()
+    extra = context.anchors.chunk_ids if plan.anchoring.documents else ()
     similarity = dict(context.probe.similarity)
     lists = []
     for query in plan.queries:
