@@ -429,11 +429,45 @@ def write_rows(path: Path, run: EvalRun) -> None:
 # --- aggregation -------------------------------------------------------------------------------
 
 
+PAIRED_AGAINST = "last-turn"
+PAIRED_METRIC = f"nDCG@{RANK_K}"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-turn comparison with the reference strategy on PAIRED_METRIC."""
+
+    wins: int
+    losses: int
+    ties: int
+
+    @property
+    def p_value(self) -> float:
+        return sign_test(self.wins, self.losses)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test (ties dropped): how likely a split at least this uneven is
+    when neither strategy is better."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(mine: Sequence[ScoredTurn], reference: Sequence[ScoredTurn], metric: str = PAIRED_METRIC) -> Paired:
+    theirs = {(t.id, t.turn): t.metrics[metric] for t in reference}
+    diffs = [t.metrics[metric] - theirs[(t.id, t.turn)] for t in mine if (t.id, t.turn) in theirs]
+    return Paired(sum(d > 1e-9 for d in diffs), sum(d < -1e-9 for d in diffs), sum(abs(d) <= 1e-9 for d in diffs))
+
+
 @dataclass(frozen=True)
 class GroupRow:
     strategy: str
     count: int  # scored turns
     metrics: Mapping[str, float]  # means over the scored turns
+    versus: Paired | None = None  # against PAIRED_AGAINST (None for itself, or when it did not run)
 
 
 @dataclass(frozen=True)
@@ -472,8 +506,10 @@ def _tag_is(tag: str, values: Iterable[str]) -> Callable[[ScoredTurn], bool]:
 
 def _rows(run: EvalRun, turns: list[ScoredTurn]) -> tuple[GroupRow, ...]:
     rows = []
+    reference = [t for t in turns if t.strategy == PAIRED_AGAINST]
     for strategy in run.strategies:
         mine = [t for t in turns if t.strategy == strategy]
         means = {name: (sum(t.metrics[name] for t in mine) / len(mine) if mine else 0.0) for name in run.metric_names}
-        rows.append(GroupRow(strategy, len(mine), means))
+        versus = paired(mine, reference) if reference and strategy != PAIRED_AGAINST else None
+        rows.append(GroupRow(strategy, len(mine), means, versus))
     return tuple(rows)

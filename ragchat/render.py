@@ -269,14 +269,24 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
         table.add_column("turns", justify="right")
         for name in metric_names:
             table.add_column(name, justify="right")
+        paired = any(row.versus for row in summary.rows)
+        if paired:
+            table.add_column("vs last-turn W/L/T", justify="right")
+            table.add_column("p", justify="right")
         if overall:
             table.add_column("seconds", justify="right", style="dim")
-            table.caption = "seconds: replay time (the first strategy also embeds the shared questions and replies)"
+            table.caption = ("W/L/T: turns whose nDCG@10 beats, trails, ties last-turn's; p: two-sided sign test. "
+                             "seconds: replay time (the first strategy also embeds the shared questions and replies)")
         best = {name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
                 for name in metric_names}
         for row in summary.rows:
             cells = [f"[bold]{row.metrics[n]:.3f}[/]" if row.count and row.metrics[n] == best[n]
                      else (f"{row.metrics[n]:.3f}" if row.count else "-") for n in metric_names]
-            extra = [f"{seconds.get(row.strategy, 0):.1f}"] if overall else []
+            extra = []
+            if paired:
+                versus = row.versus
+                extra += [f"{versus.wins}/{versus.losses}/{versus.ties}", f"{versus.p_value:.3f}"] if versus else ["-", "-"]
+            if overall:
+                extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
         console.print(table)

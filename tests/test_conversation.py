@@ -204,3 +204,49 @@ def test_weak_match_says_documents_may_not_cover_it(library_db: Path, runner) ->
     result = invoke(runner, "ask", "Who won the 1998 football world cup final?", "--session", "w", "--db", library_db)
     assert result.exit_code == 0
     assert "may not cover" in result.stdout
+
+
+# --- follow-ups that generalise: new topics are not read as follow-ups -------------------------
+
+SOURDOUGH = "sourdough_baking.pdf"
+
+
+def test_a_short_new_question_starts_a_new_topic(library_db: Path, runner) -> None:
+    ask_json(runner, library_db, "n1", "What makes a will legally binding in South Africa?")
+    turn = ask_json(runner, library_db, "n1", "what hydration should a beginner use?")
+    assert turn["reformulation"]["topic_shift"] is True and turn["reformulation"]["is_follow_up"] is False
+    assert turn["plan"] == "search" and turn["context_weight"] <= 0.2
+    assert turn["chunks"][0]["document"] == SOURDOUGH
+    assert not any(c["anchored"] for c in turn["chunks"])
+    assert WILLS not in {c["document"] for c in turn["chunks"][:3]}
+
+
+def test_what_about_x_searches_x(library_db: Path, runner) -> None:
+    ask_json(runner, library_db, "n2", "What makes a will legally binding in South Africa?")
+    turn = ask_json(runner, library_db, "n2", "What about witnesses in court?")
+    assert turn["reformulation"]["semantic_query"].lower().startswith("what about witnesses in court?")
+    assert [c["document"] for c in turn["chunks"][:3]] == [COURT] * 3
+
+
+def test_why_reuses_the_last_sources_and_searches_for_more(library_db: Path, runner) -> None:
+    first = ask_json(runner, library_db, "n3", "What makes a will legally binding in South Africa?")
+    used = [c["chunk_id"] for c in first["chunks"] if c["used"]]
+    turn = ask_json(runner, library_db, "n3", "why?")
+    assert turn["plan"] == "reuse" and turn["reformulation"]["is_meta"]
+    assert [c["chunk_id"] for c in turn["chunks"][: len(used)]] == used
+    searched = [c for c in turn["chunks"] if not c["reused"]]
+    assert searched and {q["name"] for q in turn["queries"]} >= {"question/vector", "context/vector"}
+    assert all(c["document"] == WILLS for c in searched[:3]), "the fresh search stays on the topic"
+
+
+def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, runner) -> None:
+    for question in ["What makes a will legally binding in South Africa?", "who may witness it?",
+                     "can a witness inherit?", "how do I amend a will?", "and how do I revoke it?",
+                     "what does the executor do?", "what is the role of the Master of the High Court?",
+                     "what is condonation?", "who may make a will?"]:
+        ask_json(runner, library_db, "n4", question)
+    turn = ask_json(runner, library_db, "n4", "how long should dough proof?")
+    assert turn["turn"] == 10
+    assert turn["reformulation"]["topic_shift"] is True
+    assert turn["chunks"][0]["document"] == SOURDOUGH
+    assert not any(c["anchored"] for c in turn["chunks"])

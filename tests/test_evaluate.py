@@ -178,7 +178,7 @@ def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
     assert ours.ranked_files[0] == "zephyr-warranty.md"
     assert ours.metrics["R@1"] == ours.metrics["MRR@10"] == 1.0
     assert ours.result.plan == "anchored_search"
-    assert ours.result.anchor_paths == ["zephyr-warranty.md"]
+    assert ours.result.anchor_paths == ("zephyr-warranty.md",)
     assert _turn(run, "rewrite", "warranty").ranked_files[0] == "zephyr-warranty.md"
 
 
@@ -252,7 +252,7 @@ def test_a_turn_without_reply_stores_an_empty_one_and_anchors_nothing(replayed, 
     run = evaluate.replay(db, embedder, settings, [item], [evaluate.STRATEGIES["ragchat"]])
     history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:unanswered", create=False))
     assert [m.content for m in history if m.role == "assistant"][0] == ""
-    assert run.turns[0].result.plan == "search" and run.turns[0].result.anchor_paths == []
+    assert run.turns[0].result.plan == "search" and run.turns[0].result.anchor_paths == ()
 
 
 def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embedder):

@@ -79,9 +79,10 @@ def conversation_terms(corpus: CorpusStats, topic_questions: tuple[str, ...], la
 def pick_terms(terms: list[Term], question_words: list[str], limit: int, drop_names: bool = False) -> list[str]:
     """The best context terms the question does not already hold (each stem once)."""
     covered = {stem(w) for w in question_words}
+    dropped = set().union(*(stems(t.text) for t in terms if t.source == "referent")) if drop_names else set()
     picked: list[str] = []
     for term in terms:
-        if drop_names and term.source == "referent":
+        if drop_names and (term.source == "referent" or stems(term.text) <= dropped):
             continue
         term_stems = stems(term.text)
         if term_stems and not term_stems <= covered:

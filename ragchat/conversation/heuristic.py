@@ -133,7 +133,10 @@ class HeuristicReformulator:
     def _follow_up(self, data: ReformulationInput, signals: Signals, vector: np.ndarray, reason: str,
                    need: float, topic_shift: bool = False) -> Reformulation:
         subject = WHAT_ABOUT.match(data.question)
-        new_name = bool(subject and names(" " + subject.group(1)))  # "what about Ivanka?": a new subject
+        # "what about X?" with X found confidently outside the last answer's sources: X is the new subject
+        new_subject = bool(subject and subject_words(subject.group(1)) and not data.own_best_anchored
+                           and own_confidence(data.own_best, data.own_margin) >= 0.5)
+        new_name = bool(subject and names(subject.group(1), sentence_start=True))  # "what about Ivanka?": a new subject
         topic = data.topic_questions or ((data.last.user,) if data.last.user else ())
         terms = conversation_terms(self.corpus, topic, data.last.assistant)
         context = pick_terms(terms, [*signals.content, *words(data.question)], MAX_CONTEXT_TERMS, drop_names=new_name)
@@ -149,8 +152,9 @@ class HeuristicReformulator:
             semantic = f"{semantic} ({', '.join(context)})"
         keywords = self._keyword_query(data.question, vector, [*([referent] if referent else []), *context],
                                        subject=signals.content)
-        why = reason if topic_shift else f"follow-up: {reason}" + (" (a new subject replaces the last one)" if new_name else "")
-        return Reformulation(semantic, keywords, not topic_shift, False, topic_shift, why, self.name, round(need, 3))
+        why = reason if topic_shift else f"follow-up: {reason}" + (" (a new subject replaces the last one)" if new_subject else "")
+        return Reformulation(semantic, keywords, not topic_shift, False, topic_shift, why, self.name, round(need, 3),
+                             new_subject=new_subject)
 
     def _keyword_query(self, question: str, vector: np.ndarray, context: list[str],
                        subject: list[str] | None = None) -> str:

@@ -33,6 +33,7 @@ class ReformulationInput:
     last_user_similarity: float = 0.0  # cosine of the question and the last user message
     own_best: float = 0.0  # cosine of the question's own best chunk
     own_margin: float = 0.0  # how far that chunk's document leads the next document
+    own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
 
     @property
     def has_history(self) -> bool:
@@ -50,6 +51,7 @@ class Reformulation:
     reformulator: str  # "heuristic" or "ollama:<model>"
     context_need: float = 0.0  # 0 = stands alone .. 1 = cannot be understood without the conversation
     fallback: str = ""  # why the preferred reformulator was not used ("" when it was)
+    new_subject: bool = False  # "what about X?": X replaces the last subject (no anchoring on its sources)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -79,7 +79,7 @@ def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
     weight = context_weight(reformulation)
     reuse = (reformulation.is_meta and options.allow_reuse and context.searching is not None
              and not reformulation.topic_shift)
-    follows = reformulation.is_follow_up and not reformulation.topic_shift
+    follows = reformulation.is_follow_up and not reformulation.topic_shift and not reformulation.new_subject
     anchors = context.anchors
     anchoring = Anchoring()
     if follows and anchors.document_ids and options.source_anchoring and settings.source_anchoring:

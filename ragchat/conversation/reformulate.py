@@ -67,6 +67,7 @@ def reformulation_input(context: TurnContext, anchor_keywords: tuple[str, ...]) 
         topic_questions=context.topic_questions,
         last_user_similarity=float(last_user.embedding @ context.vector) if last_user is not None and last_user.embedding is not None else 0.0,
         own_best=context.probe.best, own_margin=context.probe.margin,
+        own_best_anchored=bool(context.probe.ids) and context.probe.ids[0] in set(context.anchors.chunk_ids),
     )
 
 

@@ -98,7 +98,8 @@ def explicit_shift(question: str) -> tuple[bool, str]:
 
 PERSONAL = frozenset("it its they them their theirs he she him her his hers".split())
 EXPLETIVE = re.compile(
-    r"^(?:is|was|isn't) it (?:true|possible|necessary|safe|legal|required|okay|ok|better|worth|normal|common)\b"
+    r"^(?:is|was|isn't) it (?:\w+ )?(?:true|possible|necessary|safe|legal|required|okay|ok|better|worth|normal"
+    r"|common|important|essential|advisable|wise)\b"
     r"|^it (?:is|was|'s) (?:\w+ )?(?:\w+ )(?:to|that|for)\b"
 )
 

@@ -76,6 +76,7 @@ class Conversation:
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
         answered = self._answer(lineage, context, on_token)
+        self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
                                 embedding=answering.reply_vector(self.db, self.embedder, answered, lineage))
