@@ -9,6 +9,7 @@ from typing import Callable, Iterator, Sequence
 
 import numpy as np
 
+from .llm import ChatBackend
 from .store.library import StoredChunk
 from .store.sessions import Message
 from .text import content_words, sentences, words
@@ -102,7 +103,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
     return Answer(head + "\n".join(lines), frozenset(candidates[i][0] for i in best))
 
 
-def stream(backend, messages: list[dict[str, str]]) -> Iterator[str]:
+def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str]:
     """Tokens from Ollama as they arrive (errors surface as BackendUnavailable)."""
     yield from backend.chat_stream(messages)
 

@@ -27,7 +27,7 @@ class RagchatGroup(TyperGroup):
     """Turns ragchat errors (and unexpected ones) into `Error: ...` and exit 1, unless
     RAGCHAT_DEBUG=1 asks for the traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException,  # typer >= 0.2x vendors its own click

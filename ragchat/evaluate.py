@@ -491,11 +491,11 @@ def summarize(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -
     selections: list[tuple[str, Callable[[ScoredTurn], bool]]] = [("overall", lambda t: True)]
     tags = sorted({tag for t in run.turns for tag in t.tags})
     for tag in tags:
-        values = sorted({t.tags.get(tag, "") for t in run.turns})
-        if len(values) > 1:
-            selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in values]
-    for tag, values in groups:
-        selections.append((f"{tag}: {' + '.join(sorted(values))}", _tag_is(tag, values)))
+        seen = sorted({t.tags.get(tag, "") for t in run.turns})
+        if len(seen) > 1:
+            selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in seen]
+    for tag, chosen in groups:
+        selections.append((f"{tag}: {' + '.join(sorted(chosen))}", _tag_is(tag, chosen)))
     return [GroupSummary(name, _rows(run, [t for t in run.turns if keep(t)])) for name, keep in selections]
 
 

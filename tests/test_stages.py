@@ -207,7 +207,7 @@ def test_the_questions_own_lists_always_weigh_in_full() -> None:
     chosen = plan(turn_context(), reformulation(0.5), SETTINGS, TurnOptions())
     weights = {q.name: q.weight for q in chosen.queries}
     assert weights["question/vector"] == 0.7 and weights["question/fts"] == 0.3
-    assert weights["context/vector"] == pytest.approx(0.35) and weights["keywords/fts"] == pytest.approx(0.15)
+    assert weights["context/vector"] == pytest.approx(0.35) and weights["context/fts"] == pytest.approx(0.15)
     assert weights["previous/vector"] == pytest.approx(0.35)
     assert max(w for n, w in weights.items() if n.endswith("vector")) == weights["question/vector"]
     assert chosen.kind == "anchored_search" and chosen.anchoring.boost == pytest.approx(0.15)

@@ -51,18 +51,21 @@ def context_weight(reformulation: Reformulation) -> float:
 def _queries(question: str, previous: str, reformulation: Reformulation, weight: float, settings: Settings,
              options: TurnOptions) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
-    if not options.use_keywords:
-        keywords = semantic
     if not options.fusion:  # one query per index
         return (QueryList("context/vector", semantic, settings.vector_weight),
-                QueryList("keywords/fts", keywords, settings.fts_weight))
+                QueryList("keywords/fts", keywords if options.use_keywords else semantic, settings.fts_weight))
     lists = [QueryList("question/vector", question, settings.vector_weight),
              QueryList("question/fts", without_deixis(question), settings.fts_weight)]
-    if semantic.strip() and semantic != question and weight > 0:
+    if weight <= 0:
+        return tuple(lists)
+    if semantic.strip() and semantic != question:
         lists.append(QueryList("context/vector", semantic, settings.vector_weight * weight))
-    if keywords.strip() and keywords != question and weight > 0:
-        lists.append(QueryList("keywords/fts", keywords, settings.fts_weight * weight))
-    if previous and weight > 0 and not reformulation.is_meta:  # the previous question with this one
+    # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword
+    # query alone did worse than the expanded question; together they keep "doctors" -> "physicians")
+    text = f"{semantic}, {keywords}" if options.use_keywords and keywords.strip() else semantic
+    if text.strip() and text != question:
+        lists.append(QueryList("context/fts", text, settings.fts_weight * weight))
+    if previous and not reformulation.is_meta:  # the previous question with this one
         lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight))
         lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight))
     return tuple(lists)
