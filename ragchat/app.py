@@ -4,19 +4,22 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Callable
-
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Callable
 
 from .config import Settings
 from .conversation.models import Lineage
-from .conversation.plan import TurnOptions
-from .conversation.turn import Conversation
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .llm import OllamaBackend
 from .store import library, sessions
 from .store.db import open_db
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from .conversation.plan import TurnOptions
+    from .conversation.turn import Conversation
+
+    from .llm import OllamaBackend
 
 
 @dataclass(frozen=True)
@@ -56,6 +59,8 @@ class App:
     def backend(self) -> OllamaBackend | None:
         if self.settings.ollama == "off":
             return None
+        from .llm import OllamaBackend
+
         return OllamaBackend(self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout)
 
     def backend_problem(self) -> str | None:
@@ -70,6 +75,9 @@ class App:
 
     def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None,
                      options: TurnOptions | None = None) -> Conversation:
+        from .conversation.plan import TurnOptions
+        from .conversation.turn import Conversation
+
         return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
                             options=options or TurnOptions(), on_notice=on_notice)
 

@@ -6,21 +6,20 @@ import os
 import sys
 import traceback
 from pathlib import Path
-from typing import Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import click
 import typer
 from typer.core import TyperGroup
 
-from . import render
-from .app import App
-from .conversation.turn import EMPTY_QUESTION
 from .config import load_settings
-from .embed import load_embedder
 from .errors import RagchatError, SessionError
-from .store import sessions
-from .ingest.pipeline import ingest as run_ingest
-from .search.hybrid import SearchRequest, search as run_search
+
+if TYPE_CHECKING:
+    from .app import App
+
+# Each command imports what it needs when it runs (start-up time): the model, sqlite, rich and
+# the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never load the model.
 
 
 class RagchatGroup(TyperGroup):
@@ -34,12 +33,16 @@ class RagchatGroup(TyperGroup):
                 click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
         except KeyboardInterrupt:
+            from . import render
+
             render.error("interrupted")
             raise typer.Exit(130) from None
         except Exception as exc:  # noqa: BLE001 - the single place where errors meet the user
             if os.environ.get("RAGCHAT_DEBUG") == "1":
                 raise
             message = str(exc) if isinstance(exc, RagchatError) else _unexpected(exc)
+            from . import render
+
             render.error(message)
             raise typer.Exit(1) from None
 
@@ -59,6 +62,8 @@ DbOption = Annotated[Optional[Path], typer.Option("--db", help="Database file (d
 
 
 def make_app(**overrides: Any) -> App:
+    from .app import App
+
     settings, origins = load_settings(overrides)
     return App(settings, origins)
 
@@ -71,6 +76,10 @@ def ingest(
     db: DbOption = None,
 ) -> None:
     """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped."""
+    from . import render
+    from .embed import load_embedder
+    from .ingest.pipeline import ingest as run_ingest
+
     ctx = make_app(db=db)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
@@ -89,6 +98,9 @@ def search(
     db: DbOption = None,
 ) -> None:
     """Search the library once, without a conversation."""
+    from . import render
+    from .search.hybrid import SearchRequest, search as run_search
+
     if mode not in {"hybrid", "vector", "fts"}:
         raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
     ctx = make_app(db=db)
@@ -103,6 +115,8 @@ SessionOption = Annotated[Optional[str], typer.Option("--session", "-s", help="S
 
 
 def _print_token(piece: str) -> None:
+    from . import render
+
     render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
 
 
@@ -115,6 +129,10 @@ def ask(
     db: DbOption = None,
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session."""
+    from . import render
+    from .conversation.turn import EMPTY_QUESTION
+    from .store import sessions
+
     if not question.strip():  # before opening anything or asking Ollama: the error is the only line
         raise RagchatError(EMPTY_QUESTION)
     ctx = make_app(db=db)
@@ -141,6 +159,8 @@ app.add_typer(inspect_app, name="inspect")
 
 
 def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
+    from . import render
+
     name = ctx.session_name(session)
     chosen = ctx.turn(name, number)
     data = render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
@@ -165,6 +185,9 @@ def inspect_turn(number: Annotated[int, typer.Argument(help="Turn number, from 1
 @app.command("sessions")
 def list_sessions(db: DbOption = None) -> None:
     """List sessions with their number of turns and last activity."""
+    from . import render
+    from .store import sessions
+
     render.sessions_table(sessions.sessions(make_app(db=db).db))
 
 
@@ -182,6 +205,8 @@ def chat(
 @app.command()
 def config(db: DbOption = None) -> None:
     """Show the effective settings and where each value came from."""
+    from . import render
+
     ctx = make_app(db=db)
     render.config_table(ctx.settings, ctx.origins)
 
@@ -200,7 +225,7 @@ def eval_command(
     db: Annotated[Optional[Path], typer.Option("--db", help="Database to ingest into and reuse (default: a temporary one).")] = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy."""
-    from . import evaluate
+    from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
     chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items)

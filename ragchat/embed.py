@@ -12,18 +12,23 @@ from __future__ import annotations
 
 import functools
 import importlib.util
+import json
 import os
 import shutil
 import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Protocol, Sequence
-
-import numpy as np
+from typing import TYPE_CHECKING, Protocol, Sequence
 
 from .config import Settings, user_cache_dir
 from .errors import EmbeddingError
+from .lazy import lazy_module
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")  # imported on first use: not every command needs it
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -108,10 +113,116 @@ def locate_model(settings: Settings) -> ModelLocation:
     return ModelLocation(settings.embedding_model, None, "fastembed download")
 
 
-class FastEmbedder:
-    """fastembed's ONNX TextEmbedding, L2-normalised float32 vectors."""
+class _BatchingEmbedder:
+    """Shared by both embedders: texts are embedded in batches of similar length (padding a short
+    text to the longest of its batch is the waste; sorted, 534 chunks embed ~1.5x faster), and the
+    vectors come back in the order of the texts, L2-normalised float32."""
 
-    def __init__(self, location: ModelLocation, batch_size: int = 64) -> None:
+    model_id: str
+    dim: int
+    source: str
+    batch_size: int
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        if not texts:
+            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
+        items = self._encode(texts)
+        order = sorted(range(len(items)), key=lambda row: len(items[row]))
+        out: np.ndarray | None = None
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            vectors = self._run([items[i] for i in rows])
+            if out is None:
+                out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
+            out[rows] = vectors
+        assert out is not None
+        norms = np.linalg.norm(out, axis=1, keepdims=True)
+        return out / np.maximum(norms, 1e-12)
+
+    def _encode(self, texts: Sequence[str]) -> list[Sequence]:
+        """What a batch is run on, one item per text; its len() is the length it is sorted by."""
+        return list(texts)
+
+    def _run(self, items: list) -> np.ndarray:
+        raise NotImplementedError
+
+    @functools.lru_cache(maxsize=512)
+    def embed_query(self, text: str) -> np.ndarray:
+        vector = self.embed([text])[0]
+        vector.setflags(write=False)
+        return vector
+
+
+class OnnxEmbedder(_BatchingEmbedder):
+    """The offline all-MiniLM-L6-v2 run with onnxruntime and tokenizers directly, as fastembed runs
+    it (its tokenizer set-up, mean pooling over the attention mask, L2 norm), without fastembed's
+    0.4 s import; texts are tokenized once and batched by their token count."""
+
+    def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
+        assert location.path is not None
+        try:
+            import onnxruntime as ort
+            from tokenizers import Tokenizer
+
+            self._tokenizer, self._pad_id = _load_tokenizer(location.path, Tokenizer)
+            options = ort.SessionOptions()
+            options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            self._session = ort.InferenceSession(str(location.path / "model.onnx"), sess_options=options,
+                                                 providers=["CPUExecutionProvider"])
+        except Exception as exc:  # noqa: BLE001 - a broken model directory in any way means "no model"
+            raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}") from None
+        self._inputs = {node.name for node in self._session.get_inputs()}
+        self.model_id = location.model_id
+        self.source = location.how
+        self.batch_size = batch_size
+        self.dim = int(self.embed(["dimension probe"]).shape[1])
+
+    def _encode(self, texts: Sequence[str]) -> list[Sequence]:
+        return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
+
+    def _run(self, ids: list) -> np.ndarray:
+        width = max(len(row) for row in ids)
+        input_ids = np.full((len(ids), width), self._pad_id, dtype=np.int64)
+        mask = np.zeros((len(ids), width), dtype=np.int64)
+        for row, tokens in enumerate(ids):
+            input_ids[row, : len(tokens)] = tokens
+            mask[row, : len(tokens)] = 1
+        feed = {"input_ids": input_ids}
+        if "attention_mask" in self._inputs:
+            feed["attention_mask"] = mask
+        if "token_type_ids" in self._inputs:
+            feed["token_type_ids"] = np.zeros_like(input_ids)
+        hidden = self._session.run(None, feed)[0]
+        summed = np.sum(hidden, axis=1, where=mask[:, :, None].astype(bool), dtype=np.float64)
+        return (summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)).astype(np.float32)
+
+
+def _load_tokenizer(folder: Path, tokenizer_class: type) -> tuple[object, int]:
+    """The tokenizer as fastembed sets it up: truncation at the configured context (the stricter of
+    model_max_length and max_length), the special tokens added; padding is done per batch here."""
+    config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
+    limits = [value for value in (config.get("model_max_length"), config.get("max_length"))
+              if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 1_000_000]
+    tokenizer = tokenizer_class.from_file(str(folder / "tokenizer.json"))
+    truncation = tokenizer.truncation or {}
+    tokenizer.enable_truncation(max_length=min(limits) if limits else 512,
+                                direction=config.get("truncation_side") or truncation.get("direction", "right"))
+    special = folder / "special_tokens_map.json"
+    for token in (json.loads(special.read_text(encoding="utf-8")).values() if special.is_file() else []):
+        for one in token if isinstance(token, list) else [token]:
+            if isinstance(one, str):
+                tokenizer.add_special_tokens([one])
+    tokenizer.no_padding()
+    pad = (tokenizer.padding or {}).get("pad_token") or config.get("pad_token") or "[PAD]"
+    pad_id = tokenizer.token_to_id(pad)
+    return tokenizer, int(pad_id if pad_id is not None else 0)
+
+
+class FastEmbedder(_BatchingEmbedder):
+    """fastembed's ONNX TextEmbedding, for any other model (a model_dir or a download by name);
+    batches are sorted by character length."""
+
+    def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
         from fastembed import TextEmbedding
 
         options = {"specific_model_path": str(location.path)} if location.path else {}
@@ -125,27 +236,19 @@ class FastEmbedder:
         self.batch_size = batch_size
         self.dim = int(self.embed(["dimension probe"]).shape[1])
 
-    def embed(self, texts: Sequence[str]) -> np.ndarray:
-        if not texts:
-            return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        vectors = np.asarray(list(self._model.embed(list(texts), batch_size=self.batch_size)), dtype=np.float32)
-        norms = np.linalg.norm(vectors, axis=1, keepdims=True)
-        return vectors / np.maximum(norms, 1e-12)
-
-    @functools.lru_cache(maxsize=512)
-    def embed_query(self, text: str) -> np.ndarray:
-        vector = self.embed([text])[0]
-        vector.setflags(write=False)
-        return vector
+    def _run(self, texts: list) -> np.ndarray:
+        return np.asarray(list(self._model.embed(texts, batch_size=len(texts))), dtype=np.float32)
 
 
-_LOADED: dict[tuple[str, str], FastEmbedder] = {}
+_LOADED: dict[tuple[str, str], _BatchingEmbedder] = {}
 
 
-def load_embedder(settings: Settings) -> FastEmbedder:
-    """The process-wide embedder for these settings (loading the model takes a second)."""
+def load_embedder(settings: Settings) -> _BatchingEmbedder:
+    """The process-wide embedder for these settings, loaded once (onnxruntime and the model take
+    ~0.3 s). The offline MiniLM runs on onnxruntime directly; anything else through fastembed."""
     location = locate_model(settings)
     key = (location.model_id, str(location.path))
     if key not in _LOADED:
-        _LOADED[key] = FastEmbedder(location, settings.embed_batch)
+        direct = location.model_id == MINILM and location.path is not None
+        _LOADED[key] = (OnnxEmbedder if direct else FastEmbedder)(location, settings.embed_batch)
     return _LOADED[key]

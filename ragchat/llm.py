@@ -5,13 +5,12 @@ from __future__ import annotations
 import json
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
-from typing import Any, Protocol
-
-import httpx
-import ollama
-import pydantic
+from typing import TYPE_CHECKING, Any, Protocol
 
 from ragchat.errors import BackendUnavailable
+
+if TYPE_CHECKING:
+    import ollama
 
 # JSON schema type -> (Python types that satisfy it, how a reason names it).
 _JSON_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
@@ -45,6 +44,8 @@ class OllamaBackend:
         self.host = host
         self.model = model
         self.timeout = timeout
+        import ollama  # here, not at the top: the client and pydantic take ~0.2 s to import
+
         self._client = ollama.Client(host=host, timeout=timeout)
         self._available: bool | None = None
 
@@ -87,6 +88,10 @@ class OllamaBackend:
     @contextmanager
     def _mapped_errors(self) -> Iterator[None]:
         """Turn whatever the client or httpx raises into BackendUnavailable with a short reason."""
+        import httpx
+        import ollama
+        import pydantic
+
         try:
             yield
         except httpx.TimeoutException as exc:

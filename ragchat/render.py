@@ -3,20 +3,23 @@
 from __future__ import annotations
 
 import json
-from typing import Iterable, Mapping
+from typing import TYPE_CHECKING, Iterable, Mapping
 
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
 from rich.markup import escape
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
+                           TimeElapsedColumn)
 from rich.table import Table
 
-from .config import Settings
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
-from .evaluate import GroupSummary
-from .ingest.pipeline import IngestReport
-from .search.hybrid import Hit
+
+if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
+    from .config import Settings
+    from .evaluate import GroupSummary
+    from .ingest.pipeline import IngestReport
+    from .search.hybrid import Hit
 
 console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
@@ -31,17 +34,29 @@ def notice(message: str) -> None:
     console.print(f"[yellow]! {escape(message)}[/]", soft_wrap=True)
 
 
+class _RateColumn(ProgressColumn):
+    """Chunks/s and the time left, for the tasks that ask for it (rich averages the last 30 s)."""
+
+    def render(self, task: Task) -> Text:
+        if not task.fields.get("rate") or not task.speed:
+            return Text("")
+        left = task.time_remaining
+        eta = "" if left is None or task.finished else f"  ETA {int(left) // 60}:{int(left) % 60:02d}"
+        return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
+
+
 class IngestProgress:
-    """A rich progress bar with one line for files and one for chunks."""
+    """A rich progress bar with one line for files and one for chunks (with chunks/s and an ETA);
+    updated from the ingest's parsing and embedding threads (rich's Progress takes a lock)."""
 
     def __init__(self, target: Console | None = None) -> None:
         self._bar = Progress(
             TextColumn("[bold]{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"), _RateColumn(), TimeElapsedColumn(),
             console=target or console, transient=False,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
-        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False)
+        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
 
     def __enter__(self) -> "IngestProgress":
         self._bar.start()

@@ -8,6 +8,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
+from helpers import MODEL_CACHE
 from ragchat.config import Settings
 from ragchat.embed import (
     MINILM,
@@ -15,6 +16,7 @@ from ragchat.embed import (
     TOKENIZER_FILES,
     FastEmbedder,
     ModelLocation,
+    OnnxEmbedder,
     assemble_offline_model,
     load_embedder,
     locate_model,
@@ -130,3 +132,28 @@ def test_the_assembled_model_gives_the_same_vectors(tmp_path: Path, assembled: P
     texts = ["A will needs two witnesses", "bread recipe", "heat pumps move heat"]
     assert np.allclose(fresh.embed(texts), embedder.embed(texts), atol=1e-5)
     assert load_embedder(Settings(model_dir=str(assembled))) is fresh  # loaded once per process
+
+
+def test_the_direct_onnx_embedder_gives_fastembeds_vectors(embedder) -> None:
+    """The offline model runs on onnxruntime directly (no fastembed import at start-up); its
+    vectors are fastembed's, for short, long (truncated) and unusual texts, whatever the batch."""
+    assert isinstance(embedder, OnnxEmbedder)
+    plain = FastEmbedder(locate_model(Settings(model_cache=MODEL_CACHE)), batch_size=3)
+    texts = ["a", "", "A will needs two witnesses.", "ünïcödé 日本語 " * 3, "heat pumps " * 400,
+             "Sourdough needs a starter fed daily with flour and water.", "x" * 50]
+    assert np.abs(embedder.embed(texts) - plain.embed(texts)).max() < 1e-5
+
+
+def test_vectors_come_back_in_the_order_of_the_texts(embedder) -> None:
+    texts = [f"{word} " * length for word, length in [("will", 40), ("bread", 2), ("tyres", 90), ("compost", 7),
+                                                      ("witness", 1), ("solar", 25)]]
+    one_by_one = np.vstack([embedder.embed([text]) for text in texts])
+    assert np.allclose(embedder.embed(texts), one_by_one, atol=1e-5)
+
+
+def test_a_broken_offline_model_dir_is_an_embedding_error(tmp_path: Path) -> None:
+    folder = tmp_path / "broken"
+    folder.mkdir()
+    (folder / "model.onnx").write_bytes(b"not an onnx file")
+    with pytest.raises(EmbeddingError, match="cannot load embedding model"):
+        load_embedder(Settings(model_dir=str(folder)))

@@ -11,7 +11,7 @@ from pathlib import Path
 import numpy as np
 import pytest
 
-from helpers import invoke, settings_for
+from helpers import SAMPLE_DOCS, invoke, settings_for
 from ragchat.errors import IngestError
 from ragchat.ingest.pipeline import IngestReport, ingest
 from ragchat.search.fts import build_match
@@ -442,3 +442,52 @@ def test_cli_reembed(corpus: Path, tmp_path: Path, runner) -> None:
     assert get_setting(conn, "embedding_model") == MINILM
     assert_consistent(conn)
     conn.close()
+
+
+class RecordingProgress:
+    """Records what ingest reports (from its parsing and its embedding thread)."""
+
+    def __init__(self) -> None:
+        self.files_done: list[str] = []
+        self.totals: list[int] = []
+        self.steps: list[int] = []
+
+    def files(self, total: int) -> None:
+        self.file_total = total
+
+    def file_done(self, path: str) -> None:
+        self.files_done.append(path)
+
+    def chunks(self, total: int) -> None:
+        self.totals.append(total)
+
+    def chunks_done(self, count: int) -> None:
+        self.steps.append(count)
+
+
+def test_chunks_sorted_for_embedding_are_stored_in_document_order(tmp_path: Path, embedder) -> None:
+    """Embedding sorts chunks by length across documents; every stored vector is still the vector
+    of its own chunk, and progress adds up."""
+    from ragchat.ingest.chunking import chunk_document, embedding_text
+    from ragchat.ingest.loaders import load_document
+
+    db_path, progress = tmp_path / "order.db", RecordingProgress()
+    report = run(db_path, [SAMPLE_DOCS], lambda: embedder, progress=progress)
+    settings = settings_for(db_path, **SMALL_CHUNKS)
+    db = open_db(db_path)
+    expected, stored = [], []
+    for path in sorted(SAMPLE_DOCS.iterdir()):
+        parsed = load_document(path)
+        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+        expected += [embedding_text(parsed.title, chunk) for chunk in chunks]
+        ids = chunk_ids(db, document_id(db, path.name))
+        assert len(ids) == len(chunks)
+        vectors = library.vectors_of(db, ids)
+        stored += [vectors[i] for i in ids]
+    db.close()
+    assert len(stored) == report.chunks > 2 * settings.embed_batch  # several batches, sorted by length
+    one_by_one = np.vstack([embedder.embed([text]) for text in expected])
+    assert np.allclose(np.vstack(stored), one_by_one, atol=1e-5)
+    assert sum(progress.steps) == progress.totals[-1] == report.chunks
+    assert max(progress.steps) == settings.embed_batch  # a step a batch
+    assert sorted(progress.files_done) == sorted(p.name for p in SAMPLE_DOCS.iterdir())

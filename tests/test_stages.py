@@ -68,7 +68,7 @@ def test_deictic_nouns_are_no_search_terms() -> None:
 
 
 def message(id: int, role: str, content: str, vector: list[float]) -> Message:
-    return Message(id, 1, role, content, "2026-01-01", None, np.array(vector, dtype=np.float32))
+    return Message(id, 1, role, content, "2026-01-01", None, np.array(vector, dtype=np.float32).tobytes())
 
 
 def test_window_keeps_the_last_exchange_and_the_most_similar_older_messages_in_order() -> None:

@@ -5,16 +5,16 @@ from __future__ import annotations
 
 import hashlib
 import os
+import queue
+import threading
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Protocol, Sequence
-
-import numpy as np
-from sqlite_utils import Database
+from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
 
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
+from ..lazy import lazy_module
 from ..store import library
 from ..store.db import write
 from ..store.library import ChunkRecord, DocumentRecord
@@ -22,8 +22,22 @@ from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
 from .loaders import ParsedDocument, is_supported, load_document
 
+if TYPE_CHECKING:
+    import numpy as np
+    from sqlite_utils import Database
+else:
+    np = lazy_module("numpy")
+
+# Chunks are embedded in windows of about WINDOW chunks across documents (the whole ingest when it is
+# smaller): a window is embedded sorted by length, batch by batch (less padding: ~1.5x faster than in
+# document order), and each document is written as soon as its last chunk is embedded.
+WINDOW = 256
+
 
 class Progress(Protocol):
+    """Called from the ingest's two threads: files from the parsing one, chunks from the embedding one.
+    `chunks(total)` is called again as more chunks are parsed."""
+
     def files(self, total: int) -> None: ...
     def file_done(self, path: str) -> None: ...
     def chunks(self, total: int) -> None: ...
@@ -142,12 +156,14 @@ def _read_bytes(path: Path, max_bytes: int) -> bytes:
         raise UnreadableFile(f"cannot read: {exc.strerror}") from None
 
 
-def _prepare(db: Database, found: Found, settings: Settings, report: IngestReport) -> Pending | None:
+def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report: IngestReport) -> Pending | None:
+    """Read, parse and chunk one file (in the parsing thread: no database access; `known` holds
+    the stored documents by source)."""
     path, shown = found.path, _display_path(found)
     data = _read_bytes(path, int(settings.max_file_mb * 1_048_576))
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
-    old = library.document_by_source(db, source)
+    old = known.get(source)
     if old and old["content_hash"] == digest:
         report.unchanged.append(shown)
         return None
@@ -176,44 +192,122 @@ def _display_path(found: Found) -> str:
 # --- embedding and writing -------------------------------------------------------------------
 
 
-def _batches(pending: list[Pending], size: int) -> Iterator[tuple[list[str], list[Pending]]]:
-    """Batches of chunk texts across documents, each with the documents it completes."""
-    texts: list[str] = []
-    for position, item in enumerate(pending):
-        texts.extend(embedding_text(item.title, chunk) for chunk in item.chunks)
-        is_last = position == len(pending) - 1
-        if len(texts) >= size or is_last:
-            yield texts, [item]
-            texts = []
-        else:
-            yield [], [item]
+class _Parser(threading.Thread):
+    """Reads, parses and chunks the files in order, ahead of the embedding (which releases the GIL
+    in onnxruntime): the next files are ready when a window of chunks is embedded. Yields Pending
+    items; unchanged, skipped and warned files go straight into the report."""
+
+    _DONE = object()
+
+    def __init__(self, db: Database, found: list[Found], settings: Settings, report: IngestReport,
+                 progress: Progress) -> None:
+        super().__init__(name="ragchat-ingest-parser", daemon=True)
+        self._known = {row["source"]: row for row in library.documents(db)}
+        self._found, self._settings, self._report, self._progress = found, settings, report, progress
+        self._queue: queue.Queue = queue.Queue(maxsize=256)  # bounds the memory of parsed documents
+        self._stopping = threading.Event()
+        self._error: BaseException | None = None
+
+    def run(self) -> None:
+        try:
+            for item in self._found:
+                if self._stopping.is_set():
+                    return
+                try:
+                    prepared = _prepare(self._known, item, self._settings, self._report)
+                except UnreadableFile as exc:
+                    self._report.skipped.append((_display_path(item), str(exc)))
+                    prepared = None
+                if prepared:
+                    self._put(prepared)
+                self._progress.file_done(_display_path(item))
+        except BaseException as exc:  # noqa: BLE001 - re-raised in the embedding thread
+            self._error = exc
+        finally:
+            self._put(self._DONE)
+
+    def _put(self, item: object) -> None:
+        while not self._stopping.is_set():
+            try:
+                self._queue.put(item, timeout=0.1)
+                return
+            except queue.Full:
+                continue
+
+    def windows(self) -> Iterator[list[Pending]]:
+        """The parsed documents in order, in windows of about WINDOW chunks."""
+        window: list[Pending] = []
+        size = 0
+        while (item := self._queue.get()) is not self._DONE:
+            window.append(item)
+            size += len(item.chunks)
+            if size >= WINDOW:
+                yield window
+                window, size = [], 0
+        if self._error is not None:
+            raise self._error
+        if window:
+            yield window
+
+    def stop(self) -> None:
+        self._stopping.set()
+        self.join()
+
+
+def embed_in_order(
+    embedder: Embedder, texts: Sequence[str], batch: int, progress: Progress,
+    on_batch: Callable[[list[int], np.ndarray], None] = lambda rows, vectors: None,
+) -> np.ndarray:
+    """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
+    each); `on_batch(rows, vectors)` after each batch, with those rows of `vectors` filled."""
+    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
+    vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        vectors[rows] = embedder.embed([texts[row] for row in rows])
+        progress.chunks_done(len(rows))
+        on_batch(rows, vectors)
+    return vectors
 
 
 def _write_all(
-    db: Database, embedder: Embedder, pending: list[Pending], progress: Progress, report: IngestReport,
-    batch: int,
+    db: Database, load_embedder: Callable[[], Embedder], parser: _Parser, settings: Settings,
+    progress: Progress, report: IngestReport,
 ) -> None:
-    queue: list[Pending] = []
-    vectors: list = []
-    for texts, items in _batches(pending, batch):
-        queue.extend(items)
-        if not texts:
-            continue
-        embedded = embedder.embed(texts)
-        vectors.extend(embedded)
-        progress.chunks_done(len(texts))
-        while queue and len(vectors) >= len(queue[0].chunks):
-            item = queue.pop(0)
-            mine, vectors = vectors[: len(item.chunks)], vectors[len(item.chunks) :]
-            _write_one(db, item, mine, report)
+    embedder: Embedder | None = None
+    total = 0
+    for window in parser.windows():
+        if embedder is None:
+            embedder = load_embedder()
+            library.ensure_vector_table(db, embedder.model_id, embedder.dim)
+        total += sum(len(item.chunks) for item in window)
+        progress.chunks(total)  # grows while the parser finds more
+        texts, owner, first = [], [], []
+        for number, item in enumerate(window):
+            first.append(len(texts))
+            texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
+            owner += [number] * len(item.chunks)
+        missing = [len(item.chunks) for item in window]
+
+        def write_finished(rows: list[int], vectors: np.ndarray) -> None:
+            finished = []
+            for row in rows:
+                missing[owner[row]] -= 1
+                if missing[owner[row]] == 0:
+                    finished.append(owner[row])
+            for number in sorted(finished):
+                item = window[number]
+                _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
+
+        embed_in_order(embedder, texts, settings.embed_batch, progress, write_finished)
 
 
-def _write_one(db: Database, item: Pending, vectors: list, report: IngestReport) -> None:
+def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
         ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end)
         for c in item.chunks
     ]
-    library.replace_document(db, item.record, records, np.asarray(vectors, dtype=np.float32))
+    library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
     (report.added if item.is_new else report.updated).append(item.record.path)
 
@@ -238,16 +332,13 @@ def reembed(db: Database, embedder: Embedder, progress: Progress, report: Ingest
     """Re-embed every chunk with the current model; swapped in one transaction at the end."""
     rows = list(library.all_chunk_texts(db))
     progress.chunks(len(rows))
-    vectors = []
-    for start in range(0, len(rows), batch):
-        part = rows[start : start + batch]
-        vectors.append(embedder.embed([_stored_embedding_text(title, heading, text) for _, _, title, heading, text in part]))
-        progress.chunks_done(len(part))
+    texts = [_stored_embedding_text(title, heading, text) for _, _, title, heading, text in rows]
+    vectors = embed_in_order(embedder, texts, batch, progress)
     with write(db):
         library.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
         library.clear_keyword_vectors(db)
         if rows:
-            library.put_vectors(db, [row[0] for row in rows], np.concatenate(vectors))
+            library.put_vectors(db, [row[0] for row in rows], vectors)
     refresh_keywords(db)
     report.reembedded = len(rows)
 
@@ -275,23 +366,14 @@ def ingest(
     excluded = {Path(settings.db).resolve().parent}
     found = discover([Path(p) for p in paths], excluded, report)
     progress.files(len(found))
-    pending: list[Pending] = []
-    for item in found:
-        try:
-            prepared = _prepare(db, item, settings, report)
-        except UnreadableFile as exc:
-            report.skipped.append((_display_path(item), str(exc)))
-            prepared = None
-        if prepared:
-            pending.append(prepared)
-        progress.file_done(_display_path(item))
-    if pending or reembed_all:
-        embedder = load_embedder()
-        if reembed_all:
-            reembed(db, embedder, progress, report, settings.embed_batch)
-        library.ensure_vector_table(db, embedder.model_id, embedder.dim)
-        progress.chunks(sum(len(item.chunks) for item in pending))
-        _write_all(db, embedder, pending, progress, report, settings.embed_batch)
+    if reembed_all:
+        reembed(db, load_embedder(), progress, report, settings.embed_batch)
+    parser = _Parser(db, found, settings, report, progress)
+    parser.start()
+    try:
+        _write_all(db, load_embedder, parser, settings, progress, report)
+    finally:
+        parser.stop()
     if prune_missing:
         prune(db, report)
     else:

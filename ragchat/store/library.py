@@ -7,13 +7,18 @@ import uuid
 import weakref
 from dataclasses import dataclass
 from datetime import datetime, timezone
-from typing import Iterable, Sequence
+from typing import TYPE_CHECKING, Iterable, Sequence
 
-import numpy as np
 from sqlite_utils import Database
 
 from ..errors import ModelMismatchError
+from ..lazy import lazy_module
 from .db import get_setting, set_setting, write
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")  # imported on first use: not every command needs it
 
 VECTOR_TABLE = "chunk_vectors"
 # Vector search keeps the vectors in memory (exact brute force with NumPy, ~5x faster than a vec0

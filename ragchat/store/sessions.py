@@ -3,15 +3,20 @@
 from __future__ import annotations
 
 import json
-from dataclasses import dataclass
-from typing import Any
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
-import numpy as np
 from sqlite_utils import Database
 
 from ..errors import SessionError
+from ..lazy import lazy_module
 from .db import write
 from .library import now, to_blob
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")  # imported on first use: not every command needs it
 
 
 @dataclass(frozen=True)
@@ -22,15 +27,19 @@ class Message:
     content: str
     created_at: str
     lineage: dict[str, Any] | None
-    embedding: np.ndarray | None
+    embedding_blob: bytes | None = field(default=None, repr=False)
+
+    @property
+    def embedding(self) -> np.ndarray | None:
+        """Decoded when used (zero-copy), so listing or showing turns needs no numpy."""
+        return np.frombuffer(self.embedding_blob, dtype=np.float32) if self.embedding_blob else None
 
 
 def _message(row: dict) -> Message:
-    blob = row.get("embedding")
     return Message(
         id=row["id"], session_id=row["session_id"], role=row["role"], content=row["content"] or "",
         created_at=row["created_at"], lineage=json.loads(row["lineage"]) if row.get("lineage") else None,
-        embedding=np.frombuffer(blob, dtype=np.float32) if blob else None,
+        embedding_blob=row.get("embedding") or None,
     )
 
 
