@@ -88,7 +88,7 @@ class Pending:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Found]:
+def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
     seen: set[Path] = set()
     stack = [root]
     while stack:
@@ -111,6 +111,12 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Fou
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
+            if entry.is_symlink() and not follow.allows(path):
+                if is_dir or is_supported(path):
+                    report.skipped.append((_folder_shown(path, root), SYMLINK_OUTSIDE))
+                else:
+                    report.ignored += 1
+                continue
             if is_dir:
                 if path.resolve() not in excluded:
                     stack.append(path)
@@ -120,16 +126,39 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Fou
                 report.ignored += 1
 
 
+SYMLINK_OUTSIDE = "symlink outside the ingested folders"
+
+
+@dataclass(frozen=True)
+class _SymlinkRule:
+    """Which symlinks met while walking are followed: those resolving inside one of the paths given
+    (like ripgrep), or every one with --follow-symlinks. A path given itself is always read."""
+
+    given: tuple[Path, ...]  # resolved
+    follow_all: bool = False
+
+    def allows(self, link: Path) -> bool:
+        if self.follow_all:
+            return True
+        try:
+            target = link.resolve()
+        except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
+            return True
+        return any(target == given or target.is_relative_to(given) for given in self.given)
+
+
 def _folder_shown(folder: Path, root: Path) -> str:
     """A folder as the skipped list shows it: relative to the ingest root, like the files in it."""
     return folder.relative_to(root).as_posix() if folder != root else str(folder)
 
 
-def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -> list[Found]:
+def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
+             follow_symlinks: bool = False) -> list[Found]:
     found: list[Found] = []
+    rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path, excluded, report))
+            found.extend(_walk(path, excluded, report, rule))
         elif path.is_file() or path.is_symlink():
             if is_supported(path):
                 found.append(Found(path, path.parent))
@@ -138,6 +167,13 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -
         else:
             report.skipped.append((str(path), "no such file or folder"))
     return sorted(set(found), key=lambda item: str(item.path))
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 # --- reading one file ------------------------------------------------------------------------
@@ -356,15 +392,17 @@ def ingest(
     *,
     reembed_all: bool = False,
     prune_missing: bool = False,
+    follow_symlinks: bool = False,
     progress: Progress | None = None,
 ) -> IngestReport:
-    """Bring the library in line with `paths`. The embedder is loaded only if something needs it."""
+    """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
+    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
         library.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
-    found = discover([Path(p) for p in paths], excluded, report)
+    found = discover([Path(p) for p in paths], excluded, report, follow_symlinks)
     progress.files(len(found))
     if reembed_all:
         reembed(db, load_embedder(), progress, report, settings.embed_batch)
