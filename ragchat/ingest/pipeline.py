@@ -90,12 +90,14 @@ class Pending:
 
 def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
     seen: set[Path] = set()
-    stack = [root]
-    while stack:
-        folder = stack.pop()
+    stack, linked = [root], []  # folders reached through a symlink wait until the real ones are walked
+    while stack or linked:
+        folder = stack.pop() if stack else linked.pop(0)
         real = folder.resolve()
         if real in seen:
-            report.skipped.append((_folder_shown(folder, root), "symlink loop (folder already visited)"))
+            loop = folder.parent.resolve().is_relative_to(real)  # the link points at a folder it is in
+            reason = "symlink loop (folder already visited)" if loop else "symlink to a folder already ingested"
+            report.skipped.append((_folder_shown(folder, root), reason))
             continue
         seen.add(real)
         try:
@@ -119,7 +121,7 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _Symlin
                 continue
             if is_dir:
                 if path.resolve() not in excluded:
-                    stack.append(path)
+                    (linked if entry.is_symlink() else stack).append(path)
             elif is_supported(path):
                 yield Found(path, root)
             else:
@@ -166,7 +168,11 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
                 report.skipped.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
         else:
             report.skipped.append((str(path), "no such file or folder"))
-    return sorted(set(found), key=lambda item: str(item.path))
+    # a file reached twice (through a symlink inside the folders) is read once, by its own path if met
+    unique: dict[Path, Found] = {}
+    for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
+        unique.setdefault(_resolved(item.path), item)
+    return sorted(unique.values(), key=lambda item: str(item.path))
 
 
 def _resolved(path: Path) -> Path:
