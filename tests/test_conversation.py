@@ -186,7 +186,10 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
     missing = invoke(runner, "inspect", "turn", "7", "--session", "s9", "--db", library_db)
     assert missing.exit_code == 1 and "Error:" in missing.output and "Traceback" not in missing.output
     listing = invoke(runner, "sessions", "--db", library_db)
-    assert "s9" in listing.stdout and "2" in listing.stdout
+    assert listing.exit_code == 0 and "s9" in listing.stdout
+    db = open_db(library_db)
+    assert {row["name"]: row["turns"] for row in sessions.sessions(db)}["s9"] == 2
+    db.close()
 
 
 def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) -> None:
