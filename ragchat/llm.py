@@ -103,14 +103,14 @@ class OllamaBackend:
         except ollama.ResponseError as exc:
             raise BackendUnavailable(self._http_reason(exc)) from exc
         except httpx.HTTPError as exc:  # e.g. the server hung up mid-reply
-            raise BackendUnavailable(one_line(f"connection failed: {exc}", _MAX_REASON)) from exc
+            raise BackendUnavailable(_reason(f"connection failed: {exc}")) from exc
         except json.JSONDecodeError as exc:
             raise BackendUnavailable("invalid JSON in reply") from exc
         except pydantic.ValidationError as exc:  # JSON, but not shaped like an Ollama reply
             raise BackendUnavailable("unexpected reply from server") from exc
 
     def _http_reason(self, exc: ollama.ResponseError) -> str:
-        error = one_line(str(exc.error), _MAX_REASON) or "no details"
+        error = _reason(str(exc.error))
         if exc.status_code == 404 and "model" in error.lower():
             return f"model '{self.model}' not found"
         if exc.status_code < 0:  # an {"error": ...} line inside a 200 stream carries no status
@@ -144,3 +144,9 @@ def _is_json_type(value: object, expected: str) -> bool:
     if isinstance(value, bool) and expected != "boolean":  # bool is an int in Python, not in JSON
         return False
     return isinstance(value, _JSON_TYPES[expected][0])
+
+
+def _reason(text: str) -> str:
+    """The first line of an error, short."""
+    lines = text.strip().splitlines()
+    return one_line(lines[0], _MAX_REASON) if lines else "no details"
