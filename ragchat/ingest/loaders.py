@@ -836,7 +836,8 @@ def _open_pdf(data: bytes) -> PdfReader:
 
 def _pdf_meta_title(reader: PdfReader) -> str:
     try:
-        title = one_line(str((reader.metadata or {}).get("/Title") or ""))
+        metadata: dict = dict(reader.metadata or {})
+        title = one_line(str(metadata.get("/Title") or ""))
     except Exception:
         return ""
     sensible = 3 <= len(title) <= 200 and _has_letters(title) and not _JUNK_PDF_TITLE.match(title)

@@ -269,7 +269,9 @@ def _write_all(
             library.ensure_vector_table(db, embedder.model_id, embedder.dim)
         total += sum(len(item.chunks) for item in window)
         progress.chunks(total)  # grows while the parser finds more
-        texts, owner, first = [], [], []
+        texts: list[str] = []
+        owner: list[int] = []
+        first: list[int] = []
         for number, item in enumerate(window):
             first.append(len(texts))
             texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
