@@ -95,6 +95,12 @@ def subject_words(text: str) -> list[str]:
     return [w for w in content_words(text) if w not in FILLER]
 
 
+def one_line(text: str, limit: int | None = None) -> str:
+    """The text on one line (whitespace runs become one space), cut to `limit` with an ellipsis."""
+    line = " ".join(text.split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
+
+
 # --- making untrusted text printable ----------------------------------------------------------
 # File names, document text, session names, model output and error messages reach the terminal;
 # none of them may move the cursor, clear the screen, set the title or write the clipboard.
