@@ -11,11 +11,11 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import invoke, settings_for
+from ollama_server import Failure, FakeOllama, Stream
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from helpers import invoke, settings_for
-from ollama_server import Failure, FakeOllama, Stream
 from ragchat import render
 from ragchat.app import App
 from ragchat.repl import Repl
@@ -172,7 +172,7 @@ def test_ingest_search_ask_inspect_sessions_config_and_errors_print_nothing_raw(
     run("config", "config")
     run("reingest", "ingest", docs / "nowhere\x1b[2J.md", code=1)
     run("no-turn", "inspect", "turn", "7", "--session", HOSTILE_SESSION, code=1)
-    for name, output in outputs.items():
+    for output in outputs.values():
         assert_inert(output)
     every = "\n".join(outputs.values())
     for shown in SHOWN_NAMES:  # each file name is shown somewhere, made printable
@@ -231,7 +231,7 @@ def test_the_repl_prints_hostile_session_names_tokens_and_sources_inert(hostile_
         app = App(settings_for(db, ollama="on", ollama_host=server.url, ollama_model="llama3.2"))
         with create_pipe_input() as keyboard:
             for line in ["When does the keeper trim the lamp wick?", "/sources", "/inspect", "/sessions",
-                         f"/new other\x1b[2J[bold]", "/inspect 3", f"/ingest {docs / 'gone'}"]:
+                         "/new other\x1b[2J[bold]", "/inspect 3", f"/ingest {docs / 'gone'}"]:
                 keyboard.send_text(line + "\r")
             keyboard.close()
             Repl(app, HOSTILE_SESSION, input=keyboard, output=DummyOutput()).run()

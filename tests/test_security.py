@@ -10,11 +10,11 @@ from pathlib import Path
 
 import httpx
 import pytest
+from helpers import invoke, settings_for
+from ollama_server import FakeOllama, Stream
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from helpers import invoke, settings_for
-from ollama_server import FakeOllama, Stream
 from ragchat.answer import SYSTEM, Source, build_prompt
 from ragchat.app import App
 from ragchat.ingest.pipeline import SYMLINK_OUTSIDE

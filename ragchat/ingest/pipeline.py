@@ -90,7 +90,8 @@ class Pending:
 
 def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
     seen: set[Path] = set()
-    stack, linked = [root], []  # folders reached through a symlink wait until the real ones are walked
+    stack: list[Path] = [root]
+    linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
     while stack or linked:
         folder = stack.pop() if stack else linked.pop(0)
         real = folder.resolve()
