@@ -7,14 +7,14 @@ DEMO_DB := .ragchat/demo.db
 RAGCHAT := $(BIN)/ragchat
 ASK := $(RAGCHAT) ask --db $(DEMO_DB) --session demo
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test lint bench clean
 
 install: $(STAMP)
 
 $(STAMP): pyproject.toml
 	$(PYTHON) -m venv $(VENV)
 	$(BIN)/python -m pip install --quiet --upgrade pip
-	$(BIN)/python -m pip install --quiet -e '.[offline-model,test]'
+	$(BIN)/python -m pip install --quiet -e '.[offline-model,test,lint]'
 	touch $(STAMP)
 
 demo: install
@@ -28,6 +28,10 @@ demo: install
 
 test: install
 	$(BIN)/python -m pytest -q
+
+lint: install
+	$(BIN)/ruff check ragchat tests benchmarks
+	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python benchmarks/bench.py

@@ -7,18 +7,27 @@ from functools import cached_property
 from typing import TYPE_CHECKING, Callable
 
 from .config import Settings
+from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
 from .store import library, sessions
-from .store.sessions import Message
 from .store.db import open_db
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from .conversation.turn import Conversation, TurnOptions
+    from .conversation.plan import TurnOptions
+    from .conversation.turn import Conversation
 
     from .llm import OllamaBackend
+
+
+@dataclass(frozen=True)
+class AnsweredTurn:
+    number: int  # 1-based, counting the session's questions
+    message_id: int  # the assistant message
+    lineage: Lineage
+    answer: str
 
 
 @dataclass
@@ -66,21 +75,32 @@ class App:
 
     def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None,
                      options: TurnOptions | None = None) -> Conversation:
-        from .conversation.turn import Conversation, TurnOptions
+        from .conversation.plan import TurnOptions
+        from .conversation.turn import Conversation
 
         return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
                             options=options or TurnOptions(), on_notice=on_notice)
 
-    def turns(self, session: str) -> list[tuple[int, Message]]:
-        """(turn number, assistant message) of a session, in order."""
+    def turns(self, session: str) -> list[AnsweredTurn]:
+        """The answered turns of a session, in order."""
         history = sessions.messages(self.db, sessions.session_id(self.db, session, create=False))
         numbered, count = [], 0
         for message in history:
             if message.role == "user":
                 count += 1
             elif message.lineage is not None:
-                numbered.append((count, message))
+                numbered.append(AnsweredTurn(count, message.id, Lineage.from_dict(message.lineage), message.content))
         return numbered
+
+    def turn(self, session: str, number: int | None = None) -> AnsweredTurn:
+        """Turn `number` of a session (default: the last); a SessionError says what exists."""
+        turns = self.turns(session)
+        if not turns:
+            raise SessionError(f"session {session!r} has no answered turns yet")
+        chosen = turns[-1] if number is None else next((t for t in turns if t.number == number), None)
+        if chosen is None:
+            raise SessionError(f"session {session!r} has no turn {number} (it has turns 1-{turns[-1].number})")
+        return chosen
 
     def session_name(self, session: str | None) -> str:
         name = session or sessions.latest_session(self.db)

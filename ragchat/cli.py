@@ -26,7 +26,7 @@ class RagchatGroup(TyperGroup):
     """Turns ragchat errors (and unexpected ones) into `Error: ...` and exit 1, unless
     RAGCHAT_DEBUG=1 asks for the traceback."""
 
-    def invoke(self, ctx: click.Context) -> Any:
+    def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
         except (typer.Exit, typer.Abort, typer.TyperException,  # typer >= 0.2x vendors its own click
@@ -73,6 +73,8 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest (recursive).")],
     reembed: Annotated[bool, typer.Option(help="Re-embed every chunk with the configured model.")] = False,
     prune: Annotated[bool, typer.Option(help="Remove documents whose files are gone.")] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
+                                                  "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
     """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped."""
@@ -85,7 +87,7 @@ def ingest(
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     with render.IngestProgress() as progress:
         report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, progress=progress)
+                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
     render.ingest_report(report)
 
 
@@ -114,12 +116,6 @@ def search(
 SessionOption = Annotated[Optional[str], typer.Option("--session", "-s", help="Session name (default: the latest).")]
 
 
-def _print_token(piece: str) -> None:
-    from . import render
-
-    render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
-
-
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question (a follow-up is understood in its session).")],
@@ -141,16 +137,19 @@ def ask(
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
     if problem and not as_json and ctx.settings.ollama != "on":  # with "on", each fallback says why
-        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
+        render.console.print(f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
+                             soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
-    result = conversation.ask(question, on_token=_print_token if streaming else None)
+    printer = render.StreamPrinter()
+    result = conversation.ask(question, on_token=printer if streaming else None)
+    printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
-        render.json_lines([render.inspect_data(result.lineage(), result.assistant_message_id, result.turn,
+        render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,
                                                message.content if message else result.answer)])
         return
-    render.turn(result, streamed=streaming and result.answer_mode == "llm", notices=conversation.fresh_notices(result))
+    render.turn(result, streamed=streaming and result.answer_mode == "llm")
 
 
 inspect_app = typer.Typer(help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",
@@ -162,13 +161,8 @@ def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool)
     from . import render
 
     name = ctx.session_name(session)
-    turns = ctx.turns(name)
-    if not turns:
-        raise SessionError(f"session {name!r} has no answered turns yet")
-    chosen = turns[-1] if number is None else next((t for t in turns if t[0] == number), None)
-    if chosen is None:
-        raise SessionError(f"session {name!r} has no turn {number} (it has turns 1-{turns[-1][0]})")
-    data = render.inspect_data(chosen[1].lineage or {}, chosen[1].id, chosen[0], chosen[1].content)
+    chosen = ctx.turn(name, number)
+    data = render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
     data["session"] = name
     render.json_lines([data]) if as_json else render.inspect_view(data)
 
@@ -254,7 +248,7 @@ def eval_command(
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
     if out:
         evaluate.write_rows(out, run)
-        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {out}[/]")
+        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")
 
 
 def main() -> None:

@@ -34,7 +34,9 @@ from sqlite_utils import Database
 
 from .config import Settings
 from .conversation.models import Reformulation, ReformulationInput, TurnResult
-from .conversation.turn import Conversation, Reformulator, TurnOptions
+from .conversation.plan import TurnOptions
+from .conversation.reformulate import Reformulator
+from .conversation.turn import Conversation
 from .embed import Embedder
 from .errors import RagchatError
 from .ingest.pipeline import IngestReport, Progress, ingest
@@ -204,7 +206,7 @@ class FixedQuery:
 
     def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
         query = self.query_of(data)
-        return Reformulation(query, query, False, False, False, f"baseline {self.name}", self.name)
+        return Reformulation(query, query, False, False, False, f"baseline {self.name}", self.name, 0.0)
 
 
 def _rewrite_query(item: EvalItem) -> QueryOf:
@@ -215,7 +217,7 @@ def _rewrite_query(item: EvalItem) -> QueryOf:
     return query
 
 
-BASELINE = TurnOptions(source_anchoring=False, allow_reuse=False)
+BASELINE = TurnOptions(source_anchoring=False, allow_reuse=False, fusion=False)
 
 
 @dataclass(frozen=True)
@@ -248,6 +250,7 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("ragchat-no-anchor", TurnOptions(source_anchoring=False)),
         Strategy("ragchat-no-keywords", TurnOptions(use_keywords=False)),
         Strategy("ragchat-no-window", TurnOptions(use_window=False)),
+        Strategy("ragchat-no-fusion", TurnOptions(fusion=False)),
     )
 }
 DEFAULT_STRATEGIES = ("ragchat", "last-turn", "full-history", "prev-turn")
@@ -354,7 +357,8 @@ class ScoredTurn:
             "id": self.id, "turn": self.turn, "strategy": self.strategy, "question": self.result.question,
             "query": r.semantic_query, "keyword_query": r.keyword_query, "is_follow_up": r.is_follow_up,
             "is_meta": r.is_meta, "topic_shift": r.topic_shift, "reasoning": r.reasoning,
-            "reformulator": r.reformulator, "plan": self.result.plan, "anchor_files": self.result.anchor_paths,
+            "reformulator": r.reformulator, "plan": self.result.plan,
+            "context_weight": self.result.lineage.context_weight, "anchor_files": self.result.anchor_paths,
             "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
             "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
         }
@@ -425,11 +429,45 @@ def write_rows(path: Path, run: EvalRun) -> None:
 # --- aggregation -------------------------------------------------------------------------------
 
 
+PAIRED_AGAINST = "last-turn"
+PAIRED_METRIC = f"nDCG@{RANK_K}"
+
+
+@dataclass(frozen=True)
+class Paired:
+    """Per-turn comparison with the reference strategy on PAIRED_METRIC."""
+
+    wins: int
+    losses: int
+    ties: int
+
+    @property
+    def p_value(self) -> float:
+        return sign_test(self.wins, self.losses)
+
+
+def sign_test(wins: int, losses: int) -> float:
+    """Two-sided exact sign test (ties dropped): how likely a split at least this uneven is
+    when neither strategy is better."""
+    n = wins + losses
+    if n == 0:
+        return 1.0
+    tail = sum(math.comb(n, i) for i in range(min(wins, losses) + 1)) / 2**n
+    return min(1.0, 2 * tail)
+
+
+def paired(mine: Sequence[ScoredTurn], reference: Sequence[ScoredTurn], metric: str = PAIRED_METRIC) -> Paired:
+    theirs = {(t.id, t.turn): t.metrics[metric] for t in reference}
+    diffs = [t.metrics[metric] - theirs[(t.id, t.turn)] for t in mine if (t.id, t.turn) in theirs]
+    return Paired(sum(d > 1e-9 for d in diffs), sum(d < -1e-9 for d in diffs), sum(abs(d) <= 1e-9 for d in diffs))
+
+
 @dataclass(frozen=True)
 class GroupRow:
     strategy: str
     count: int  # scored turns
     metrics: Mapping[str, float]  # means over the scored turns
+    versus: Paired | None = None  # against PAIRED_AGAINST (None for itself, or when it did not run)
 
 
 @dataclass(frozen=True)
@@ -453,11 +491,11 @@ def summarize(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -
     selections: list[tuple[str, Callable[[ScoredTurn], bool]]] = [("overall", lambda t: True)]
     tags = sorted({tag for t in run.turns for tag in t.tags})
     for tag in tags:
-        values = sorted({t.tags.get(tag, "") for t in run.turns})
-        if len(values) > 1:
-            selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in values]
-    for tag, values in groups:
-        selections.append((f"{tag}: {' + '.join(sorted(values))}", _tag_is(tag, values)))
+        seen = sorted({t.tags.get(tag, "") for t in run.turns})
+        if len(seen) > 1:
+            selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in seen]
+    for tag, chosen in groups:
+        selections.append((f"{tag}: {' + '.join(sorted(chosen))}", _tag_is(tag, chosen)))
     return [GroupSummary(name, _rows(run, [t for t in run.turns if keep(t)])) for name, keep in selections]
 
 
@@ -468,8 +506,10 @@ def _tag_is(tag: str, values: Iterable[str]) -> Callable[[ScoredTurn], bool]:
 
 def _rows(run: EvalRun, turns: list[ScoredTurn]) -> tuple[GroupRow, ...]:
     rows = []
+    reference = [t for t in turns if t.strategy == PAIRED_AGAINST]
     for strategy in run.strategies:
         mine = [t for t in turns if t.strategy == strategy]
         means = {name: (sum(t.metrics[name] for t in mine) / len(mine) if mine else 0.0) for name in run.metric_names}
-        rows.append(GroupRow(strategy, len(mine), means))
+        versus = paired(mine, reference) if reference and strategy != PAIRED_AGAINST else None
+        rows.append(GroupRow(strategy, len(mine), means, versus))
     return tuple(rows)

@@ -2,16 +2,18 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
 import os
 import socket
-import urllib.parse
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from functools import cached_property
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from ragchat.errors import BackendUnavailable
+from ragchat.text import one_line
 
 if TYPE_CHECKING:
     import ollama
@@ -28,20 +30,66 @@ _JSON_TYPES: dict[str, tuple[tuple[type, ...], str]] = {
 _MAX_REASON = 120
 
 
-class OllamaBackend:
-    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason)."""
+class ChatBackend(Protocol):
+    """A chat model: what the turn needs of Ollama (tests use an in-process fake)."""
 
-    def __init__(self, host: str, model: str, timeout: float) -> None:
+    host: str
+    model: str
+
+    def available(self) -> bool: ...
+
+    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]: ...
+
+    def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]: ...
+
+
+def host_name(host: str) -> str:
+    """The machine an Ollama host setting points at, read the way the client reads it
+    ("gpu-box:11434", "http://[::1]:11434", ":11434"; nothing before the port means 127.0.0.1)."""
+    text = host.strip() or os.environ.get("OLLAMA_HOST", "").strip()  # what the client falls back on
+    url = urlsplit(text if "://" in text else f"http://{text}")
+    return (url.hostname or "127.0.0.1").rstrip(".").lower()
+
+
+def is_loopback(host: str) -> bool:
+    """Whether talking to `host` stays on this machine: 127.0.0.0/8, ::1, localhost (and the
+    unspecified 0.0.0.0 / ::, which connect to this machine)."""
+    name = host_name(host)
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # any other name may resolve anywhere
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_unspecified
+
+
+def remote_notice(host: str) -> str | None:
+    """What a turn says once when its questions and passages leave this machine."""
+    if is_loopback(host):
+        return None
+    return f"questions and document passages are sent to the Ollama server at {host_name(host)} (not this machine)"
+
+
+class OllamaBackend:
+    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason).
+    `transport` (an httpx transport) is the network seam: tests route a configured host to a local server."""
+
+    def __init__(self, host: str, model: str, timeout: float, *, transport: Any = None) -> None:
         self.host = host
         self.model = model
         self.timeout = timeout
+        self._transport = transport
         self._available: bool | None = None
 
     @cached_property
     def _client(self) -> ollama.Client:
         import ollama  # here, not at the top: the client and pydantic take ~0.15 s to import
 
-        return ollama.Client(host=self.host, timeout=self.timeout)
+        extra = {"transport": self._transport} if self._transport is not None else {}
+        return ollama.Client(host=self.host, timeout=self.timeout, **extra)
 
     def available(self) -> bool:
         """Whether the server answers and has the model. Asked once, then cached; never raises."""
@@ -53,7 +101,8 @@ class OllamaBackend:
     def check(self) -> None:
         """Ask the server afresh (refreshing the cache); raise BackendUnavailable saying why not."""
         self._available = False
-        if _refused(self.host):  # the common "no Ollama here", known without importing the client
+        # the common "no Ollama here", known without importing the client (a transport routes elsewhere)
+        if self._transport is None and _refused(self.host):
             raise BackendUnavailable(f"connection refused at {self.host}")
         with self._mapped_errors():
             listing = self._client.list()
@@ -98,14 +147,14 @@ class OllamaBackend:
         except ollama.ResponseError as exc:
             raise BackendUnavailable(self._http_reason(exc)) from exc
         except httpx.HTTPError as exc:  # e.g. the server hung up mid-reply
-            raise BackendUnavailable(_one_line(f"connection failed: {exc}")) from exc
+            raise BackendUnavailable(_reason(f"connection failed: {exc}")) from exc
         except json.JSONDecodeError as exc:
             raise BackendUnavailable("invalid JSON in reply") from exc
         except pydantic.ValidationError as exc:  # JSON, but not shaped like an Ollama reply
             raise BackendUnavailable("unexpected reply from server") from exc
 
     def _http_reason(self, exc: ollama.ResponseError) -> str:
-        error = _one_line(str(exc.error))
+        error = _reason(str(exc.error))
         if exc.status_code == 404 and "model" in error.lower():
             return f"model '{self.model}' not found"
         if exc.status_code < 0:  # an {"error": ...} line inside a 200 stream carries no status
@@ -119,9 +168,9 @@ _PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "htt
 def _refused(host: str) -> bool:
     """Whether a TCP connection to the host (as the ollama client reads it) is refused. Anything
     else (it connects, a timeout, DNS, a proxy in the environment) is left to the client."""
-    if any(os.environ.get(name) for name in _PROXY_VARIABLES):
+    if not host.strip() or any(os.environ.get(name) for name in _PROXY_VARIABLES):
         return False
-    parts = urllib.parse.urlsplit(host if "://" in host else f"http://{host}")
+    parts = urlsplit(host if "://" in host else f"http://{host}")
     try:
         port = parts.port or (11434 if "://" not in host else {"http": 80, "https": 443}.get(parts.scheme))
     except ValueError:
@@ -165,6 +214,7 @@ def _is_json_type(value: object, expected: str) -> bool:
     return isinstance(value, _JSON_TYPES[expected][0])
 
 
-def _one_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "no details"
-    return line if len(line) <= _MAX_REASON else line[: _MAX_REASON - 1] + "…"
+def _reason(text: str) -> str:
+    """The first line of an error, short."""
+    lines = text.strip().splitlines()
+    return one_line(lines[0], _MAX_REASON) if lines else "no details"

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
                            TimeElapsedColumn)
+from rich.segment import Segment
 from rich.table import Table
 
-from .conversation.models import RetrievedChunk, TurnResult
+from .conversation.models import Lineage, RetrievedChunk, TurnResult
+from .text import PrintableStream, printable
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -21,8 +23,28 @@ if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest an
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+
+def escape(text: str) -> str:
+    """How every untrusted value (file name, heading, chunk text, session name, model output, error)
+    enters rich markup: made printable first (no terminal control), then markup-escaped."""
+    return escape_markup(printable(text))
+
+
+class PrintableConsole(Console):
+    """A safety net under `escape`: text segments are made printable once laid out (rich's own styles
+    and cursor moves are not text segments, so they pass)."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable():
+                yield segment
+            else:
+                yield Segment(printable(segment.text), segment.style, segment.control)
+
+
+console = PrintableConsole(highlight=False)
+err_console = PrintableConsole(stderr=True, highlight=False)
 
 
 def error(message: str) -> None:
@@ -69,7 +91,7 @@ class IngestProgress:
         self._bar.update(self._files, total=total)
 
     def file_done(self, path: str) -> None:
-        self._bar.update(self._files, advance=1, detail=path[-40:])
+        self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
         self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
@@ -142,9 +164,33 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
     console.print(table)
 
 
+# json.dumps escapes C0 controls (ESC becomes \u001b) but, with ensure_ascii=False, not DEL or C1
+_JSON_UNPRINTABLE = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
 def json_lines(rows: Iterable[dict]) -> None:
+    """One JSON object a line; the original text, every control character escaped."""
     for row in rows:
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps(row, ensure_ascii=False).translate(_JSON_UNPRINTABLE))
+
+
+class StreamPrinter:
+    """Prints an answer's streamed pieces as they arrive, printable even when an escape sequence is
+    split across pieces; `close()` once the stream has ended."""
+
+    def __init__(self) -> None:
+        self._filter = PrintableStream()
+
+    def __call__(self, piece: str) -> None:
+        self._print(self._filter.feed(piece))
+
+    def close(self) -> None:
+        self._print(self._filter.flush())
+
+    @staticmethod
+    def _print(text: str) -> None:
+        if text:
+            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 # --- conversation ------------------------------------------------------------------------------
@@ -179,45 +225,37 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
                       f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(f"anchor gone: {path} (removed or changed since the last turn)", style="yellow"))
+        parts.append(Text(printable(f"anchor gone: {path} (removed or changed since the last turn)"), style="yellow"))
     title = "Sources" + (f" · anchored on {', '.join(anchor_paths)}" if anchor_paths else "")
     return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
 
 
-def lineage_sources(lineage: dict) -> Panel:
-    chunks = [RetrievedChunk(**{k: v for k, v in c.items() if k in RetrievedChunk.__dataclass_fields__})
-              for c in lineage.get("chunks", [])]
-    return sources_panel(chunks, lineage.get("anchor_paths", []), lineage.get("missing_anchors", []))
+def token(piece: str) -> None:
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
+    StreamPrinter: it also drops an escape sequence split across pieces whole."""
+    console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
 
 
-def turn(result: TurnResult, streamed: bool = False, notices: list[str] | None = None) -> None:
+def lineage_sources(lineage: Lineage) -> Panel:
+    return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
+
+
+def turn(result: TurnResult, streamed: bool = False) -> None:
+    """The answer (unless it was streamed), how the question was understood, the sources.
+    Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
         console.print(escape(result.answer))
     else:
         console.print()
-    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=True)
-    console.print(sources_panel(result.chunks, result.anchor_paths, result.missing_anchors))
-    for message in result.notices if notices is None else notices:
-        notice(message)
+    console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=True)
+    console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
-def inspect_data(lineage: dict, message_id: int, turn_number: int, answer: str) -> dict:
-    """The inspect JSON: the lineage with document paths for anchors, in the documented keys."""
-    chunks = [
-        {key: c.get(key) for key in ("rank", "chunk_id", "document", "heading", "vector_rank", "fts_rank",
-                                     "similarity", "rrf", "score", "boost", "anchored", "reused", "used")}
-        for c in lineage.get("chunks", [])
-    ]
-    return {
-        "turn": turn_number, "message_id": message_id, "question": lineage.get("question"),
-        "history_window": lineage.get("history_window", []), "reformulation": lineage.get("reformulation", {}),
-        "plan": lineage.get("plan"), "anchor_documents": lineage.get("anchor_paths", []),
-        "anchor_document_ids": lineage.get("anchor_documents", []),
-        "missing_anchors": lineage.get("missing_anchors", []), "chunks": chunks,
-        "answer_mode": lineage.get("answer_mode"), "answer_documents": lineage.get("answer_documents", []),
-        "weak_match": lineage.get("weak", False), "notices": lineage.get("notices", []),
-        "timings_ms": lineage.get("timings_ms", {}), "answer": answer,
-    }
+def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:
+    """The inspect JSON: the lineage's own keys, plus where the turn is and its answer."""
+    data = lineage.to_dict()
+    data.update({"turn": turn_number, "message_id": message_id, "weak_match": data.pop("weak"), "answer": answer})
+    return data
 
 
 def inspect_view(data: dict) -> None:
@@ -230,6 +268,9 @@ def inspect_view(data: dict) -> None:
         console.print(f"  {key:<15} {escape(str(r.get(key)))}")
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
+    console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
+    for query in data.get("queries", []):
+        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(query['query'])}")
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     table = Table(pad_edge=False)
@@ -282,7 +323,7 @@ class EvalProgress:
         self._bar.stop()
 
     def update(self, done: int, total: int, detail: str) -> None:
-        self._bar.update(self._task, completed=done, total=total, detail=escape(detail[-40:]))
+        self._bar.update(self._task, completed=done, total=total, detail=escape_markup(printable(detail)[-40:]))
 
 
 def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]) -> None:
@@ -295,14 +336,24 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
         table.add_column("turns", justify="right")
         for name in metric_names:
             table.add_column(name, justify="right")
+        paired = any(row.versus for row in summary.rows)
+        if paired:
+            table.add_column("vs last-turn W/L/T", justify="right")
+            table.add_column("p", justify="right")
         if overall:
             table.add_column("seconds", justify="right", style="dim")
-            table.caption = "seconds: replay time (the first strategy also embeds the shared questions and replies)"
+            table.caption = ("W/L/T: turns whose nDCG@10 beats, trails, ties last-turn's; p: two-sided sign test. "
+                             "seconds: replay time (the first strategy also embeds the shared questions and replies)")
         best = {name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
                 for name in metric_names}
         for row in summary.rows:
             cells = [f"[bold]{row.metrics[n]:.3f}[/]" if row.count and row.metrics[n] == best[n]
                      else (f"{row.metrics[n]:.3f}" if row.count else "-") for n in metric_names]
-            extra = [f"{seconds.get(row.strategy, 0):.1f}"] if overall else []
+            extra = []
+            if paired:
+                versus = row.versus
+                extra += [f"{versus.wins}/{versus.losses}/{versus.ties}", f"{versus.p_value:.3f}"] if versus else ["-", "-"]
+            if overall:
+                extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
         console.print(table)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any, Callable
@@ -11,9 +12,10 @@ from prompt_toolkit.history import FileHistory, InMemoryHistory
 
 from . import render
 from .app import App
-from .errors import RagchatError
+from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
 from .store import library, sessions
+from .text import printable
 
 HELP = """Ask anything about your documents; follow-ups ("what about X?", "summarize it") are understood.
   /help           this help
@@ -32,6 +34,8 @@ class Repl:
         history_file = Path(app.settings.db).parent / "chat_history"
         try:
             history_file.parent.mkdir(parents=True, exist_ok=True)
+            if not history_file.exists():  # the questions asked are as private as the database
+                os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             history = FileHistory(str(history_file))
         except OSError:
             history = InMemoryHistory()
@@ -49,7 +53,7 @@ class Repl:
         self._banner()
         while True:
             try:
-                text = self.prompt.prompt(f"{self.session}> ").strip()
+                text = self.prompt.prompt(f"{printable(self.session)}> ").strip()
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -65,10 +69,11 @@ class Repl:
 
     def _banner(self) -> None:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
-        render.console.print(f"[bold]ragchat[/] · session [bold]{self.session}[/] · {docs} documents, {chunks} chunks")
+        render.console.print(f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
+                             f"{docs} documents, {chunks} chunks")
         problem = self.app.backend_problem()
         answer_mode = "Ollama answers" if problem is None else f"{problem}: heuristic reformulation, extractive answers"
-        render.console.print(f"[dim]{answer_mode}. /help for commands.[/]")
+        render.console.print(f"[dim]{render.escape(answer_mode)}. /help for commands.[/]")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
@@ -85,21 +90,18 @@ class Repl:
             render.console.print(f"[dim]{render.escape(render.snippet(reply.content, 400))}[/]")
 
     def _ask(self, text: str) -> None:
-        streaming = self.conversation._use_ollama()
+        streaming = self.conversation.backend_in_use() is not None
+        printer = render.StreamPrinter()
         try:
-            result = self.conversation.ask(text, on_token=self._token if streaming else None)
+            result = self.conversation.ask(text, on_token=printer if streaming else None)
+            printer.close()
         except KeyboardInterrupt:
             render.notice("cancelled")
             return
         except RagchatError as exc:
             render.error(str(exc))
             return
-        render.turn(result, streamed=streaming and result.answer_mode == "llm",
-                    notices=self.conversation.fresh_notices(result))
-
-    @staticmethod
-    def _token(piece: str) -> None:
-        render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+        render.turn(result, streamed=streaming and result.answer_mode == "llm")
 
     # --- slash commands: each returns False to leave ---------------------------------------
 
@@ -129,26 +131,15 @@ class Repl:
         render.ingest_report(report)
         return True
 
-    def _last_lineage(self, number: int | None = None) -> tuple[int, Any] | None:
-        turns = self.app.turns(self.session)
-        if not turns:
-            render.console.print("[dim]no answered turns yet[/]")
-            return None
-        chosen = turns[-1] if number is None else next((t for t in turns if t[0] == number), None)
-        if chosen is None:
-            render.error(f"no turn {number} in this session")
-        return chosen
-
     def _sources(self, arg: str) -> bool:
-        chosen = self._last_lineage()
-        if chosen:
-            render.console.print(render.lineage_sources(chosen[1].lineage or {}))
+        render.console.print(render.lineage_sources(self.app.turn(self.session).lineage))
         return True
 
     def _inspect(self, arg: str) -> bool:
-        chosen = self._last_lineage(int(arg) if arg.isdigit() else None)
-        if chosen:
-            render.inspect_view(render.inspect_data(chosen[1].lineage or {}, chosen[1].id, chosen[0], chosen[1].content))
+        if arg and not arg.isdigit():
+            raise SessionError(f"/inspect wants a turn number, not {arg!r}")
+        chosen = self.app.turn(self.session, int(arg) if arg else None)
+        render.inspect_view(render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer))
         return True
 
     def _new(self, arg: str) -> bool:

@@ -61,10 +61,13 @@ def test_elaborate_reuses_topic_a_then_explicit_shift_to_b(library_db: Path, run
     assert first["chunks"][0]["document"] == HANDBOOK
     more = ask_json(runner, library_db, "s2", "Can you elaborate more on that?")
     assert more["reformulation"]["is_meta"] is True and more["plan"] == "reuse"
-    assert more["chunks"], "reused chunks"
-    for chunk in more["chunks"]:
+    reused = [c for c in more["chunks"] if c["reused"]]
+    assert reused and more["chunks"][: len(reused)] == reused, "the last sources come first"
+    for chunk in reused:
         assert chunk["document"] == HANDBOOK and section_number(chunk["heading"]) in {1, 2, 3}
-        assert chunk["anchored"] and chunk["reused"]
+        assert chunk["anchored"]
+    fresh = [c for c in more["chunks"] if not c["reused"]]
+    assert fresh, "a meta-request also searches for more evidence"
     shift = ask_json(runner, library_db, "s2", "Now tell me about rainwater harvesting")
     assert shift["reformulation"]["is_follow_up"] is False
     assert shift["reformulation"]["topic_shift"] is True
@@ -80,11 +83,12 @@ def test_meta_requests_reuse_the_previous_chunks(library_db: Path, runner, meta:
     used = [c["chunk_id"] for c in first["chunks"] if c["used"]] or [c["chunk_id"] for c in first["chunks"]]
     again = ask_json(runner, library_db, "s3", meta)
     assert again["plan"] == "reuse" and again["reformulation"]["is_meta"]
-    assert [c["chunk_id"] for c in again["chunks"]] == used
-    assert all(c["reused"] for c in again["chunks"])
+    assert [c["chunk_id"] for c in again["chunks"][: len(used)]] == used, "the last sources first"
+    assert all(c["reused"] for c in again["chunks"][: len(used)])
+    assert not any(c["reused"] for c in again["chunks"][len(used):])
     chained = ask_json(runner, library_db, "s3", "explain it in other words")
     assert chained["plan"] == "reuse"
-    assert [c["chunk_id"] for c in chained["chunks"]] == used
+    assert [c["chunk_id"] for c in chained["chunks"][: len(used)]] == used, "a chain of meta-requests keeps them"
 
 
 def test_tell_me_more_says_something_new(library_db: Path, runner) -> None:
@@ -134,15 +138,15 @@ def test_lay_words_reach_the_documents_own_terms(library_db: Path, runner) -> No
 
 def test_lineage_round_trip(library_db: Path, runner) -> None:
     first = ask_json(runner, library_db, "s7", "What makes a will legally binding in South Africa?")
-    assert first["answer_documents"], "the answer stands on some documents"
+    assert first["answer_document_ids"], "the answer stands on some documents"
     second = ask_json(runner, library_db, "s7", "and who can witness it?")
-    assert second["anchor_document_ids"] == first["answer_documents"]
+    assert second["anchor_document_ids"] == first["answer_document_ids"]
     third = ask_json(runner, library_db, "s7", "what if the witness is also a beneficiary?")
-    assert third["anchor_document_ids"] == second["answer_documents"]
+    assert third["anchor_document_ids"] == second["answer_document_ids"]
     db = open_db(library_db)
     stored = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "s7")) if m.role == "assistant"]
     db.close()
-    assert [s["anchor_documents"] for s in stored[1:]] == [first["answer_documents"], second["answer_documents"]]
+    assert [s["anchor_document_ids"] for s in stored[1:]] == [first["answer_document_ids"], second["answer_document_ids"]]
     for lineage in stored:
         for chunk in lineage["chunks"]:
             assert set(chunk) >= {"chunk_id", "document_id", "document", "vector_rank", "fts_rank", "score",
@@ -182,7 +186,10 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
     missing = invoke(runner, "inspect", "turn", "7", "--session", "s9", "--db", library_db)
     assert missing.exit_code == 1 and "Error:" in missing.output and "Traceback" not in missing.output
     listing = invoke(runner, "sessions", "--db", library_db)
-    assert "s9" in listing.stdout and "2" in listing.stdout
+    assert listing.exit_code == 0 and "s9" in listing.stdout
+    db = open_db(library_db)
+    assert {row["name"]: row["turns"] for row in sessions.sessions(db)}["s9"] == 2
+    db.close()
 
 
 def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) -> None:
@@ -200,3 +207,49 @@ def test_weak_match_says_documents_may_not_cover_it(library_db: Path, runner) ->
     result = invoke(runner, "ask", "Who won the 1998 football world cup final?", "--session", "w", "--db", library_db)
     assert result.exit_code == 0
     assert "may not cover" in result.stdout
+
+
+# --- follow-ups that generalise: new topics are not read as follow-ups -------------------------
+
+SOURDOUGH = "sourdough_baking.pdf"
+
+
+def test_a_short_new_question_starts_a_new_topic(library_db: Path, runner) -> None:
+    ask_json(runner, library_db, "n1", "What makes a will legally binding in South Africa?")
+    turn = ask_json(runner, library_db, "n1", "what hydration should a beginner use?")
+    assert turn["reformulation"]["topic_shift"] is True and turn["reformulation"]["is_follow_up"] is False
+    assert turn["plan"] == "search" and turn["context_weight"] <= 0.1
+    assert turn["chunks"][0]["document"] == SOURDOUGH
+    assert not any(c["anchored"] for c in turn["chunks"])
+    assert WILLS not in {c["document"] for c in turn["chunks"][:3]}
+
+
+def test_what_about_x_searches_x(library_db: Path, runner) -> None:
+    ask_json(runner, library_db, "n2", "What makes a will legally binding in South Africa?")
+    turn = ask_json(runner, library_db, "n2", "What about witnesses in court?")
+    assert turn["reformulation"]["semantic_query"].lower().startswith("what about witnesses in court?")
+    assert [c["document"] for c in turn["chunks"][:3]] == [COURT] * 3
+
+
+def test_why_reuses_the_last_sources_and_searches_for_more(library_db: Path, runner) -> None:
+    first = ask_json(runner, library_db, "n3", "What makes a will legally binding in South Africa?")
+    used = [c["chunk_id"] for c in first["chunks"] if c["used"]]
+    turn = ask_json(runner, library_db, "n3", "why?")
+    assert turn["plan"] == "reuse" and turn["reformulation"]["is_meta"]
+    assert [c["chunk_id"] for c in turn["chunks"][: len(used)]] == used
+    searched = [c for c in turn["chunks"] if not c["reused"]]
+    assert searched and {q["name"] for q in turn["queries"]} >= {"question/vector", "context/vector"}
+    assert all(c["document"] == WILLS for c in searched[:3]), "the fresh search stays on the topic"
+
+
+def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, runner) -> None:
+    for question in ["What makes a will legally binding in South Africa?", "who may witness it?",
+                     "can a witness inherit?", "how do I amend a will?", "and how do I revoke it?",
+                     "what does the executor do?", "what is the role of the Master of the High Court?",
+                     "what is condonation?", "who may make a will?"]:
+        ask_json(runner, library_db, "n4", question)
+    turn = ask_json(runner, library_db, "n4", "how long should dough proof?")
+    assert turn["turn"] == 10
+    assert turn["reformulation"]["topic_shift"] is True
+    assert turn["chunks"][0]["document"] == SOURDOUGH
+    assert not any(c["anchored"] for c in turn["chunks"])

@@ -250,7 +250,7 @@ def test_hostile_user_text_gets_an_answer_never_a_traceback(db: Path, runner, ca
     assert turn["answer"].strip()
     assert "Sources" in result.stdout
     if case == "100-kb":
-        assert len(text) > 100_000
+        assert len(turn["question"]) == 4000, "the stored question is the cut one"
         assert turn["notices"] == [f"question cut to its first 4000 characters (it had {len(text.strip())})"]
         assert "will" in turn["answer"].lower()
     if case in ("punctuation", "stop-words"):
@@ -315,6 +315,6 @@ def test_a_meta_request_after_its_chunks_vanished(own_library, runner, how: str)
     turn = last_turn(runner, db_path, "m")
     assert turn["plan"] == "reuse"
     assert f"{len(gone)} reused chunk(s) no longer exist (document changed or removed)" in turn["notices"]
-    assert all(c["document"] != "wills.md" for c in turn["chunks"])
+    assert all(c["document"] != "wills.md" for c in turn["chunks"] if c["reused"])
     assert turn["answer"].strip()
     assert "anchor gone: wills.md" in result.stdout

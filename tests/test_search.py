@@ -11,7 +11,6 @@ import pytest
 from helpers import invoke, settings_for
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.fts import build_match
-from ragchat.search.fusion import Fused, fuse, rrf_scores
 from ragchat.search.hybrid import SearchRequest, search
 from ragchat.store import library
 from ragchat.store.db import open_db
@@ -90,89 +89,6 @@ def test_cli_fts_search_survives_hostile_queries(corpus_db: Path, runner, query:
 
 
 # --- RRF maths -------------------------------------------------------------------------------
-
-
-def test_rrf_hand_computed() -> None:
-    # normalised: (0.7/(60+rv) + 0.3/(60+rf)) / (1.0/61)
-    scores = rrf_scores([1, 2, 3], [2, 1, 4])
-    assert scores == pytest.approx({
-        1: 0.7 + 0.3 * 61 / 62,
-        2: 0.7 * 61 / 62 + 0.3,
-        3: 0.7 * 61 / 63,  # only in the vector list
-        4: 0.3 * 61 / 63,  # only in the FTS list
-    })
-
-
-def test_rank_one_in_both_lists_scores_exactly_one() -> None:
-    assert rrf_scores([7], [7]) == pytest.approx({7: 1.0})
-    assert rrf_scores([7, 8], [7], k=10, vector_weight=0.5, fts_weight=2.0)[7] == pytest.approx(1.0)
-
-
-def test_rrf_other_k_and_weights() -> None:
-    assert rrf_scores([1, 2], [], k=10, vector_weight=1.0, fts_weight=0.0) == pytest.approx(
-        {1: 1.0, 2: 11 / 12}
-    )
-    assert rrf_scores([], [5, 6], vector_weight=0.0, fts_weight=1.0) == pytest.approx({5: 1.0, 6: 61 / 62})
-    assert rrf_scores([], []) == {}
-
-
-def test_duplicate_ids_keep_their_first_rank() -> None:
-    scores = rrf_scores([5, 6, 5], [9, 9])
-    assert scores == pytest.approx({5: 0.7, 6: 0.7 * 61 / 62, 9: 0.3})
-
-
-@pytest.mark.parametrize("weights", [(0.0, 0.0), (-0.5, 0.5), (-1.0, 0.0)])
-def test_rrf_needs_a_positive_weight(weights: tuple[float, float]) -> None:
-    with pytest.raises(ValueError, match="weight"):
-        rrf_scores([1], [1], vector_weight=weights[0], fts_weight=weights[1])
-
-
-def test_fuse_orders_by_score_without_anchors() -> None:
-    document_of = {1: 10, 2: 10, 3: 20, 4: 30}
-    fused = fuse([1, 2, 3], [3, 4], document_of)
-    assert [item.chunk_id for item in fused] == [3, 1, 2, 4]
-    assert fused[0] == Fused(3, 20, 3, 1, pytest.approx(0.7 * 61 / 63 + 0.3), 0.0,
-                             pytest.approx(0.7 * 61 / 63 + 0.3), False)
-    assert all(item.boost == 0.0 and not item.anchored and item.score == item.rrf for item in fused)
-    assert [(item.vector_rank, item.fts_rank) for item in fused] == [(3, 1), (1, None), (2, None), (None, 2)]
-
-
-def test_anchor_boost_adds_exactly_the_boost() -> None:
-    document_of = {1: 10, 2: 10, 3: 20, 4: 20, 5: 30}
-    plain = {item.chunk_id: item for item in fuse([1, 2, 3, 5], [4, 1], document_of)}
-    fused = fuse([1, 2, 3, 5], [4, 1], document_of, anchor_documents={20}, boost=0.3)
-    by_id = {item.chunk_id: item for item in fused}
-    for chunk_id in (3, 4):
-        item = by_id[chunk_id]
-        assert item.anchored and item.boost == 0.3
-        assert item.rrf == plain[chunk_id].rrf
-        assert item.score == item.rrf + 0.3
-    for chunk_id in (1, 2, 5):
-        assert by_id[chunk_id] == plain[chunk_id]
-    # unboosted: 1 (0.995) > 2 (0.689) > 3 (0.678) > 5 (0.667) > 4 (0.3);
-    # boosted, 3 (0.978) passes 2 and 4 (0.6) stays below 5: a nudge, not a takeover
-    assert [item.chunk_id for item in plain.values()] == [1, 2, 3, 5, 4]
-    assert [item.chunk_id for item in fused] == [1, 3, 2, 5, 4]
-    assert by_id[3].score == pytest.approx(0.7 * 61 / 63 + 0.3)
-
-
-def test_a_small_boost_does_not_lift_an_irrelevant_anchored_chunk() -> None:
-    document_of = {1: 10, 2: 20}
-    fused = fuse([1] + list(range(100, 140)) + [2], [1], {**document_of, **{i: 99 for i in range(100, 140)}},
-                 anchor_documents={20}, boost=0.1)
-    assert fused[0].chunk_id == 1
-    assert [item.chunk_id for item in fused].index(2) > 1
-
-
-def test_fuse_breaks_ties_by_chunk_id() -> None:
-    document_of = {9: 1, 4: 1, 6: 2, 2: 3}
-    fused = fuse([9, 6], [4, 2], document_of, vector_weight=0.5, fts_weight=0.5)
-    assert [(item.chunk_id, round(item.score, 6)) for item in fused] == [
-        (4, 0.5), (9, 0.5), (2, round(0.5 * 61 / 62, 6)), (6, round(0.5 * 61 / 62, 6))
-    ]
-    boosted = fuse([9, 6], [4, 2], document_of, vector_weight=0.5, fts_weight=0.5,
-                   anchor_documents={2, 3}, boost=0.25)
-    assert [item.chunk_id for item in boosted] == [2, 6, 4, 9]
 
 
 # --- hybrid search on a real corpus ----------------------------------------------------------

@@ -1,25 +1,53 @@
-"""What the reformulators know of the corpus: term rarity, where terms occur, its vocabulary."""
+"""What the reformulators know of the corpus: term rarity, where terms occur, its vocabulary.
+
+`CorpusStats` is the seam: the app reads a store-backed `CorpusView`; unit tests use
+`MemoryCorpus`, built from a few texts, with no database and no model.
+"""
 
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from functools import lru_cache
+from typing import Protocol
 
 import numpy as np
 from sqlite_utils import Database
 
 from ..search.fts import build_match
 from ..store import library
+from ..text import stem, words
+
+
+class CorpusStats(Protocol):
+    total_chunks: int
+
+    def chunk_frequency(self, term: str) -> int: ...
+
+    def idf(self, term: str) -> float: ...
+
+    def share_in(self, term: str, chunk_ids: Sequence[int]) -> float: ...
+
+    def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]: ...
+
+    def keywords_of(self, document_ids: Sequence[int]) -> list[str]: ...
+
+
+def smoothed_idf(total: int, frequency: int) -> float:
+    return math.log((total + 1) / (frequency + 0.5))
 
 
 class CorpusView:
-    """Corpus statistics for one library version; cheap to keep for a whole session."""
+    """Corpus statistics for one library version, from the store; cheap to keep for a session."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
         self.total_chunks = max(library.chunk_count(db), 1)
         self._keywords, self._keyword_matrix = library.keyword_vectors(db)
-        self.chunk_frequency = lru_cache(maxsize=4096)(self._chunk_frequency)
+        self._frequency = lru_cache(maxsize=4096)(self._chunk_frequency)
+
+    def chunk_frequency(self, term: str) -> int:
+        return self._frequency(term)
 
     def _chunk_frequency(self, term: str) -> int:
         match = build_match(term)
@@ -27,9 +55,9 @@ class CorpusView:
 
     def idf(self, term: str) -> float:
         """Smoothed inverse chunk frequency (porter-stemmed, as FTS5 sees the term)."""
-        return math.log((self.total_chunks + 1) / (self.chunk_frequency(term) + 0.5))
+        return smoothed_idf(self.total_chunks, self.chunk_frequency(term))
 
-    def share_in(self, term: str, chunk_ids: list[int]) -> float:
+    def share_in(self, term: str, chunk_ids: Sequence[int]) -> float:
         """Which share of the chunks holding `term` lie among `chunk_ids` (0 when none hold it)."""
         match = build_match(term)
         total = self.chunk_frequency(term)
@@ -37,11 +65,6 @@ class CorpusView:
             return 0.0
         inside = library.fts_search(self.db, match, total, only_ids=chunk_ids)
         return len(inside) / total
-
-    def best_similarity(self, vector: np.ndarray) -> float:
-        """Cosine similarity of the single closest chunk: how well a query stands on its own."""
-        hits = library.vector_search(self.db, vector, 1)
-        return 1.0 - hits[0][1] if hits else 0.0
 
     def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]:
         """Corpus keywords closest in meaning to a query: the corpus's words for the user's."""
@@ -53,8 +76,37 @@ class CorpusView:
         best = np.argsort(-similarity)[:n]
         return [self._keywords[i] for i in best if similarity[i] >= minimum]
 
-    def keywords_of(self, document_ids: list[int]) -> list[str]:
+    def keywords_of(self, document_ids: Sequence[int]) -> list[str]:
         merged: list[str] = []
-        for words in library.keywords_of(self.db, document_ids).values():
-            merged.extend(words)
+        for found in library.keywords_of(self.db, document_ids).values():
+            merged.extend(found)
         return list(dict.fromkeys(merged))
+
+
+class MemoryCorpus:
+    """Corpus statistics over a few texts held in memory (for unit tests and small tools)."""
+
+    def __init__(self, chunks: Iterable[tuple[int, str]], keywords: dict[int, list[str]] | None = None) -> None:
+        self._stems = {chunk_id: {stem(w) for w in words(text)} for chunk_id, text in chunks}
+        self.total_chunks = max(len(self._stems), 1)
+        self._keywords = keywords or {}
+
+    def _holding(self, term: str) -> set[int]:
+        wanted = {stem(w) for w in words(term)}
+        return {cid for cid, stems in self._stems.items() if wanted and wanted <= stems}
+
+    def chunk_frequency(self, term: str) -> int:
+        return len(self._holding(term))
+
+    def idf(self, term: str) -> float:
+        return smoothed_idf(self.total_chunks, self.chunk_frequency(term))
+
+    def share_in(self, term: str, chunk_ids: Sequence[int]) -> float:
+        holding = self._holding(term)
+        return len(holding & set(chunk_ids)) / len(holding) if holding and chunk_ids else 0.0
+
+    def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]:
+        return []
+
+    def keywords_of(self, document_ids: Sequence[int]) -> list[str]:
+        return list(dict.fromkeys(k for d in document_ids for k in self._keywords.get(d, [])))

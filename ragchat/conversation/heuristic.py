@@ -1,184 +1,191 @@
 """The built-in reformulator: no LLM, same output as the Ollama one.
 
-Decision per turn (expanding blindly hurts, see RESEARCH.md):
-- meta-request  -> reuse the last sources; the query stays the last one;
-- explicit shift -> standalone query from what follows the shift phrase;
-- follow-up cues (anaphora, ellipsis) -> follow-up, expanded with the last exchange's salient terms;
-- otherwise the question's own terms decide: if most of their weight (idf) lies in terms that the
-  corpus knows but neither the last exchange nor the anchor documents contain, it is an implicit
-  topic shift; if not, it continues the conversation (anchored, lightly expanded).
+It does not decide *whether* to use the conversation so much as *how much*: `context_need`
+(0..1) sets the weight of the context-expanded queries in the fusion, next to the question's own
+queries, which always count in full (see `plan.py`). A wrong guess therefore costs little.
+
+- meta-request ("summarize it", "why?") -> the last sources first, then a search with the last
+  query (need 1);
+- explicit shift ("now tell me about X") -> X stands alone (need 0);
+- follow-up cues (a pronoun or "the document" pointing back, an elliptical opening, no subject
+  of its own) -> a follow-up: need 1, less when the question alone finds a confident hit;
+- a question whose own rare terms the conversation and its sources lack -> a new topic, however
+  short: it keeps only a little context (NEW_TOPIC_NEED, 0.1), in case the guess is wrong;
+- otherwise it may continue the conversation: need falls with the share of its terms that are
+  foreign to the conversation and with its own retrieval confidence.
+Pointers that point at nothing in the conversation are not cues: a pronoun after a name in the
+same question ("What is HAART and how does it differ ..."), an expletive "it" ("is it true
+that"), a relative "that", a demonstrative whose noun the conversation never mentioned ("this
+novel" after a talk about taxes), chat discourse ("got it", "that's interesting").
 """
 
 from __future__ import annotations
 
+import re
+from dataclasses import replace
+
 import numpy as np
 
-import re
-
-from ..text import QUESTION_WORDS, STOPWORDS, content_words, words
-from .corpus import CorpusView
+from ..text import content_words, stem, stems, subject_words, words
+from .context import conversation_terms, names, pick_terms
+from .corpus import CorpusStats
 from .models import Reformulation, ReformulationInput
-from .signals import Signals, read_signals
+from .signals import DEICTIC_NOUNS, Signals, read_signals
 
-MAX_CONTEXT_TERMS = 10
+MAX_CONTEXT_TERMS = 8
 MAX_KEYWORD_TERMS = 5
 FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
-SHIFT_WEIGHT = 0.6  # an implicit shift needs most of the question's weight pointing elsewhere...
-SHIFT_SIMILARITY = 0.35  # ...and a question unlike the last one (cosine of the two)...
-CONFIDENT = 0.5  # ...that finds a close chunk on its own (else it leans on the conversation)
-MAX_ASKED_TERMS = 8
-NAME = re.compile(r"(?<=[a-z,;:] )(?:[A-Z][\w'’-]+)(?: (?:[A-Z][\w'’-]+|of|de|van|von))*(?<! of)")
+SHIFT_WEIGHT = 0.6  # most of the question's weight in terms foreign to the conversation: new topic
+NEW_TOPIC_NEED = 0.1  # a new topic keeps a little context, in case the guess is wrong
+FOREIGN_DAMPING = 0.7  # how much a question's terms foreign to the conversation lower its need
+WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+)$", re.IGNORECASE)
 
 
-def _stem(word: str) -> str:
-    """A crude stem, only to compare words across messages (FTS5 does the real stemming)."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+def own_confidence(best: float, margin: float) -> float:
+    """0..1: how clearly the question alone finds its answer (a close chunk, well ahead of the
+    next document)."""
+    closeness = min(max((best - 0.4) / 0.3, 0.0), 1.0)
+    lead = min(max(margin / 0.1, 0.0), 1.0)
+    return closeness * lead
 
 
-def _names(text: str) -> list[str]:
-    """Capitalised names inside sentences of a text ("Sportspark", "Andrew Carnegie"), most
-    frequent first: what an answer is about, when pronouns point at it."""
-    found: list[str] = []
-    for match in NAME.finditer(text):
-        name = match.group(0).lower()
-        if not all(w in STOPWORDS or w in QUESTION_WORDS for w in name.split()):
-            found.append(name)
-    counts = {name: found.count(name) for name in found}
-    return sorted(counts, key=lambda name: -counts[name])
-
-
-def _stems(text: str) -> set[str]:
-    return {_stem(w) for w in words(text)}
+def _resolved(question: str, pointer: str, referent: str) -> str:
+    """The question with its first pointing phrase replaced by what it points at."""
+    pattern = re.compile(rf"\b{re.escape(pointer)}\b", re.IGNORECASE)
+    replaced, count = pattern.subn(referent, question, count=1)
+    return replaced if count else f"{question} ({referent})"
 
 
 class HeuristicReformulator:
     name = "heuristic"
 
-    def __init__(self, corpus: CorpusView) -> None:
+    def __init__(self, corpus: CorpusStats) -> None:
         self.corpus = corpus
 
     def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
-        content = content_words(data.question)
-        signals = read_signals(data.question, content)
+        signals = read_signals(data.question, subject_words(data.question))
+        own = signals.content
         if not data.has_history:
-            return self._standalone(data.question, content, question_vector, "first question of the session")
+            return self._standalone(data.question, question_vector, "first question of the session")
         if signals.explicit_shift:
-            rest = signals.shift_rest
-            return self._standalone(rest, content_words(rest), question_vector,
-                                    "explicit topic shift", topic_shift=True)
+            return self._standalone(signals.shift_rest, question_vector, "explicit topic shift", topic_shift=True)
         if signals.is_meta:
             return self._meta(data)
-        cues = signals.follow_up_cues()
-        if cues or not content:
-            reason = "; ".join(cues) or "no subject of its own"
-            return self._follow_up(data, signals, question_vector, reason, expand=True)
-        elsewhere, where = self._points_elsewhere(data, content)
-        known = [w for w in content if self.corpus.chunk_frequency(w) > 0]
-        full_question = len(known) >= 3 and len(words(data.question)) >= 5
-        if (elsewhere >= SHIFT_WEIGHT and full_question and data.last_user_similarity < SHIFT_SIMILARITY
-                and self.corpus.best_similarity(question_vector) >= CONFIDENT):
-            return self._standalone(data.question, content, question_vector,
-                                    f"implicit topic shift: {where} not in the last exchange or its sources",
-                                    topic_shift=True)
-        vague = len(known) <= 2
-        reason = "continues the last exchange" + (" (short question)" if vague else "")
-        return self._follow_up(data, signals, question_vector, reason, expand=True)
+        foreign, where = self.foreign_share(data, own)
+        confidence = own_confidence(data.own_best, data.own_margin)
+        signals = self._grounded(signals, data)
+        cues = signals.follow_up_cues() + ([] if own else ["no subject of its own"])
+        if cues:  # it points at the conversation, whatever its own words
+            need = 1.0 if not own else 1.0 - 0.7 * confidence
+            return self._follow_up(data, signals, question_vector, "; ".join(cues), need)
+        need = (1 - FOREIGN_DAMPING * foreign) * (1 - 0.5 * confidence)
+        if foreign >= SHIFT_WEIGHT:
+            return self._follow_up(data, signals, question_vector, f"new topic: {where} not in the conversation "
+                                   "or its sources", min(need, NEW_TOPIC_NEED), topic_shift=True)
+        return self._follow_up(data, signals, question_vector, "may continue the conversation", need)
 
     # --- decisions -------------------------------------------------------------------------
 
-    def _points_elsewhere(self, data: ReformulationInput, content: list[str]) -> tuple[float, str]:
+    def foreign_share(self, data: ReformulationInput, own: list[str]) -> tuple[float, str]:
         """Share of the question's idf weight in corpus terms foreign to the conversation so far:
-        absent from the last exchange, and living mostly outside the anchor documents."""
-        seen = _stems(f"{data.last.user} {data.last.assistant}")
+        absent from the topic's questions and the last answer, and living mostly outside the
+        anchor documents."""
+        seen = stems(" ".join([*data.topic_questions, data.last.user, data.last.assistant]))
         anchors = list(data.anchor_chunk_ids)
-        total, foreign, names = 0.0, 0.0, []
-        for word in dict.fromkeys(content):
+        total, foreign, found = 0.0, 0.0, []
+        for word in dict.fromkeys(own):
             if self.corpus.chunk_frequency(word) == 0:
                 continue  # unknown to the corpus: says nothing about where the question points
             weight = self.corpus.idf(word)
             total += weight
-            if _stem(word) not in seen and self.corpus.share_in(word, anchors) < FOREIGN_SHARE:
+            if stem(word) not in seen and self.corpus.share_in(word, anchors) < FOREIGN_SHARE:
                 foreign += weight
-                names.append(repr(word))
-        return (foreign / total if total else 0.0), ", ".join(names)
+                found.append(repr(word))
+        return (foreign / total if total else 0.0), ", ".join(found)
+
+    def _grounded(self, signals: Signals, data: ReformulationInput) -> Signals:
+        """Drop demonstratives whose noun the conversation never mentioned: "this novel" after
+        a talk about tax forms points at something new, not back."""
+        seen = stems(" ".join([*data.topic_questions, data.last.user, data.last.assistant]))
+        anchors = list(data.anchor_chunk_ids)
+        kept = []
+        for cue in signals.anaphora:
+            head, _, noun = cue.partition(" ")
+            if (noun and head in {"this", "that", "these", "those"} and noun not in DEICTIC_NOUNS
+                    and self.corpus.chunk_frequency(noun) > 0 and stem(noun) not in seen
+                    and self.corpus.share_in(noun, anchors) < FOREIGN_SHARE):
+                continue
+            kept.append(cue)
+        return replace(signals, anaphora=kept)
 
     # --- builders --------------------------------------------------------------------------
 
-    def _standalone(self, question: str, content: list[str], vector: np.ndarray, reason: str,
-                    topic_shift: bool = False) -> Reformulation:
+    def _standalone(self, question: str, vector: np.ndarray, reason: str, topic_shift: bool = False) -> Reformulation:
         keywords = self._keyword_query(question, vector, [])
-        return Reformulation(question.strip(), keywords, False, False, topic_shift, reason, self.name)
+        return Reformulation(question.strip(), keywords, False, False, topic_shift, reason, self.name, 0.0)
 
     def _meta(self, data: ReformulationInput) -> Reformulation:
         semantic = data.last_semantic_query or data.last.user
         keywords = data.last_keyword_query or " ".join(content_words(data.last.user))
         return Reformulation(semantic, keywords, True, True, False,
-                             "meta-request about the last answer: reuse its sources", self.name)
+                             "meta-request about the last answer: its sources, and a search for more", self.name, 1.0)
 
     def _follow_up(self, data: ReformulationInput, signals: Signals, vector: np.ndarray, reason: str,
-                   expand: bool) -> Reformulation:
-        context = self._context_terms(data, signals.content, MAX_CONTEXT_TERMS if expand else 3)
+                   need: float, topic_shift: bool = False) -> Reformulation:
+        subject = WHAT_ABOUT.match(data.question)
+        # "what about X?" with X found confidently outside the last answer's sources: X is the new subject
+        new_subject = bool(subject and subject_words(subject.group(1)) and not data.own_best_anchored
+                           and own_confidence(data.own_best, data.own_margin) >= 0.5)
+        new_name = bool(subject and names(subject.group(1), sentence_start=True))  # "what about Ivanka?": a new subject
+        topic = data.topic_questions or ((data.last.user,) if data.last.user else ())
+        terms = conversation_terms(self.corpus, topic, data.last.assistant)
+        context = pick_terms(terms, [*signals.content, *words(data.question)], MAX_CONTEXT_TERMS, drop_names=new_name)
+        sources = {t.text: t.source for t in terms}
         semantic = data.question.strip()
+        referent = next((t for t in context if sources.get(t) != "answer"), None)
+        pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or a.split()[1] in DEICTIC_NOUNS), None)
+        deictic = bool(pointer and len(pointer.split()) > 1)
+        if referent and pointer and (deictic or sources.get(referent) == "referent"):  # "how does it work?" -> "how does heat pump work?"
+            semantic = _resolved(semantic, pointer, referent)
+            context = [t for t in context if t != referent]
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
-        keywords = self._keyword_query(data.question, vector, context)
-        return Reformulation(semantic, keywords, True, False, False, f"follow-up: {reason}", self.name)
+        keywords = self._keyword_query(data.question, vector, [*([referent] if referent else []), *context],
+                                       subject=signals.content)
+        why = reason if topic_shift else f"follow-up: {reason}" + (" (a new subject replaces the last one)" if new_subject else "")
+        return Reformulation(semantic, keywords, not topic_shift, False, topic_shift, why, self.name, round(need, 3),
+                             new_subject=new_subject)
 
-    def _context_terms(self, data: ReformulationInput, content: list[str], limit: int) -> list[str]:
-        """Salient terms of the last exchange, none the question already has: the anchor documents'
-        keywords that the last question used, the subject of the last question (its content
-        words, rarest first), the keywords the last answer used, then one rare term of the
-        relevant older messages. Not the whole history: older turns pull in old sub-topics."""
-        own = {_stem(w) for w in content}
-        asked_text = data.last.user.lower()
-        in_question = [k for k in data.anchor_keywords if k in asked_text]
-        asked = sorted(dict.fromkeys(content_words(data.last.user)), key=lambda w: -self.corpus.idf(w))
-        if data.anchor_chunk_ids:  # the last question's words that its answer's documents share
-            anchors = list(data.anchor_chunk_ids)
-            asked = [w for w in asked if self.corpus.share_in(w, anchors) > 0]
-        in_answer = [k for k in data.anchor_keywords if k in data.last.assistant.lower()]
-        named = _names(data.last.assistant)
-        window = [w for text in data.window for w in content_words(text) if self.corpus.idf(w) > 2.0]
-        picked: list[str] = []
-        covered = set(own)
-        for term in [*in_question, *named[:2], *asked[:MAX_ASKED_TERMS], *in_answer[:2], *window[:1]]:
-            stems = _stems(term)
-            if stems and not stems <= covered:
-                picked.append(term)
-                covered |= stems
-        return picked[:limit]
-
-    def _keyword_query(self, question: str, vector: np.ndarray, context: list[str]) -> str:
+    def _keyword_query(self, question: str, vector: np.ndarray, context: list[str],
+                       subject: list[str] | None = None) -> str:
         """2-5 terms in the corpus's own words: the question's own phrases (runs of content
         words the corpus knows, rarest first), two context terms for a follow-up, and - when the
         user's words are not the corpus's (a word it never uses, or too little left) - the
         corpus keywords nearest in meaning to the question ("doctors" -> "physicians")."""
-        phrases, unknown = self._phrases(question)
+        phrases, unknown = self._phrases(question, subject_words(question) if subject is None else subject)
         phrases.sort(key=lambda p: -max(self.corpus.idf(w) for w in p.split()))
         terms = phrases[:3]
-        covered = set().union(*(_stems(t) for t in terms)) if terms else set()
+        covered = set().union(*(stems(t) for t in terms)) if terms else set()
         for term in context[:2]:
-            if not _stems(term) <= covered:
+            if not stems(term) <= covered:
                 terms.append(term)
-                covered |= _stems(term)
+                covered |= stems(term)
         if unknown or len(terms) < 2:
             for keyword in self.corpus.nearest_keywords(vector, n=3):
                 if len(terms) >= MAX_KEYWORD_TERMS:
                     break
-                if not _stems(keyword) <= covered:
+                if not stems(keyword) <= covered:
                     terms.append(keyword)
-                    covered |= _stems(keyword)
+                    covered |= stems(keyword)
         return ", ".join(terms[:MAX_KEYWORD_TERMS])
 
-    def _phrases(self, question: str) -> tuple[list[str], bool]:
-        """Runs of consecutive content words the corpus knows ("small claims court"), and
+    def _phrases(self, question: str, subject_list: list[str]) -> tuple[list[str], bool]:
+        """Runs of consecutive subject words the corpus knows ("small claims court"), and
         whether the question used a word the corpus never does."""
+        subject = set(subject_list)
         phrases, run, unknown = [], [], False
         for word in [*words(question), ""]:
-            if word and word in set(content_words(word)):
+            if word and word in subject:
                 if self.corpus.chunk_frequency(word) > 0:
                     run.append(word)
                     continue

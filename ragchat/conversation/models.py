@@ -1,11 +1,13 @@
-"""The values that flow through a turn, each stage's output a frozen dataclass."""
+"""The values that flow through a turn, each stage's output a frozen dataclass, and the Lineage an
+assistant message stores: the only way lineage is read or written."""
 
 from __future__ import annotations
 
-from dataclasses import asdict, dataclass, field
+from dataclasses import asdict, dataclass, field, fields, replace
 from typing import Any, Literal
 
 Plan = Literal["search", "anchored_search", "reuse"]
+LINEAGE_VERSION = 2
 
 
 @dataclass(frozen=True)
@@ -22,12 +24,16 @@ class ReformulationInput:
     last: Exchange
     window: tuple[str, ...] = ()  # older relevant messages, chronological
     anchor_keywords: tuple[str, ...] = ()  # keywords of the documents behind the last answer
-    corpus_keywords: tuple[str, ...] = ()  # corpus keywords nearest to the question
+    corpus_keywords: tuple[str, ...] = ()  # corpus keywords nearest to the question (the Ollama prompt)
     anchor_chunk_ids: tuple[int, ...] = ()  # every chunk of the anchor documents
     last_semantic_query: str = ""  # what the last searching turn was understood as
     last_keyword_query: str = ""
     earlier_questions: tuple[str, ...] = ()  # every user message before this one, in order
+    topic_questions: tuple[str, ...] = ()  # the questions since the current topic began, in order
     last_user_similarity: float = 0.0  # cosine of the question and the last user message
+    own_best: float = 0.0  # cosine of the question's own best chunk
+    own_margin: float = 0.0  # how far that chunk's document leads the next document
+    own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
 
     @property
     def has_history(self) -> bool:
@@ -36,13 +42,33 @@ class ReformulationInput:
 
 @dataclass(frozen=True)
 class Reformulation:
-    semantic_query: str
+    semantic_query: str  # the context-expanded query (the question itself when it stands alone)
     keyword_query: str
     is_follow_up: bool
     is_meta: bool
     topic_shift: bool
     reasoning: str
     reformulator: str  # "heuristic" or "ollama:<model>"
+    context_need: float = 0.0  # 0 = stands alone .. 1 = cannot be understood without the conversation
+    fallback: str = ""  # why the preferred reformulator was not used ("" when it was)
+    new_subject: bool = False  # "what about X?": X replaces the last subject (no anchoring on its sources)
+
+    def to_dict(self) -> dict[str, Any]:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Reformulation:
+        names = {f.name for f in fields(cls)}
+        return cls(**{k: v for k, v in data.items() if k in names})
+
+
+@dataclass(frozen=True)
+class QueryList:
+    """One query sent to one index, and its weight in the fusion."""
+
+    name: str  # question/vector, question/fts, context/vector, keywords/fts, reused
+    query: str
+    weight: float
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -70,47 +96,147 @@ class RetrievedChunk:
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> RetrievedChunk:
+        names = {f.name for f in fields(cls)}
+        values = {k: v for k, v in data.items() if k in names}
+        values.setdefault("document_id", 0)
+        for key in ("heading", "document"):
+            values.setdefault(key, "")
+        for key in ("vector_rank", "fts_rank", "similarity"):
+            values.setdefault(key, None)
+        for key in ("rrf", "boost", "score"):
+            values.setdefault(key, 0.0)
+        for key in ("anchored", "reused"):
+            values.setdefault(key, False)
+        return cls(**values)
 
-@dataclass
-class TurnResult:
-    """Everything a turn did; `lineage()` is what the assistant message stores."""
+
+@dataclass(frozen=True)
+class Lineage:
+    """What an assistant message stores about its turn. Keys mean one thing everywhere: document
+    *ids* are `*_document_ids`, paths are `anchor_documents`."""
 
     question: str
-    session: str
     turn: int
-    history_window: list[int]
     reformulation: Reformulation
     plan: Plan
-    anchor_documents: list[int]
-    anchor_paths: list[str]
-    missing_anchors: list[str]
-    chunks: list[RetrievedChunk]
-    answer: str = ""
-    answer_mode: str = "extractive"  # llm | extractive | recorded
+    history_window: tuple[int, ...] = ()
+    context_weight: float = 0.0  # weight of the context lists in the fusion
+    queries: tuple[QueryList, ...] = ()
+    anchor_document_ids: tuple[int, ...] = ()
+    anchor_documents: tuple[str, ...] = ()  # their paths
+    missing_anchors: tuple[str, ...] = ()
+    chunks: tuple[RetrievedChunk, ...] = ()
+    answer_mode: str = "pending"  # pending | llm | extractive | recorded
     weak: bool = False
-    notices: list[str] = field(default_factory=list)
-    user_message_id: int = 0
-    assistant_message_id: int = 0
+    notices: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
+    version: int = LINEAGE_VERSION
 
     @property
-    def answer_documents(self) -> list[int]:
+    def answer_document_ids(self) -> list[int]:
         return sorted({c.document_id for c in self.chunks if c.used})
 
-    def lineage(self) -> dict[str, Any]:
+    @property
+    def used_chunks(self) -> list[RetrievedChunk]:
+        return [c for c in self.chunks if c.used]
+
+    def with_answer(self, mode: str, used: frozenset[int] | None, notices: tuple[str, ...] = ()) -> Lineage:
+        """The lineage once answered: the mode, which chunks the answer stood on, more notices."""
+        chunks = self.chunks if used is None else tuple(replace(c, used=c.chunk_id in used) for c in self.chunks)
+        return replace(self, answer_mode=mode, chunks=chunks, notices=(*self.notices, *notices))
+
+    def to_dict(self) -> dict[str, Any]:
         return {
-            "question": self.question,
-            "turn": self.turn,
-            "history_window": self.history_window,
-            "reformulation": self.reformulation.to_dict(),
-            "plan": self.plan,
-            "anchor_documents": self.anchor_documents,
-            "anchor_paths": self.anchor_paths,
-            "missing_anchors": self.missing_anchors,
-            "chunks": [chunk.to_dict() for chunk in self.chunks],
-            "answer_mode": self.answer_mode,
-            "answer_documents": self.answer_documents,
-            "weak": self.weak,
-            "notices": self.notices,
-            "timings_ms": self.timings_ms,
+            "version": self.version, "question": self.question, "turn": self.turn,
+            "history_window": list(self.history_window), "reformulation": self.reformulation.to_dict(),
+            "plan": self.plan, "context_weight": self.context_weight,
+            "queries": [q.to_dict() for q in self.queries],
+            "anchor_document_ids": list(self.anchor_document_ids), "anchor_documents": list(self.anchor_documents),
+            "missing_anchors": list(self.missing_anchors), "chunks": [c.to_dict() for c in self.chunks],
+            "answer_mode": self.answer_mode, "answer_document_ids": self.answer_document_ids,
+            "weak": self.weak, "notices": list(self.notices), "timings_ms": dict(self.timings_ms),
         }
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> Lineage:
+        """Read a stored lineage; version 1 (before the typed lineage) stored anchor ids under
+        `anchor_documents` and their paths under `anchor_paths`."""
+        version = int(data.get("version", 1))
+        if version == 1:
+            ids, paths = data.get("anchor_documents", []), data.get("anchor_paths", [])
+        else:
+            ids, paths = data.get("anchor_document_ids", []), data.get("anchor_documents", [])
+        return cls(
+            question=str(data.get("question", "")), turn=int(data.get("turn", 0)),
+            reformulation=Reformulation.from_dict(data.get("reformulation") or _EMPTY_REFORMULATION),
+            plan=data.get("plan", "search"), history_window=tuple(data.get("history_window", [])),
+            context_weight=float(data.get("context_weight", 0.0)),
+            queries=tuple(QueryList(**q) for q in data.get("queries", [])),
+            anchor_document_ids=tuple(ids), anchor_documents=tuple(paths),
+            missing_anchors=tuple(data.get("missing_anchors", [])),
+            chunks=tuple(RetrievedChunk.from_dict(c) for c in data.get("chunks", [])),
+            answer_mode=str(data.get("answer_mode", "pending")), weak=bool(data.get("weak", False)),
+            notices=tuple(data.get("notices", [])), timings_ms=dict(data.get("timings_ms", {})),
+            version=LINEAGE_VERSION,
+        )
+
+
+_EMPTY_REFORMULATION: dict[str, Any] = {
+    "semantic_query": "", "keyword_query": "", "is_follow_up": False, "is_meta": False,
+    "topic_shift": False, "reasoning": "", "reformulator": "",
+}
+
+
+@dataclass(frozen=True)
+class TurnResult:
+    """Everything a turn did: its lineage (as stored), the answer and where both were saved."""
+
+    session: str
+    lineage: Lineage
+    answer: str
+    user_message_id: int
+    assistant_message_id: int
+    notices_to_show: tuple[str, ...] = ()  # the notices not already shown while the turn ran
+
+    # the lineage's fields, for callers that read a turn
+    @property
+    def question(self) -> str:
+        return self.lineage.question
+
+    @property
+    def turn(self) -> int:
+        return self.lineage.turn
+
+    @property
+    def plan(self) -> Plan:
+        return self.lineage.plan
+
+    @property
+    def reformulation(self) -> Reformulation:
+        return self.lineage.reformulation
+
+    @property
+    def chunks(self) -> tuple[RetrievedChunk, ...]:
+        return self.lineage.chunks
+
+    @property
+    def anchor_paths(self) -> tuple[str, ...]:
+        return self.lineage.anchor_documents
+
+    @property
+    def missing_anchors(self) -> tuple[str, ...]:
+        return self.lineage.missing_anchors
+
+    @property
+    def answer_mode(self) -> str:
+        return self.lineage.answer_mode
+
+    @property
+    def weak(self) -> bool:
+        return self.lineage.weak
+
+    @property
+    def notices(self) -> tuple[str, ...]:
+        return self.lineage.notices

@@ -5,8 +5,10 @@ Any failure raises BackendUnavailable; the turn then falls back to the heuristic
 
 from __future__ import annotations
 
+import numpy as np
+
 from ..errors import BackendUnavailable
-from ..llm import OllamaBackend
+from ..llm import ChatBackend
 from .models import Reformulation, ReformulationInput
 
 SCHEMA: dict = {
@@ -65,17 +67,28 @@ def _validated(reply: dict, question: str) -> dict:
     return {**reply, "semantic_query": semantic[:1000], "keyword_query": ", ".join(terms[:5]) or question}
 
 
+def context_need(is_follow_up: bool, is_meta: bool, topic_shift: bool) -> float:
+    """The model's flags as a weight for its rewrite next to the question itself."""
+    if is_meta:
+        return 1.0
+    if topic_shift:
+        return 0.0
+    return 0.9 if is_follow_up else 0.3  # a standalone rewrite of a standalone question: a second opinion
+
+
 class OllamaReformulator:
-    def __init__(self, backend: OllamaBackend) -> None:
+    def __init__(self, backend: ChatBackend) -> None:
         self.backend = backend
         self.name = f"ollama:{backend.model}"
 
-    def reformulate(self, data: ReformulationInput) -> Reformulation:
+    def reformulate(self, data: ReformulationInput, question_vector: np.ndarray | None = None) -> Reformulation:
         reply = _validated(self.backend.chat_json(build_messages(data), SCHEMA), data.question)
         is_meta = bool(reply["is_meta"]) and data.has_history
+        follow_up = (bool(reply["is_follow_up"]) or is_meta) and data.has_history
+        shift = bool(reply["topic_shift"]) and data.has_history
         return Reformulation(
             semantic_query=reply["semantic_query"], keyword_query=reply["keyword_query"],
-            is_follow_up=(bool(reply["is_follow_up"]) or is_meta) and data.has_history,
-            is_meta=is_meta, topic_shift=bool(reply["topic_shift"]) and data.has_history,
+            is_follow_up=follow_up, is_meta=is_meta, topic_shift=shift,
             reasoning=str(reply["reasoning"])[:300], reformulator=self.name,
+            context_need=context_need(follow_up, is_meta, shift),
         )

@@ -44,6 +44,15 @@ ELLIPSIS = re.compile(
 )
 
 
+# Chat discourse that points at nothing in the documents: "got it", "that's interesting".
+DISCOURSE = re.compile(
+    r"\b(?:got it|i see|i get it|that'?s (?:it|all|great|interesting|helpful|good|clear|cool|nice|useful|amazing)"
+    r"|(?:it|this|that) (?:is|was|sounds|seems|makes sense)(?: (?:great|interesting|helpful|good|clear|cool|"
+    r"nice|useful|amazing|fascinating|so|very|really)\b)+|makes sense|thank(?:s| you)(?: for (?:that|this|it))?)\b[,.!]*",
+    re.IGNORECASE,
+)
+
+
 @dataclass(frozen=True)
 class Signals:
     is_meta: bool
@@ -87,13 +96,36 @@ def explicit_shift(question: str) -> tuple[bool, str]:
     return True, rest or question
 
 
+PERSONAL = frozenset("it its they them their theirs he she him her his hers".split())
+EXPLETIVE = re.compile(
+    r"^(?:is|was|isn't) it (?:\w+ )?(?:true|possible|necessary|safe|legal|required|okay|ok|better|worth|normal"
+    r"|common|important|essential|advisable|wise)\b"
+    r"|^it (?:is|was|'s) (?:\w+ )?(?:\w+ )(?:to|that|for)\b"
+)
+
+
+def _named_positions(question: str, tokens: list[str]) -> list[int]:
+    """Token positions of capitalised words that do not start a sentence (names, acronyms)."""
+    capitalised = {m.group(0).lower() for m in re.finditer(r"(?<=[\w,;:)] )[A-Z][\w'’.-]*", question)}
+    return [i for i, t in enumerate(tokens) if t in capitalised and t not in STOPWORDS and t not in PERSONAL]
+
+
 def anaphora(question: str) -> list[str]:
     """Pronouns and demonstratives that point outside the question (no noun of its own follows
     'this/that/these/those', or 'the document/file/answer' style deixis)."""
     tokens = words(question)
+    named = _named_positions(question, tokens)
     found: list[str] = []
     for index, token in enumerate(tokens):
+        if token in PERSONAL and any(position < index for position in named):
+            continue  # "What is HAART and how does it differ ...": its antecedent is in the question
+        if token == "it" and (EXPLETIVE.search(" ".join(tokens[index: index + 5]))
+                              or EXPLETIVE.search(" ".join(tokens[max(index - 1, 0): index + 3]))):
+            continue  # "is it true that ...", "it is important to ...": points at nothing
         following = tokens[index + 1] if index + 1 < len(tokens) else ""
+        before = tokens[index - 1] if index > 0 else ""
+        if token in {"that", "which"} and before and before not in STOPWORDS and before not in QUESTION_WORDS:
+            continue  # "the state that borders ...": a relative pronoun, not a pointer
         if token in {"this", "these", "those"} and following and following not in STOPWORDS:
             found.append(f"{token} {following}")  # "this app": a thing named before
         elif token in {"this", "that", "these", "those", "same", "other"}:
@@ -109,12 +141,25 @@ def anaphora(question: str) -> list[str]:
 
 
 def read_signals(question: str, content: list[str]) -> Signals:
+    """What the question says of its need for context; `content` loses the words of its
+    deictic phrases ("the document" is no subject of its own)."""
     shift, rest = explicit_shift(question)
+    pointing = anaphora(DISCOURSE.sub(" ", question)) if not shift else []
+    deictic = {word for cue in pointing for word in cue.split()[1:] if word in DEICTIC_NOUNS}
     return Signals(
         is_meta=is_meta_request(question) and not shift,
         explicit_shift=shift,
         shift_rest=rest,
-        anaphora=anaphora(question) if not shift else [],
-        ellipsis=bool(ELLIPSIS.search(question)) and not shift,
-        content=content,
+        anaphora=pointing,
+        ellipsis=bool(ELLIPSIS.search(DISCOURSE.sub(" ", question).strip())) and not shift,
+        content=[word for word in content if word not in deictic],
     )
+
+
+def without_deixis(question: str) -> str:
+    """The question without its deictic nouns ("What is the document about?" -> "What is the
+    about?"): words that point at the conversation name nothing to search for."""
+    pointing = {word for cue in anaphora(question) for word in cue.split()[1:] if word in DEICTIC_NOUNS}
+    if not pointing:
+        return question
+    return " ".join(w for w in question.split() if w.lower().strip("?.,!;:") not in pointing)

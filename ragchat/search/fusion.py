@@ -1,28 +1,52 @@
-"""Weighted reciprocal rank fusion with an additive source-anchoring boost. Pure functions.
+"""Weighted reciprocal rank fusion of several ranked lists, with soft source anchoring and a
+protected first place. Pure functions.
 
-Scores are normalised so that a chunk ranked first by both retrievers scores 1.0:
-    rrf(c) = (w_v / (k + rank_v(c)) + w_f / (k + rank_f(c))) / ((w_v + w_f) / (k + 1))
-A chunk missing from one list gets nothing from it. On that scale the anchor boost (default 0.3)
-is a modest nudge that lets a fairly relevant chunk of the previous answer's documents pass an
-equally relevant chunk from elsewhere, without lifting irrelevant anchored chunks to the top.
+Each list is one query sent to one index (the question to the vector index, the question to FTS,
+the context-expanded query to each, ...) with a weight. Scores are normalised so that a chunk
+ranked first by every list scores 1.0:
+    rrf(c) = sum_i w_i / (k + rank_i(c))  /  (sum_i w_i / (k + 1))
+A chunk missing from a list gets nothing from it.
+
+Anchoring is evidence, not a verdict: the boost is added only to chunks that some list already
+ranks within `reach`, so it breaks near-ties among relevant chunks and cannot lift a chunk that
+no query found. A protected chunk (the question's own confident top hit) keeps a place in the
+top `protect_within`, whatever the other lists say.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass
-from typing import Collection, Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class RankedList:
+    name: str  # e.g. "question/vector", "context/fts"
+    kind: str  # "vector" or "fts": which rank column it reports in
+    ids: tuple[int, ...]
+    weight: float
+
+
+@dataclass(frozen=True)
+class Anchoring:
+    documents: frozenset[int] = frozenset()
+    boost: float = 0.0
+    exclude: frozenset[int] = frozenset()  # chunks the last answer already used: no boost
+    reach: int = 10  # a chunk must rank within this in some list to be boosted
+    slots: int = 0  # instead of a boost: the best anchored chunks keep this many places after the first
 
 
 @dataclass(frozen=True)
 class Fused:
     chunk_id: int
     document_id: int
-    vector_rank: int | None  # 1-based, None when the vector index did not return it
-    fts_rank: int | None
+    vector_rank: int | None  # best rank among the vector lists (1-based)
+    fts_rank: int | None  # best rank among the FTS lists
     rrf: float  # normalised fused score before the boost
     boost: float
     score: float  # rrf + boost: what the final order is by
     anchored: bool
+    ranks: Mapping[str, int] = field(default_factory=dict)  # rank in each list that holds it
 
 
 def _ranks(ids: Sequence[int]) -> dict[int, int]:
@@ -32,49 +56,71 @@ def _ranks(ids: Sequence[int]) -> dict[int, int]:
     return ranks
 
 
-def rrf_scores(
-    vector_ids: Sequence[int],
-    fts_ids: Sequence[int],
-    *,
-    k: int = 60,
-    vector_weight: float = 0.7,
-    fts_weight: float = 0.3,
-) -> dict[int, float]:
-    """Normalised weighted RRF of two ranked id lists."""
-    total = vector_weight + fts_weight
+def rrf_scores(lists: Sequence[RankedList], *, k: int = 60) -> dict[int, float]:
+    """Normalised weighted RRF of ranked id lists (lists of weight 0 count for nothing)."""
+    total = sum(max(item.weight, 0.0) for item in lists)
     if total <= 0:
         raise ValueError("at least one fusion weight must be positive")
     best = total / (k + 1)
     scores: dict[int, float] = {}
-    for weight, ranks in ((vector_weight, _ranks(vector_ids)), (fts_weight, _ranks(fts_ids))):
-        for chunk_id, rank in ranks.items():
-            scores[chunk_id] = scores.get(chunk_id, 0.0) + weight / (k + rank)
+    for item in lists:
+        if item.weight <= 0:
+            continue
+        for chunk_id, rank in _ranks(item.ids).items():
+            scores[chunk_id] = scores.get(chunk_id, 0.0) + item.weight / (k + rank)
     return {chunk_id: score / best for chunk_id, score in scores.items()}
 
 
+def _best_rank(chunk_id: int, ranks: Mapping[str, dict[int, int]], names: Collection[str]) -> int | None:
+    found = [ranks[name][chunk_id] for name in names if chunk_id in ranks[name]]
+    return min(found) if found else None
+
+
 def fuse(
-    vector_ids: Sequence[int],
-    fts_ids: Sequence[int],
+    lists: Sequence[RankedList],
     document_of: Mapping[int, int],
     *,
-    anchor_documents: Collection[int] = (),
-    boost: float = 0.3,
-    already_used: Collection[int] = (),
     k: int = 60,
-    vector_weight: float = 0.7,
-    fts_weight: float = 0.3,
+    anchoring: Anchoring = Anchoring(),
+    protect: int | None = None,
+    protect_within: int = 3,
 ) -> list[Fused]:
-    """Fuse two rankings; chunks of `anchor_documents` get `boost` added, except the chunks in
-    `already_used` (what the last answer already said: a follow-up asks for more of the same
-    sources, not the same passages again). Best first, ties by id."""
-    scores = rrf_scores(vector_ids, fts_ids, k=k, vector_weight=vector_weight, fts_weight=fts_weight)
-    vector_ranks, fts_ranks = _ranks(vector_ids), _ranks(fts_ids)
+    """All chunks of the lists, best first (ties by id)."""
+    live = [item for item in lists if item.weight > 0]
+    if not live:
+        return []
+    scores = rrf_scores(live, k=k)
+    ranks = {item.name: _ranks(item.ids) for item in live}
+    vector_names = [item.name for item in live if item.kind == "vector"]
+    fts_names = [item.name for item in live if item.kind == "fts"]
     fused = []
     for chunk_id, rrf in scores.items():
-        anchored = document_of[chunk_id] in anchor_documents and chunk_id not in already_used
-        extra = boost if anchored else 0.0
-        fused.append(
-            Fused(chunk_id, document_of[chunk_id], vector_ranks.get(chunk_id), fts_ranks.get(chunk_id),
-                  rrf, extra, rrf + extra, anchored)
-        )
-    return sorted(fused, key=lambda item: (-item.score, item.chunk_id))
+        held = {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r}
+        anchored = (document_of[chunk_id] in anchoring.documents and chunk_id not in anchoring.exclude
+                    and (anchoring.boost > 0 or anchoring.slots > 0) and min(held.values()) <= anchoring.reach)
+        extra = anchoring.boost if anchored and not anchoring.slots else 0.0
+        fused.append(Fused(chunk_id, document_of[chunk_id], _best_rank(chunk_id, ranks, vector_names),
+                           _best_rank(chunk_id, ranks, fts_names), rrf, extra, rrf + extra, anchored, held))
+    fused.sort(key=lambda item: (-item.score, item.chunk_id))
+    if anchoring.slots:
+        fused = _reserved(fused, anchoring, ranks)
+    return _protected(fused, protect, protect_within)
+
+
+def _reserved(fused: list[Fused], anchoring: Anchoring, ranks: Mapping[str, dict[int, int]]) -> list[Fused]:
+    """The best anchored chunks within reach take places 2.. (after the best chunk overall)."""
+    wanted = [item for item in fused if item.document_id in anchoring.documents and item.chunk_id not in anchoring.exclude
+              and min(item.ranks.values()) <= anchoring.reach][: anchoring.slots]
+    rest = [item for item in fused if item not in wanted]
+    head = rest[:1]
+    return [*head, *wanted, *rest[1:]]
+
+
+def _protected(fused: list[Fused], protect: int | None, within: int) -> list[Fused]:
+    """Move the protected chunk up to place `within` when the other lists pushed it below."""
+    position = next((i for i, item in enumerate(fused) if item.chunk_id == protect), None)
+    if position is None or position < within:
+        return fused
+    item = fused.pop(position)
+    fused.insert(within - 1, item)
+    return fused

@@ -178,10 +178,10 @@ def replace_document(
             "ingested_at": now(), "keywords": old["keywords"] if old else "[]",
         }
         if old:
-            db["documents"].update(old["id"], values)
+            db.table("documents").update(old["id"], values)
             document_id = old["id"]
         else:
-            document_id = db["documents"].insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
+            document_id = db.table("documents").insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
         _insert_chunks(db, document_id, record.title, chunks, vectors)
     return int(document_id)
 

@@ -16,8 +16,8 @@ MIGRATIONS = Migrations("ragchat")
 
 @MIGRATIONS()
 def m001_library(db: Database) -> None:
-    db["settings"].create({"key": str, "value": str}, pk="key")
-    db["documents"].create(
+    db.table("settings").create({"key": str, "value": str}, pk="key")
+    db.table("documents").create(
         {
             "id": int,
             "source": str,  # absolute path of the file: the identity of a document
@@ -36,8 +36,8 @@ def m001_library(db: Database) -> None:
         pk="id",
         not_null={"source", "path", "content_hash"},
     )
-    db["documents"].create_index(["source"], unique=True)
-    db["chunks"].create(
+    db.table("documents").create_index(["source"], unique=True)
+    db.table("chunks").create(
         {
             "id": int,
             "document_id": int,
@@ -50,7 +50,7 @@ def m001_library(db: Database) -> None:
         pk="id",
         foreign_keys=[("document_id", "documents", "id")],
     )
-    db["chunks"].create_index(["document_id", "ordinal"], unique=True)
+    db.table("chunks").create_index(["document_id", "ordinal"], unique=True)
     db.execute(
         "CREATE VIRTUAL TABLE chunks_fts USING fts5("
         "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')"
@@ -59,11 +59,11 @@ def m001_library(db: Database) -> None:
 
 @MIGRATIONS()
 def m002_conversation(db: Database) -> None:
-    db["sessions"].create(
+    db.table("sessions").create(
         {"id": int, "name": str, "created_at": str, "updated_at": str}, pk="id", not_null={"name"}
     )
-    db["sessions"].create_index(["name"], unique=True)
-    db["messages"].create(
+    db.table("sessions").create_index(["name"], unique=True)
+    db.table("messages").create(
         {
             "id": int,
             "session_id": int,
@@ -76,20 +76,20 @@ def m002_conversation(db: Database) -> None:
         pk="id",
         foreign_keys=[("session_id", "sessions", "id")],
     )
-    db["messages"].create_index(["session_id", "id"])
+    db.table("messages").create_index(["session_id", "id"])
 
 
 @MIGRATIONS()
 def m003_keyword_vectors(db: Database) -> None:
     # vectors of document keywords, to map a user's words onto the corpus's own vocabulary
-    db["keyword_vectors"].create({"keyword": str, "embedding": bytes}, pk="keyword")
+    db.table("keyword_vectors").create({"keyword": str, "embedding": bytes}, pk="keyword")
 
 
 @MIGRATIONS()
 def m004_documents_version_index(db: Database) -> None:
     # library.library_version runs several times a turn: this covering index answers it without
     # reading the documents' rows (their term_counts spill onto overflow pages ahead of these columns)
-    db["documents"].create_index(["ingested_at", "chunk_count"], index_name="documents_version")
+    db.table("documents").create_index(["ingested_at", "chunk_count"], index_name="documents_version")
 
 
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]

@@ -88,7 +88,8 @@ def add_message(
              to_blob(embedding) if embedding is not None else None],
         )
         db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [stamp, session])
-    return int(cursor.lastrowid)
+    assert cursor.lastrowid is not None  # an INSERT always sets it
+    return cursor.lastrowid
 
 
 def update_message(

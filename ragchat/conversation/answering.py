@@ -1,0 +1,122 @@
+"""Stage 5 of a turn: the answer, streamed from the chat backend or extractive, and which
+chunks it stands on."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+
+import numpy as np
+from sqlite_utils import Database
+
+from .. import answer as answers
+from ..config import Settings
+from ..embed import Embedder
+from ..errors import BackendUnavailable
+from ..llm import ChatBackend
+from ..store import library
+from .corpus import CorpusStats
+from .history import HistoryWindow
+from .models import Lineage
+from .reformulate import fallback_notice
+
+TokenSink = Callable[[str], None]
+
+
+@dataclass(frozen=True)
+class Answered:
+    text: str
+    mode: str  # llm | extractive | recorded
+    used: frozenset[int] | None  # chunk ids the answer stands on (None: not decided here)
+    notices: tuple[str, ...] = ()
+    vector: np.ndarray | None = None  # the reply's vector for later history windows, when known
+
+
+@dataclass(frozen=True)
+class AnswerInputs:
+    lineage: Lineage
+    window: HistoryWindow
+    sources: tuple[answers.Source, ...]
+
+
+def sources_of(db: Database, lineage: Lineage) -> tuple[answers.Source, ...]:
+    stored = library.chunks_by_ids(db, [c.chunk_id for c in lineage.chunks])
+    return tuple(answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored)
+
+
+def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> tuple[frozenset[int], np.ndarray]:
+    """For an answer without citations: the chunks most like the answer are what it used."""
+    vector = embedder.embed_query(text[:2000] or " ")
+    if not text.strip() or not lineage.chunks:
+        return frozenset(), vector
+    vectors = library.vectors_of(db, [c.chunk_id for c in lineage.chunks])
+    return frozenset(answers.supported_by(vector, vectors)), vector
+
+
+def recorded(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> Answered:
+    used, vector = supported(db, embedder, lineage, text)
+    return Answered(text, "recorded", used, vector=vector)
+
+
+def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None) -> Answered:
+    """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
+    lineage = inputs.lineage
+    prompt = answers.build_prompt(lineage.question, lineage.reformulation.semantic_query,
+                                  inputs.window.messages, inputs.sources[:6], lineage.weak)
+    pieces: list[str] = []
+    try:
+        for piece in answers.stream(backend, prompt):
+            pieces.append(piece)
+            if on_token:
+                on_token(piece)
+    except KeyboardInterrupt:
+        return Answered(("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",))
+    text = "".join(pieces)
+    if not text.strip():
+        raise BackendUnavailable("empty answer")
+    cited = answers.cited_numbers(text, len(lineage.chunks))
+    used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in cited) if cited else None
+    return Answered(text, "llm", used)
+
+
+def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Settings) -> Answered:
+    lineage = inputs.lineage
+    meta = lineage.plan == "reuse"
+    question = lineage.question.lower()
+    priors = {c.rank: c.similarity or 0.0 for c in lineage.chunks}
+    r = lineage.reformulation
+    reply = answers.extractive(
+        f"{r.semantic_query} {r.keyword_query}", inputs.sources if meta else inputs.sources[:4], corpus.idf,
+        priors=priors, count=settings.extractive_sentences + (1 if meta else 0), weak=lineage.weak,
+        want_examples="example" in question or "instance" in question,
+        exclude=inputs.window.last.assistant if meta and "summar" not in question else "",
+    )
+    used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
+    return Answered(reply.text, "extractive", used)
+
+
+def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusStats, settings: Settings,
+           on_token: TokenSink | None, on_fallback: Callable[[str], None]) -> Answered:
+    """The backend's answer when there is one and sources to give it, else extractive."""
+    if inputs.sources and backend is not None:
+        try:
+            return llm_answer(backend, inputs, on_token)
+        except BackendUnavailable as exc:
+            notice = fallback_notice("answer", exc.reason)
+            on_fallback(notice)
+            extractive = extractive_answer(inputs, corpus, settings)
+            return Answered(extractive.text, extractive.mode, extractive.used, (notice,))
+    return extractive_answer(inputs, corpus, settings)
+
+
+def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: Lineage) -> np.ndarray:
+    """The reply's vector for later history windows. An extractive answer is made of its
+    chunks' sentences, so the mean of their vectors stands in for embedding it again."""
+    if answered.vector is not None:
+        return answered.vector
+    used = [c.chunk_id for c in lineage.chunks if c.used]
+    vectors = list(library.vectors_of(db, used).values()) if answered.mode == "extractive" else []
+    if vectors:
+        mean = np.mean(vectors, axis=0)
+        return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
+    return embedder.embed_query(answered.text[:2000] or " ")

@@ -1,0 +1,94 @@
+"""Stage 3 of a turn: the retrieval plan. Pure: no store, no model.
+
+Fuse, don't gamble. The question's own queries (to the vector index and to FTS) always count in
+full; the context-expanded query and the keyword query join them with a weight from how much
+the question needs the conversation (`context_need`), never more than the question's own. So a
+question read wrongly as a follow-up still finds what it finds alone, and a true follow-up gets
+its context. Anchoring is soft: the boost scales with the same weight and only reaches chunks
+some query already ranks well. A confident first hit of the question itself keeps a top-3 place.
+A meta-request reuses the last sources first, then adds a fresh anchored search.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+
+from ..config import Settings
+from ..search.fusion import Anchoring
+from .models import Plan, QueryList, Reformulation
+from .reading import TurnContext
+from .signals import without_deixis
+
+ANCHOR_REACH = 10  # an anchored chunk must rank within this in some list to be boosted
+CONFIDENT = 0.5  # cosine of the question's own best chunk that makes it a confident hit...
+CONFIDENT_MARGIN = 0.05  # ...when its document leads the next by this much
+
+
+@dataclass(frozen=True)
+class TurnOptions:
+    source_anchoring: bool = True
+    use_window: bool = True
+    use_keywords: bool = True  # False: the semantic query also goes to FTS (an ablation)
+    allow_reuse: bool = True
+    fusion: bool = True  # False: one query per index, as before fusion (an ablation, and the baselines)
+    recorded_answer: str | None = None  # eval replays: store this instead of answering
+
+
+@dataclass(frozen=True)
+class RetrievalPlan:
+    kind: Plan
+    queries: tuple[QueryList, ...]
+    context_weight: float
+    anchoring: Anchoring
+    protect: int | None  # chunk id of the question's confident first hit
+    reuse: bool  # the last answer's chunks come first
+
+
+def context_weight(reformulation: Reformulation) -> float:
+    return min(max(reformulation.context_need, 0.0), 1.0)
+
+
+def _queries(question: str, previous: str, reformulation: Reformulation, weight: float, settings: Settings,
+             options: TurnOptions) -> tuple[QueryList, ...]:
+    semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
+    if not options.fusion:  # one query per index
+        return (QueryList("context/vector", semantic, settings.vector_weight),
+                QueryList("keywords/fts", keywords if options.use_keywords else semantic, settings.fts_weight))
+    lists = [QueryList("question/vector", question, settings.vector_weight),
+             QueryList("question/fts", without_deixis(question), settings.fts_weight)]
+    if weight <= 0:
+        return tuple(lists)
+    if semantic.strip() and semantic != question:
+        lists.append(QueryList("context/vector", semantic, settings.vector_weight * weight))
+    # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword
+    # query alone did worse than the expanded question; together they keep "doctors" -> "physicians")
+    text = f"{semantic}, {keywords}" if options.use_keywords and keywords.strip() else semantic
+    if text.strip() and text != question:
+        lists.append(QueryList("context/fts", text, settings.fts_weight * weight))
+    if previous and not reformulation.is_meta:  # the previous question with this one
+        lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight))
+        lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight))
+    return tuple(lists)
+
+
+def _protect(context: TurnContext, options: TurnOptions) -> int | None:
+    probe = context.probe
+    if not options.fusion or not probe.ids:
+        return None
+    return probe.ids[0] if probe.best >= CONFIDENT and probe.margin >= CONFIDENT_MARGIN else None
+
+
+def plan(context: TurnContext, reformulation: Reformulation, settings: Settings, options: TurnOptions) -> RetrievalPlan:
+    weight = context_weight(reformulation)
+    reuse = (reformulation.is_meta and options.allow_reuse and context.searching is not None
+             and not reformulation.topic_shift)
+    follows = reformulation.is_follow_up and not reformulation.topic_shift and not reformulation.new_subject
+    anchors = context.anchors
+    anchoring = Anchoring()
+    if follows and anchors.document_ids and options.source_anchoring and settings.source_anchoring:
+        boost = settings.anchor_boost * (weight if options.fusion else 1.0)
+        reach = ANCHOR_REACH if options.fusion else 10**9
+        anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
+    kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
+    return RetrievalPlan(kind, _queries(context.question, context.window.last.user, reformulation, weight, settings, options),
+                         weight, anchoring, _protect(context, options), reuse)

@@ -1,0 +1,127 @@
+"""Stage 1 of a turn: read what the conversation gives the question.
+
+The history window, the lineage of the last turns, the documents the last answer stood on (the
+anchors, resolved once: ids, paths, chunk ids, sections already said) and a *probe*: the
+question's own vector ranking, which tells how well it stands alone and is reused as the
+question's list in the fusion.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..search.hybrid import vector_ranking
+from ..store import library
+from ..store.sessions import Message
+from .history import HistoryWindow, select_window
+from .models import Lineage
+
+MAX_QUESTION_CHARS = 4000
+EMPTY_QUESTION = "empty question: type a question about your documents"
+
+
+@dataclass(frozen=True)
+class Anchors:
+    """The documents the last answer stood on that still exist unchanged."""
+
+    document_ids: frozenset[int] = frozenset()
+    paths: tuple[str, ...] = ()
+    missing: tuple[str, ...] = ()  # gone or changed since the last turn
+    chunk_ids: tuple[int, ...] = ()  # every chunk of the anchor documents
+    said: frozenset[int] = frozenset()  # chunks of the sections the last answer already drew on
+
+
+@dataclass(frozen=True)
+class Probe:
+    """The question's own vector ranking (anchor chunks appended with their true ranks)."""
+
+    ids: tuple[int, ...] = ()
+    similarity: dict[int, float] = field(default_factory=dict)
+    best: float = 0.0  # cosine of the best chunk
+    margin: float = 0.0  # best chunk's lead over the best chunk of another document
+
+
+@dataclass(frozen=True)
+class TurnContext:
+    question: str
+    vector: np.ndarray
+    turn: int
+    history: tuple[Message, ...]
+    window: HistoryWindow
+    last: Lineage | None  # the last answered turn
+    searching: Lineage | None  # the last turn that searched (a chain of reuses keeps it)
+    topic_questions: tuple[str, ...]  # the questions since the current topic began
+    anchors: Anchors
+    probe: Probe
+    notices: tuple[str, ...] = ()
+
+
+def clean_question(question: str) -> tuple[str, tuple[str, ...]]:
+    """One line of at most MAX_QUESTION_CHARS; an empty question is refused by the caller."""
+    text = " ".join(question.split())
+    if len(text) > MAX_QUESTION_CHARS:
+        return text[:MAX_QUESTION_CHARS], (f"question cut to its first {MAX_QUESTION_CHARS} characters (it had {len(text)})",)
+    return text, ()
+
+
+def lineages(history: tuple[Message, ...]) -> list[Lineage]:
+    return [Lineage.from_dict(m.lineage) for m in history if m.role == "assistant" and m.lineage]
+
+
+def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple[str, ...]:
+    """The user questions since the last one that began a topic (the first, or a topic shift)."""
+    questions = [m.content for m in history if m.role == "user"]
+    start = 0
+    for index, lineage in enumerate(turns):
+        if lineage.reformulation.topic_shift and index < len(questions):
+            start = index
+    return tuple(questions[start:])
+
+
+def resolve_anchors(db: Database, last: Lineage | None) -> Anchors:
+    """The documents the last answer stood on, minus those removed or changed since (a changed
+    document counts as gone: its chunks were replaced, ids are never reused)."""
+    if last is None or last.weak:
+        return Anchors()  # nothing to anchor on after an answer the documents did not support
+    wanted = last.answer_document_ids
+    paths = {c.document_id: c.document for c in last.chunks}
+    used = last.used_chunks
+    existing = library.chunks_by_ids(db, [c.chunk_id for c in used])
+    changed = {c.document_id for c in used if c.chunk_id not in existing}
+    alive = {d: row for d, row in library.documents_by_ids(db, wanted).items() if d not in changed}
+    missing = tuple(paths.get(d, f"#{d}") for d in wanted if d not in alive)
+    chunk_ids = library.chunk_ids_of_documents(db, alive)
+    said_sections = {(c.document_id, c.heading or "") for c in used}
+    chunks = library.chunks_by_ids(db, chunk_ids)
+    said = frozenset(cid for cid, chunk in chunks.items() if (chunk.document_id, chunk.heading or "") in said_sections)
+    return Anchors(frozenset(alive), tuple(alive[d]["path"] for d in sorted(alive)), missing, tuple(chunk_ids), said)
+
+
+def probe(db: Database, vector: np.ndarray, depth: int, anchor_chunks: tuple[int, ...]) -> Probe:
+    ids, similarity = vector_ranking(db, vector, depth, anchor_chunks)
+    if not ids:
+        return Probe()
+    top = library.chunks_by_ids(db, ids[:depth])
+    best_id = ids[0]
+    best = similarity[best_id]
+    first_doc = top[best_id].document_id if best_id in top else None
+    other = next((similarity[i] for i in ids[1:depth] if i in top and top[i].document_id != first_doc), 0.0)
+    return Probe(tuple(ids), similarity, best, best - other)
+
+
+def read_turn(db: Database, question: str, vector: np.ndarray, history: tuple[Message, ...], *,
+              window_size: int, depth: int, notices: tuple[str, ...] = ()) -> TurnContext:
+    turns = lineages(history)
+    last = turns[-1] if turns else None
+    searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
+    anchors = resolve_anchors(db, last)
+    gone = (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",) if anchors.missing else ()
+    return TurnContext(
+        question=question, vector=vector, turn=sum(1 for m in history if m.role == "user") + 1,
+        history=history, window=select_window(list(history), vector, window_size),
+        last=last, searching=searching, topic_questions=topic_questions(history, turns), anchors=anchors,
+        probe=probe(db, vector, depth, anchors.chunk_ids), notices=(*notices, *gone),
+    )

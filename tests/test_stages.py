@@ -1,0 +1,305 @@
+"""The turn's stages, one at a time: signals, the history window, the heuristic reformulator on
+an in-memory corpus, the fallback reformulator and the answer stage on a fake chat backend,
+the plan, and the lineage. No database, no embedding model: fast."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+
+from fakes import FakeChat
+from ragchat.config import Settings
+from ragchat.conversation import answering
+from ragchat.conversation.corpus import MemoryCorpus
+from ragchat.conversation.heuristic import HeuristicReformulator, own_confidence
+from ragchat.conversation.history import select_window
+from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
+from ragchat.conversation.ollama_reformulator import OllamaReformulator
+from ragchat.conversation.plan import TurnOptions, plan
+from ragchat.conversation.reading import Anchors, Probe, TurnContext
+from ragchat.conversation.reformulate import FallbackReformulator
+from ragchat.conversation.signals import anaphora, is_meta_request, read_signals, without_deixis
+from ragchat.errors import BackendUnavailable
+from ragchat.store.library import StoredChunk
+from ragchat.store.sessions import Message
+from ragchat.text import subject_words
+
+VECTOR = np.zeros(4, dtype=np.float32)
+
+# --- signals -----------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "expected"), [
+    ("How does it work?", ["it"]),
+    ("What is the document about?", ["the document"]),
+    ("Can they apply online?", ["they"]),
+    ("What about that?", ["that"]),
+    ("How did the state that borders Mexico get its name", []),  # relative "that"; "its" after a name
+    ("What is HAART therapy and how does it differ from AZT?", []),  # the antecedent is in the question
+    ("Is it true that volunteers are essential?", []),  # expletive "it"
+    ("For which groups is it important to vaccinate?", []),
+    ("Does this app work offline?", ["this app"]),
+])
+def test_anaphora(question: str, expected: list[str]) -> None:
+    assert anaphora(question) == expected
+
+
+@pytest.mark.parametrize(("question", "meta"), [
+    ("summarize it", True), ("Why?", True), ("How so?", True), ("tell me more", True),
+    ("Could you expand on that?", True), ("give me an example", True),
+    ("Tell me more about rainwater tanks", False), ("Why do heat pumps need a defrost cycle?", False),
+])
+def test_meta_requests_are_about_the_last_answer(question: str, meta: bool) -> None:
+    assert is_meta_request(question) is meta
+
+
+def test_discourse_is_no_cue_and_filler_is_no_subject() -> None:
+    signals = read_signals("Oh interesting, got it. What about the queen?", subject_words("Oh interesting, got it. What about the queen?"))
+    assert signals.anaphora == [] and signals.content == ["queen"]
+    assert read_signals("That's interesting!", []).anaphora == []
+
+
+def test_deictic_nouns_are_no_search_terms() -> None:
+    assert without_deixis("What is the document about?") == "What is the about?"
+    assert without_deixis("What is a document of title?") == "What is a document of title?"
+
+
+# --- the history window ------------------------------------------------------------------------
+
+
+def message(id: int, role: str, content: str, vector: list[float]) -> Message:
+    return Message(id, 1, role, content, "2026-01-01", None, np.array(vector, dtype=np.float32).tobytes())
+
+
+def test_window_keeps_the_last_exchange_and_the_most_similar_older_messages_in_order() -> None:
+    history = [message(1, "user", "bees", [1, 0, 0]), message(2, "assistant", "about bees", [0.6, 0.8, 0]),
+               message(3, "user", "taxes", [0, 1, 0]), message(4, "assistant", "about taxes", [0, 1, 0]),
+               message(5, "user", "wills", [0, 0, 1]), message(6, "assistant", "about wills", [0, 0, 1])]
+    window = select_window(history, np.array([1, 0, 0], dtype=np.float32), size=1)
+    assert window.ids == [1, 5, 6]
+    assert window.last == Exchange("wills", "about wills")
+    assert select_window(history, np.array([1, 0, 0], dtype=np.float32), size=0).ids == [5, 6]
+
+
+# --- the heuristic reformulator on an in-memory corpus ----------------------------------------
+
+CHUNKS = {
+    1: "Bees pollinate crops; honey bees live in hives with a queen.",
+    2: "If bees died out, pollination of many crops would fail and food prices would rise.",
+    3: "The queen bee lays eggs; workers feed the larvae.",
+    4: "Donald Trump went to college at the Wharton School of the University of Pennsylvania.",
+    5: "Ivanka Trump went to college at Georgetown and then at the University of Pennsylvania.",
+    6: "Sourdough hydration for a beginner is about 70 percent water to flour.",
+    7: "A will is legally binding when the testator signs it before two competent witnesses.",
+    8: "A competent witness is at least 14 years old.",
+}
+CORPUS = MemoryCorpus(CHUNKS.items())
+
+
+def reformulate(question: str, earlier: list[tuple[str, str]], anchors: tuple[int, ...] = (),
+                best: float = 0.3, margin: float = 0.0) -> Reformulation:
+    last = Exchange(*earlier[-1]) if earlier else Exchange()
+    data = ReformulationInput(question=question, last=last, anchor_chunk_ids=anchors,
+                              earlier_questions=tuple(q for q, _ in earlier), topic_questions=tuple(q for q, _ in earlier),
+                              own_best=best, own_margin=margin)
+    return HeuristicReformulator(CORPUS).reformulate(data, VECTOR)
+
+
+def test_a_first_question_stands_alone() -> None:
+    r = reformulate("Why do bees matter?", [])
+    assert (r.semantic_query, r.is_follow_up, r.context_need) == ("Why do bees matter?", False, 0.0)
+
+
+def test_a_pronoun_is_resolved_to_the_topic() -> None:
+    r = reformulate("What would happen if they died out?", [("Tell me about bees", "Bees pollinate crops.")])
+    assert r.is_follow_up and r.context_need == 1.0 - 0.7 * own_confidence(0.3, 0.0)
+    assert "bees" in r.semantic_query.lower()
+
+
+def test_what_about_x_makes_x_the_subject() -> None:
+    r = reformulate("What about Ivanka?", [("Where did Donald Trump go to college?", "He went to Wharton.")],
+                    best=0.8, margin=0.2)
+    assert r.is_follow_up and r.new_subject
+    assert "ivanka" in r.semantic_query.lower() and "college" in r.semantic_query.lower()
+    assert "donald" not in r.semantic_query.lower() and "donald" not in r.keyword_query.lower()
+
+
+def test_filler_never_becomes_a_query_term() -> None:
+    r = reformulate("Oh interesting, and the queen?", [("Tell me about bees", "Bees live in hives with a queen.")])
+    assert "interesting" not in r.keyword_query and "interesting" not in r.semantic_query.split("(")[-1]
+    assert "queen" in r.keyword_query
+
+
+def test_a_short_question_in_other_terms_is_a_new_topic() -> None:
+    r = reformulate("what hydration should a beginner use?", [("What makes a will legally binding?", "Two witnesses.")],
+                    anchors=(7, 8))
+    assert r.topic_shift and not r.is_follow_up
+    assert r.context_need <= 0.1
+
+
+def test_a_short_question_in_the_conversations_terms_continues_it() -> None:
+    r = reformulate("what age must a witness be?", [("What makes a will legally binding?", "Two competent witnesses.")],
+                    anchors=(7, 8))
+    assert r.is_follow_up and not r.topic_shift and r.context_need > 0.5
+
+
+def test_a_confident_question_needs_less_context() -> None:
+    unsure = reformulate("what age must a witness be?", [("Is a will binding?", "Yes.")], anchors=(7, 8))
+    sure = reformulate("what age must a witness be?", [("Is a will binding?", "Yes.")], anchors=(7, 8), best=0.8, margin=0.2)
+    assert sure.context_need < unsure.context_need
+
+
+def test_meta_requests_keep_the_last_query() -> None:
+    data = ReformulationInput(question="why?", last=Exchange("Why do bees matter?", "They pollinate."),
+                              last_semantic_query="Why do bees matter?", last_keyword_query="bees")
+    r = HeuristicReformulator(CORPUS).reformulate(data, VECTOR)
+    assert (r.is_meta, r.semantic_query, r.keyword_query, r.context_need) == (True, "Why do bees matter?", "bees", 1.0)
+
+
+# --- the fallback reformulator -----------------------------------------------------------------
+
+FOLLOW_UP_DATA = ReformulationInput(question="and the queen?", last=Exchange("Tell me about bees", "Bees live in hives."))
+
+
+def test_ollama_reformulation_when_it_answers() -> None:
+    chat = FakeChat(json_replies=[{"semantic_query": "What does the queen bee do?", "keyword_query": "queen, bee",
+                                   "is_follow_up": True, "is_meta": False, "topic_shift": False, "reasoning": "r"}])
+    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(FOLLOW_UP_DATA, VECTOR)
+    assert (r.reformulator, r.semantic_query, r.context_need, r.fallback) == ("ollama:fake", "What does the queen bee do?", 0.9, "")
+    assert "LATEST USER MESSAGE: and the queen?" in chat.sent[0][-1]["content"]
+
+
+def test_the_heuristic_takes_over_when_ollama_fails() -> None:
+    chat = FakeChat(json_replies=[BackendUnavailable("timed out after 3s")])
+    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(FOLLOW_UP_DATA, VECTOR)
+    assert r.reformulator == "heuristic" and r.is_follow_up
+    assert r.fallback == "Ollama reformulation failed (timed out after 3s); using the heuristic reformulator"
+
+
+def test_a_first_question_is_never_sent_for_a_rewrite() -> None:
+    chat = FakeChat()
+    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(
+        ReformulationInput(question="Why do bees matter?", last=Exchange()), VECTOR)
+    assert chat.sent == [] and r.reformulator == "heuristic"
+
+
+# --- the plan ----------------------------------------------------------------------------------
+
+SETTINGS = Settings()
+
+
+def turn_context(question: str = "what age must a witness be?", *, anchors: frozenset[int] = frozenset({3}),
+                 best: float = 0.3, margin: float = 0.0, searching: Lineage | None = None) -> TurnContext:
+    history = (message(1, "user", "Is a will binding?", [1, 0, 0, 0]), message(2, "assistant", "Yes.", [1, 0, 0, 0]))
+    return TurnContext(
+        question=question, vector=VECTOR, turn=2, history=history,
+        window=select_window(list(history), VECTOR, 0), last=searching, searching=searching,
+        topic_questions=("Is a will binding?",), anchors=Anchors(anchors, ("wills.md",), (), (30, 31), frozenset({30})),
+        probe=Probe((31, 40), {31: best, 40: best - margin}, best, margin),
+    )
+
+
+def reformulation(need: float, *, follow_up: bool = True, meta: bool = False, shift: bool = False) -> Reformulation:
+    return Reformulation("what age must a witness be? (will)", "witness, age, will", follow_up, meta, shift, "r", "heuristic", need)
+
+
+def test_the_questions_own_lists_always_weigh_in_full() -> None:
+    chosen = plan(turn_context(), reformulation(0.5), SETTINGS, TurnOptions())
+    weights = {q.name: q.weight for q in chosen.queries}
+    assert weights["question/vector"] == 0.7 and weights["question/fts"] == 0.3
+    assert weights["context/vector"] == pytest.approx(0.35) and weights["context/fts"] == pytest.approx(0.15)
+    assert weights["previous/vector"] == pytest.approx(0.35)
+    assert max(w for n, w in weights.items() if n.endswith("vector")) == weights["question/vector"]
+    assert chosen.kind == "anchored_search" and chosen.anchoring.boost == pytest.approx(0.15)
+    assert chosen.anchoring.exclude == frozenset({30}) and chosen.anchoring.reach == 10
+
+
+def test_a_standalone_question_has_only_its_own_lists() -> None:
+    chosen = plan(turn_context(), reformulation(0.0, follow_up=False, shift=True), SETTINGS, TurnOptions())
+    assert [q.name for q in chosen.queries] == ["question/vector", "question/fts"]
+    assert chosen.kind == "search" and chosen.anchoring.boost == 0.0
+
+
+def test_a_confident_first_hit_is_protected() -> None:
+    assert plan(turn_context(best=0.6, margin=0.1), reformulation(1.0), SETTINGS, TurnOptions()).protect == 31
+    assert plan(turn_context(best=0.6, margin=0.01), reformulation(1.0), SETTINGS, TurnOptions()).protect is None
+    assert plan(turn_context(best=0.4, margin=0.2), reformulation(1.0), SETTINGS, TurnOptions()).protect is None
+
+
+def test_a_meta_request_reuses_and_searches() -> None:
+    last = Lineage("Is a will binding?", 1, reformulation(0.0), "search")
+    chosen = plan(turn_context(searching=last), reformulation(1.0, meta=True), SETTINGS, TurnOptions())
+    assert chosen.kind == "reuse" and chosen.reuse and len(chosen.queries) >= 3
+
+
+def test_without_fusion_one_query_per_index_and_the_full_boost() -> None:
+    chosen = plan(turn_context(), reformulation(0.2), SETTINGS, TurnOptions(fusion=False))
+    assert [q.name for q in chosen.queries] == ["context/vector", "keywords/fts"]
+    assert chosen.anchoring.boost == SETTINGS.anchor_boost and chosen.protect is None
+
+
+def test_no_anchoring_when_switched_off() -> None:
+    assert plan(turn_context(), reformulation(1.0), SETTINGS, TurnOptions(source_anchoring=False)).kind == "search"
+    assert plan(turn_context(anchors=frozenset()), reformulation(1.0), SETTINGS, TurnOptions()).kind == "search"
+
+
+# --- the answer stage --------------------------------------------------------------------------
+
+
+def lineage_with(chunks: list[RetrievedChunk], plan_kind: str = "search") -> Lineage:
+    return Lineage("How do hives work?", 1, reformulation(0.0), plan_kind, chunks=tuple(chunks))  # type: ignore[arg-type]
+
+
+def retrieved(rank: int, chunk_id: int) -> RetrievedChunk:
+    return RetrievedChunk(rank, chunk_id, 1, "bees.md", "", 1, 1, 0.6, 1.0, 0.0, 1.0, False, False)
+
+
+STORED = (answering.answers.Source(1, StoredChunk(11, 1, "bees.md", "Bees", "Hives", CHUNKS[1], 0)),
+          answering.answers.Source(2, StoredChunk(12, 1, "bees.md", "Bees", "Queen", CHUNKS[3], 1)))
+
+
+def inputs() -> answering.AnswerInputs:
+    history = (message(1, "user", "How do hives work?", [1, 0, 0, 0]),)
+    return answering.AnswerInputs(lineage_with([retrieved(1, 11), retrieved(2, 12)]), select_window(list(history), VECTOR, 0), STORED)
+
+
+def test_a_streamed_answer_marks_its_citations() -> None:
+    tokens: list[str] = []
+    answered = answering.answer(inputs(), backend=FakeChat(streams=[["Hives have a queen ", "[2]."]]), corpus=CORPUS,
+                                settings=SETTINGS, on_token=tokens.append, on_fallback=lambda n: None)
+    assert (answered.text, answered.mode, answered.used) == ("Hives have a queen [2].", "llm", frozenset({12}))
+    assert tokens == ["Hives have a queen ", "[2]."]
+
+
+def test_a_failed_stream_falls_back_to_an_extractive_answer_with_one_notice() -> None:
+    said: list[str] = []
+    answered = answering.answer(inputs(), backend=FakeChat(streams=[BackendUnavailable("HTTP 500: boom")]), corpus=CORPUS,
+                                settings=SETTINGS, on_token=None, on_fallback=said.append)
+    assert answered.mode == "extractive" and "[1]" in answered.text
+    assert said == list(answered.notices) == ["Ollama answer failed (HTTP 500: boom); using an extractive answer"]
+
+
+def test_without_a_backend_the_answer_is_extractive() -> None:
+    answered = answering.answer(inputs(), backend=None, corpus=CORPUS, settings=SETTINGS, on_token=None,
+                                on_fallback=lambda n: None)
+    assert answered.mode == "extractive" and answered.used and answered.used <= {11, 12}
+
+
+# --- the lineage -------------------------------------------------------------------------------
+
+
+def test_lineage_round_trips_and_reads_the_old_format() -> None:
+    lineage = Lineage("q", 2, reformulation(0.5), "anchored_search", (1, 2), 0.5, (),
+                      (7,), ("wills.md",), (), (retrieved(1, 11),), "extractive")
+    assert Lineage.from_dict(lineage.to_dict()) == lineage
+    old = {"question": "q", "turn": 2, "plan": "anchored_search", "anchor_documents": [7], "anchor_paths": ["wills.md"],
+           "reformulation": reformulation(0.5).to_dict(), "chunks": [retrieved(1, 11).to_dict()]}
+    read = Lineage.from_dict(old)
+    assert (read.anchor_document_ids, read.anchor_documents, read.version) == ((7,), ("wills.md",), 2)
+
+
+def test_a_new_subject_is_not_anchored_on_the_old_sources() -> None:
+    new_subject = Reformulation("what about courts?", "courts", True, False, False, "r", "heuristic", 0.9, new_subject=True)
+    chosen = plan(turn_context(), new_subject, SETTINGS, TurnOptions())
+    assert chosen.kind == "search" and chosen.anchoring.boost == 0.0
+    assert {q.name for q in chosen.queries} >= {"context/vector", "previous/vector"}, "its context still counts"
