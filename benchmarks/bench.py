@@ -746,7 +746,8 @@ def phase_startup(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.startup_runs + 1):  # the first round warms the page cache, not counted
         for name, command in commands.items():
-            seconds, done = timed(lambda: subprocess.run(command, capture_output=True, text=True, env=env))
+            seconds, done = timed(lambda command=command: subprocess.run(command, capture_output=True, text=True,
+                                                                         env=env))
             if done.returncode != 0:
                 raise RuntimeError(f"{name} failed: {done.stderr or done.stdout}")
             samples[name].append(seconds)

@@ -17,9 +17,10 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Iterator, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .config import Settings, user_cache_dir
 from .errors import EmbeddingError
@@ -178,7 +179,7 @@ class OnnxEmbedder(_BatchingEmbedder):
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(str(location.path / "model.onnx"), sess_options=options,
                                                  providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - a broken model directory in any way means "no model"
+        except Exception as exc:
             raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}") from None
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.model_id = location.model_id
@@ -237,7 +238,7 @@ class FastEmbedder(_BatchingEmbedder):
         options: dict[str, Any] = {"specific_model_path": str(location.path)} if location.path else {}
         try:
             self._model = TextEmbedding(location.model_id, **options)
-        except Exception as exc:  # noqa: BLE001 - fastembed raises many kinds; all mean "no model"
+        except Exception as exc:
             hint = "" if location.path else " (no network? install ragchat[offline-model] or set model_dir)"
             raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}{hint}") from None
         self.model_id = location.model_id

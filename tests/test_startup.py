@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import ask_json
 
 HEAVY = ("fastembed", "onnxruntime", "tokenizers", "ollama", "pandas")
