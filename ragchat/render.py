@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+from datetime import datetime, timezone
+from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from rich.console import Console, Group
@@ -25,6 +27,18 @@ console = Console(highlight=False)
 err_console = Console(stderr=True, highlight=False)
 
 
+MAX_WIDTH = 100  # tables and panels stop growing here: readable, and the same at 120 or 200 columns
+
+
+def width() -> int:
+    return min(console.width, MAX_WIDTH)
+
+
+def show(renderable: object) -> None:
+    """Print a table or panel at most MAX_WIDTH columns wide."""
+    console.print(renderable, width=width())
+
+
 def error(message: str) -> None:
     # soft_wrap: the error stays one line however narrow (or piped) the terminal is
     err_console.print(f"[bold red]Error:[/] {escape(message)}", soft_wrap=True)
@@ -45,15 +59,21 @@ class _RateColumn(ProgressColumn):
         return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
 
 
+def _progress_console(target: Console | None) -> Console:
+    """Progress goes to stderr (stdout stays the result) and is drawn only on a terminal."""
+    return target or err_console
+
+
 class IngestProgress:
     """A rich progress bar with one line for files and one for chunks (with chunks/s and an ETA);
     updated from the ingest's parsing and embedding threads (rich's Progress takes a lock)."""
 
     def __init__(self, target: Console | None = None) -> None:
+        shown = _progress_console(target)
         self._bar = Progress(
             TextColumn("[bold]{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}", style="dim"), _RateColumn(), TimeElapsedColumn(),
-            console=target or console, transient=False,
+            console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
         self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
@@ -78,14 +98,15 @@ class IngestProgress:
         self._bar.update(self._chunks, advance=count)
 
 
-def ingest_report(report: IngestReport) -> None:
+def ingest_report(report: IngestReport, database: Path | None = None) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
     # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written", soft_wrap=True)
+    where = f" to {escape(str(database))}" if database is not None else ""
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}", soft_wrap=True)
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for path, message in report.warnings:
@@ -140,6 +161,9 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
     for name, value in vars(settings).items():
         table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
     console.print(table)
+    state = "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"
+    console.print(f"[bold]database:[/] {escape(str(settings.db))}{state} [dim]· {escape(origins.get('db', 'default'))}[/]",
+                  soft_wrap=True)
 
 
 def json_lines(rows: Iterable[dict]) -> None:
@@ -239,14 +263,37 @@ def inspect_view(data: dict) -> None:
         console.print(f"  [yellow]notice:[/] {escape(message)}")
 
 
-def sessions_table(rows: list[dict]) -> None:
+def ago(stamp: str, now: datetime | None = None) -> str:
+    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago", or the date."""
+    try:
+        then = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return str(stamp)
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=timezone.utc)
+    seconds = ((now or datetime.now(timezone.utc)) - then).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    if seconds < 86400 * 14:
+        days = int(seconds // 86400)
+        return "yesterday" if days == 1 else f"{days} days ago"
+    return then.date().isoformat()
+
+
+def sessions_table(rows: list[dict], now: datetime | None = None) -> None:
     if not rows:
         console.print("[dim]No sessions yet: `ragchat chat --session NAME` starts one.[/]")
         return
-    table = Table("session", "turns", "last activity", "created")
+    table = Table("session", "turns", "last used", "first question")
     for row in rows:
-        table.add_row(escape(row["name"]), str(row["turns"]), row["updated_at"], row["created_at"])
-    console.print(table)
+        first = row.get("first_question")
+        table.add_row(escape(row["name"]), str(row["turns"]), ago(row["updated_at"], now),
+                      escape(snippet(first, 60)) if first else "[dim](no questions yet)[/]")
+    show(table)
 
 
 # --- eval ----------------------------------------------------------------------------------------
@@ -256,10 +303,11 @@ class EvalProgress:
     """A rich progress bar over items x strategies; `update` is the replay's progress callback."""
 
     def __init__(self, target: Console | None = None) -> None:
+        shown = _progress_console(target)
         self._bar = Progress(
             TextColumn("[bold]replay  "), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
-            console=target or console, transient=False,
+            console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._task = self._bar.add_task("replay", total=None, detail="")
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import shlex
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any, Callable, Iterable, Iterator
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.history import FileHistory, InMemoryHistory
@@ -26,16 +26,16 @@ HELP = """Ask anything about your documents; follow-ups ("what about X?", "summa
 
 
 class Repl:
-    def __init__(self, app: App, session: str, *, input: Any = None, output: Any = None) -> None:
+    def __init__(self, app: App, session: str, *, input: Any = None, output: Any = None,
+                 lines: Iterable[str] | None = None) -> None:
+        """`lines`: questions and commands read from a pipe, one a line (no prompt, no terminal)."""
         self.app = app
         self.session = session
-        history_file = Path(app.settings.db).parent / "chat_history"
-        try:
-            history_file.parent.mkdir(parents=True, exist_ok=True)
-            history = FileHistory(str(history_file))
-        except OSError:
-            history = InMemoryHistory()
-        self.prompt = PromptSession(history=history, input=input, output=output)
+        self.lines = lines
+        if lines is None:
+            history_file = Path(app.settings.db).parent / "chat_history"
+            history = FileHistory(str(history_file)) if history_file.parent.is_dir() else InMemoryHistory()
+            self.prompt = PromptSession(history=history, input=input, output=output)
         self.commands: dict[str, Callable[[str], bool]] = {
             "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/inspect": self._inspect,
             "/new": self._new, "/sessions": self._sessions, "/exit": lambda arg: False, "/quit": lambda arg: False,
@@ -45,15 +45,29 @@ class Repl:
     def _start_conversation(self) -> None:
         self.conversation = self.app.conversation(self.session, on_notice=render.notice)
 
-    def run(self) -> None:
-        self._banner()
+    def _read(self) -> Iterator[str]:
+        """What the user typed, one line at a time: from the prompt, or from a pipe (echoed, so the
+        output reads as a transcript)."""
+        if self.lines is not None:
+            for line in self.lines:
+                text = line.rstrip("\r\n")
+                if text.strip():
+                    render.console.print(f"[bold]{render.escape(self.session)}>[/] {render.escape(text)}",
+                                         soft_wrap=True)
+                yield text
+            return
         while True:
             try:
-                text = self.prompt.prompt(f"{self.session}> ").strip()
+                yield self.prompt.prompt(f"{self.session}> ")
             except KeyboardInterrupt:
                 continue
             except EOFError:
-                break
+                return
+
+    def run(self) -> None:
+        self._banner()
+        for line in self._read():
+            text = line.strip()
             if not text:
                 continue
             if text.startswith("/"):
@@ -67,7 +81,12 @@ class Repl:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
         render.console.print(f"[bold]ragchat[/] · session [bold]{self.session}[/] · {docs} documents, {chunks} chunks")
         problem = self.app.backend_problem()
-        answer_mode = "Ollama answers" if problem is None else f"{problem}: heuristic reformulation, extractive answers"
+        if problem is None:
+            answer_mode = "Ollama answers"
+        elif self.app.settings.ollama == "off":  # the user's choice: nothing to warn about
+            answer_mode = "Extractive answers"
+        else:
+            answer_mode = f"{problem}: heuristic reformulation, extractive answers"
         render.console.print(f"[dim]{answer_mode}. /help for commands.[/]")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
