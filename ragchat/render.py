@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
+from rich import box
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.text import Text
@@ -137,6 +138,27 @@ def hit_row(hit: Hit) -> dict:
     }
 
 
+def short_path(path: str, limit: int) -> str:
+    """A path shortened from the left, whole folders at a time: `…/advanced/authentication.md`."""
+    if len(path) <= limit:
+        return path
+    parts = path.split("/")
+    for start in range(1, len(parts)):
+        tail = "…/" + "/".join(parts[start:])
+        if len(tail) <= limit:
+            return tail
+    return "…" + path[-(limit - 1):] if limit > 1 else "…"
+
+
+def _place(path: str, heading: str, limit: int) -> Text:
+    """`document › section` for a cell `limit` wide: the path shortened from the left to fit one
+    line, the section after it (wrapping at spaces onto the next line when it must)."""
+    text = Text(short_path(path, limit))
+    if heading:
+        text.append(f" › {heading}", style="dim")
+    return text
+
+
 def search_hits(hits: list[Hit], as_json: bool) -> None:
     if as_json:
         json_lines(hit_row(hit) for hit in hits)
@@ -144,13 +166,16 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
     if not hits:
         console.print("[dim]No matching chunks.[/]")
         return
-    table = Table(show_lines=False)
-    for column, justify in [("#", "right"), ("score", "right"), ("vec", "right"), ("fts", "right"),
-                            ("document", "left"), ("heading", "left"), ("snippet", "left")]:
-        table.add_column(column, justify=justify, overflow="fold")
+    fixed = [("#", 2), ("score", 5), ("vec", 3), ("fts", 3)]
+    text_width = width() - sum(w for _, w in fixed) - 2 * (len(fixed) + 1) - 2
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, width=width())
+    for name, size in fixed:
+        table.add_column(name, justify="right", width=size, no_wrap=True)
+    table.add_column("document › section / passage", ratio=1)
     for hit in hits:
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank),
-                      escape(hit.chunk.path), escape(hit.chunk.heading), escape(snippet(hit.chunk.text, 90)))
+        cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width)
+        cell.append("\n" + snippet(hit.chunk.text, 2 * text_width))
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell)
     console.print(table)
 
 

@@ -15,6 +15,7 @@ from ollama_server import FakeOllama
 from ragchat.app import App
 from ragchat.repl import Repl
 from ragchat.store import sessions
+from ragchat.store.db import open_db
 
 
 def run_repl(db: Path, lines: list[str], session: str = "r1", **settings) -> None:
@@ -75,6 +76,7 @@ def test_ingest_from_the_repl(tmp_path: Path, capsys) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "kettle.md").write_text("# Kettles\n\nDescale a kettle with citric acid every month.\n")
+    open_db(tmp_path / "fresh.db").close()  # an empty library (`chat` never creates one)
     run_repl(tmp_path / "fresh.db", [f"/ingest {docs}", "how often should I descale the kettle?"])
     out = capsys.readouterr().out
     assert "the library is empty" in out
