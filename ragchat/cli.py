@@ -171,7 +171,7 @@ def search(
     ctx = make_app(db=db)
     ctx.require_library()
     embedder = ctx.embedder if mode is not SearchMode.fts else None
-    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)  # type: ignore[arg-type]
+    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
     best = max((h.similarity for h in hits if h.similarity is not None), default=None)
@@ -182,12 +182,6 @@ def search(
 
 SessionOption = Annotated[str | None, typer.Option("--session", "-s", metavar="NAME",
                                                       help="Session name (default: the latest).")]
-
-
-def _print_token(piece: str) -> None:
-    from . import render
-
-    render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 @app.command(cls=RagchatCommand, short_help="Ask one question; the turn is saved in its session.")
@@ -217,7 +211,7 @@ def ask(
         render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
-    result = conversation.ask(question, on_token=_print_token if streaming else None)
+    result = conversation.ask(question, on_token=render.token if streaming else None)
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,

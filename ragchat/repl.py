@@ -35,7 +35,7 @@ class Repl:
         if lines is None:
             history_file = Path(app.settings.db).parent / "chat_history"
             history = FileHistory(str(history_file)) if history_file.parent.is_dir() else InMemoryHistory()
-            self.prompt = PromptSession(history=history, input=input, output=output)
+            self.prompt: PromptSession[str] = PromptSession(history=history, input=input, output=output)
         self.commands: dict[str, Callable[[str], bool]] = {
             "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/inspect": self._inspect,
             "/new": self._new, "/sessions": self._sessions, "/exit": lambda arg: False, "/quit": lambda arg: False,
@@ -106,7 +106,7 @@ class Repl:
     def _ask(self, text: str) -> None:
         streaming = self.conversation.backend_in_use() is not None
         try:
-            result = self.conversation.ask(text, on_token=self._token if streaming else None)
+            result = self.conversation.ask(text, on_token=render.token if streaming else None)
         except KeyboardInterrupt:
             render.notice("cancelled")
             return
@@ -114,10 +114,6 @@ class Repl:
             render.error(str(exc))
             return
         render.turn(result, streamed=streaming and result.answer_mode == "llm")
-
-    @staticmethod
-    def _token(piece: str) -> None:
-        render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
 
     # --- slash commands: each returns False to leave ---------------------------------------
 
