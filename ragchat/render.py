@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 import json
+import re
 from datetime import datetime, timezone
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from rich import box
 from rich.console import Console, Group
+from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
 from rich.markup import escape
@@ -198,6 +200,9 @@ def json_lines(rows: Iterable[dict]) -> None:
 
 # --- conversation ------------------------------------------------------------------------------
 
+ECHO_LIMIT = 160  # a question or query echoed back is shortened to this, with an ellipsis
+
+
 def understood_as(result: TurnResult) -> str:
     if result.plan == "reuse":
         label = "reusing the last sources"
@@ -205,7 +210,13 @@ def understood_as(result: TurnResult) -> str:
         label = "follow-up of the last answer"
     else:
         label = "new topic"
-    return f"understood as: {result.reformulation.semantic_query} ({label})"
+    return f"understood as: {snippet(result.reformulation.semantic_query, ECHO_LIMIT)} ({label})"
+
+
+def _wrapped() -> bool:
+    """Soft wrap (one long line) when piped, so output stays greppable; on a terminal rich wraps at
+    spaces, where the terminal itself would cut words at its edge."""
+    return not console.is_terminal
 
 
 def _mark(chunk: RetrievedChunk) -> str:
@@ -219,23 +230,81 @@ def _mark(chunk: RetrievedChunk) -> str:
     return " ".join(marks)
 
 
+_MARKS_WIDTH = len("anchored cited")
+
+
+def _panel_title(anchor_paths: list[str], room: int) -> str:
+    if not anchor_paths:
+        return "Sources"
+    title = f"Sources · anchored on {', '.join(anchor_paths)}"
+    if len(title) <= room:
+        return title
+    more = f" +{len(anchor_paths) - 1} more" if len(anchor_paths) > 1 else ""
+    head = "Sources · anchored on "
+    return head + short_path(anchor_paths[0], max(room - len(head) - len(more), 8)) + more
+
+
 def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing: list[str]) -> Panel:
-    table = Table(box=None, pad_edge=False, expand=True)
-    for column, justify in [("#", "right"), ("document", "left"), ("heading", "left"), ("score", "right"), ("", "left")]:
-        table.add_column(column, justify=justify, overflow="fold")
+    """Fixed column widths (only the document › section column takes what is left), so the panel
+    looks the same from turn to turn; at most MAX_WIDTH wide."""
+    inner = width() - 4
+    text_width = inner - 2 - 5 - _MARKS_WIDTH - 6
+    table = Table(box=None, pad_edge=False, width=inner)
+    table.add_column("#", justify="right", width=2, no_wrap=True)
+    table.add_column("document › section", ratio=1)
+    table.add_column("score", justify="right", width=5, no_wrap=True)
+    table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
     for chunk in chunks:
-        table.add_row(str(chunk.rank), escape(chunk.document), escape(chunk.heading or "-"),
-                      f"{chunk.score:.3f}", _mark(chunk))
+        leaf = (chunk.heading or "").split(" > ")[-1]
+        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width), f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(f"anchor gone: {path} (removed or changed since the last turn)", style="yellow"))
-    title = "Sources" + (f" · anchored on {', '.join(anchor_paths)}" if anchor_paths else "")
-    return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
+        parts.append(Text(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the last turn)",
+                          style="yellow"))
+    return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
+                 border_style="blue", width=width())
 
 
-def token(piece: str) -> None:
-    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own)."""
-    console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+class _Stream:
+    """Streamed answer text, wrapped at spaces on a terminal (the terminal would cut words at its
+    edge); `finish` writes the word still held back and starts over."""
+
+    def __init__(self) -> None:
+        self.column = 0
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        if not console.is_terminal:
+            self._write(piece)
+            return
+        self.held += piece
+        while match := re.search(r"\s", self.held):
+            word, space, self.held = self.held[: match.start()], self.held[match.start()], self.held[match.end():]
+            self._word(word)
+            if space == "\n":
+                self._write("\n")
+                self.column = 0
+            elif self.column < console.width:
+                self._write(space)
+                self.column += 1
+
+    def _word(self, word: str) -> None:
+        if word and self.column and self.column + len(word) > console.width:
+            self._write("\n")
+            self.column = 0
+        self._write(word)
+        self.column += len(word)
+
+    def finish(self) -> None:
+        self._word(self.held)
+        self.held, self.column = "", 0
+
+    @staticmethod
+    def _write(text: str) -> None:
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+
+
+token = _Stream()  # one streamed piece of an answer, as it arrives
 
 
 def lineage_sources(lineage: Lineage) -> Panel:
@@ -248,8 +317,9 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
     if not streamed:
         console.print(escape(result.answer))
     else:
+        token.finish()
         console.print()
-    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=True)
+    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=_wrapped())
     console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
@@ -260,33 +330,39 @@ def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: st
     return data
 
 
+def _inspect_rows(chunks: list[dict]) -> list:
+    """The chunk table as fixed-width lines, each chunk's `document › section` on its own line
+    below its figures: it reads at 80 columns and the columns never move."""
+    idw = max([5, *(len(str(c["chunk_id"])) for c in chunks)])
+    header = f"{'#':>2} {'chunk':>{idw}} {'vec':>3} {'fts':>3} {'sim':>5} {'rrf':>5} {'boost':>5} {'score':>5} marks"
+    rows: list = [Text(header, style="bold"), Text("─" * len(header), style="dim")]
+    for c in chunks:
+        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
+        sim = "-" if c["similarity"] is None else f"{c['similarity']:.3f}"
+        rows.append(Text(f"{c['rank']:>2} {c['chunk_id']:>{idw}} {_rank(c['vector_rank']):>3} {_rank(c['fts_rank']):>3} "
+                         f"{sim:>5} {c['rrf'] or 0:>5.3f} {c['boost']:>5.2f} {c['score']:>5.3f} {marks}"))
+        heading = (c["heading"] or "").replace(" > ", " › ")
+        rows.append(Padding(_place(c["document"], heading, width() - 4), (0, 0, 0, 3)))
+    return rows
+
+
 def inspect_view(data: dict) -> None:
     r = data["reformulation"]
     console.print(f"[bold]Turn {data['turn']}[/] (message {data['message_id']})")
-    console.print(f"[bold]question[/]        {escape(str(data['question']))}")
+    console.print(f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}", width=width())
     console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
     console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
     for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning"):
-        console.print(f"  {key:<15} {escape(str(r.get(key)))}")
+        console.print(f"  {key:<15} {escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT))}", width=width())
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
     console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
     for query in data.get("queries", []):
-        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(query['query'])}")
+        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}",
+                      width=width())
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
-    table = Table(pad_edge=False)
-    for name in ("#", "chunk", "vec", "fts", "sim", "rrf", "boost", "score", "marks"):
-        table.add_column(name, justify="left" if name == "marks" else "right", no_wrap=True)
-    table.add_column("document › section", overflow="fold", ratio=1)
-    for c in data["chunks"]:
-        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
-        leaf = (c["heading"] or "").split(" > ")[-1]
-        table.add_row(str(c["rank"]), str(c["chunk_id"]), _rank(c["vector_rank"]), _rank(c["fts_rank"]),
-                      "-" if c["similarity"] is None else f"{c['similarity']:.3f}", f"{c['rrf'] or 0:.3f}",
-                      f"{c['boost']:.2f}", f"{c['score']:.3f}", marks,
-                      escape(c["document"] + (f" › {leaf}" if leaf else "")))
-    console.print(table)
+    show(Group(*_inspect_rows(data["chunks"])))
     console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
     console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))
     for message in data["notices"]:
