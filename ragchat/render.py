@@ -307,6 +307,52 @@ class _Stream:
 token = _Stream()  # one streamed piece of an answer, as it arrives
 
 
+def preview(text: str, limit: int = 400) -> Text:
+    """The start of an answer for the resume line: its own line breaks kept (bullets stay on their
+    lines), spaces inside a line collapsed, cut at a word with an ellipsis past `limit` characters."""
+    kept: list[str] = []
+    used = 0
+    for line in text.splitlines():
+        flat = " ".join(line.split())
+        if not flat:
+            continue
+        if used + len(flat) > limit:
+            kept.append(snippet(flat, max(limit - used, 20)))
+            if not kept[-1].endswith("…"):
+                kept[-1] += " …"
+            break
+        kept.append(flat)
+        used += len(flat)
+    return Text("\n".join(kept))
+
+
+def cited_sentences(answer: str, number: int) -> list[str]:
+    """The parts of an answer that cite [number], without the markers and list bullets."""
+    found = []
+    for segment, markers in re.findall(r"([^\[\]]+?)\s*((?:\[\d+\])+)", answer):
+        if f"[{number}]" in markers:
+            sentence = re.sub(r"^\s*(?:[-*•]|\d+\.)\s+", "", segment.strip()).strip()
+            if len(sentence) > 8:
+                found.append(sentence)
+    return found
+
+
+def passage(chunk: RetrievedChunk, text: str, answer: str, page: int | None = None) -> None:
+    """Source N of the last answer: where it is (document › heading path, page when known) and its
+    text, the sentences the answer took from it highlighted."""
+    where = _place(chunk.document, chunk.heading.replace(" > ", " › "), width() - 6)
+    head = Text(f"[{chunk.rank}] ", style="bold") + where
+    if page is not None:
+        head.append(f" · page {page}", style="dim")
+    body = Text(text.strip())
+    for sentence in cited_sentences(answer, chunk.rank):
+        body.highlight_regex(r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow")
+    console.print(head, width=width())
+    console.print(Padding(body, (0, 0, 0, 4)), width=width())
+    if cited_sentences(answer, chunk.rank):
+        console.print("[dim]    highlighted: what the answer took from this passage[/]", width=width())
+
+
 def lineage_sources(lineage: Lineage) -> Panel:
     return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 

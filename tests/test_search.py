@@ -221,7 +221,7 @@ def test_cli_search_table(corpus_db: Path, runner) -> None:
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["--mode", "semantic"], "mode must be hybrid, vector or fts"), (["-k", "0"], "greater than or equal to 1"),
+    [(["--mode", "semantic"], "'semantic' is not one of 'hybrid', 'vector', 'fts'"), (["-k", "0"], "must be 1 or more"),
      (["--bogus"], "No such option: --bogus")],
 )
 def test_cli_search_usage_errors_exit_2(corpus_db: Path, runner, args: list[str], message: str) -> None:
