@@ -127,6 +127,8 @@ def ingest(
                                                 show_default=False)],
     reembed: Annotated[bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")] = False,
     prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone.")] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
+                                                  "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
     """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped.
@@ -140,7 +142,7 @@ def ingest(
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     with render.IngestProgress() as progress:
         report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, progress=progress)
+                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
     render.ingest_report(report, ctx.settings.db)
 
 
@@ -208,10 +210,13 @@ def ask(
     problem = ctx.backend_problem()
     # "on": each fallback says why; "off": the user chose it, nothing to say
     if problem and not as_json and ctx.settings.ollama == "auto":
-        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
+        render.console.print(f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
+                             soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
-    result = conversation.ask(question, on_token=render.token if streaming else None)
+    printer = render.StreamPrinter()
+    result = conversation.ask(question, on_token=printer if streaming else None)
+    printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,
@@ -389,7 +394,7 @@ def eval_command(
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
     if out:
         evaluate.write_rows(out, run)
-        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {out}[/]")
+        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")
 
 
 def main() -> None:

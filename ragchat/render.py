@@ -9,16 +9,18 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from rich import box
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.padding import Padding
 from rich.panel import Panel
 from rich.text import Text
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
                            TimeElapsedColumn)
+from rich.segment import Segment
 from rich.table import Table
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
+from .text import PrintableStream, printable
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -26,8 +28,28 @@ if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest an
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+
+def escape(text: str) -> str:
+    """How every untrusted value (file name, heading, chunk text, session name, model output, error)
+    enters rich markup: made printable first (no terminal control), then markup-escaped."""
+    return escape_markup(printable(text))
+
+
+class PrintableConsole(Console):
+    """A safety net under `escape`: text segments are made printable once laid out (rich's own styles
+    and cursor moves are not text segments, so they pass)."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable():
+                yield segment
+            else:
+                yield Segment(printable(segment.text), segment.style, segment.control)
+
+
+console = PrintableConsole(highlight=False)
+err_console = PrintableConsole(stderr=True, highlight=False)
 
 
 MAX_WIDTH = 100  # tables and panels stop growing here: readable, and the same at 120 or 200 columns
@@ -92,7 +114,7 @@ class IngestProgress:
         self._bar.update(self._files, total=total)
 
     def file_done(self, path: str) -> None:
-        self._bar.update(self._files, advance=1, detail=path[-40:])
+        self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
         self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
@@ -155,9 +177,9 @@ def short_path(path: str, limit: int) -> str:
 def _place(path: str, heading: str, limit: int) -> Text:
     """`document › section` for a cell `limit` wide: the path shortened from the left to fit one
     line, the section after it (wrapping at spaces onto the next line when it must)."""
-    text = Text(short_path(path, limit))
+    text = Text(printable(short_path(path, limit)))
     if heading:
-        text.append(f" › {heading}", style="dim")
+        text.append(printable(f" › {heading}"), style="dim")
     return text
 
 
@@ -176,7 +198,7 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
     table.add_column("document › section / passage", ratio=1)
     for hit in hits:
         cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width)
-        cell.append("\n" + snippet(hit.chunk.text, 2 * text_width))
+        cell.append("\n" + printable(snippet(hit.chunk.text, 2 * text_width)))
         table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell)
     console.print(table)
 
@@ -193,9 +215,34 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
                   soft_wrap=True)
 
 
+# json.dumps escapes C0 controls (ESC becomes \u001b) but, with ensure_ascii=False, not DEL or C1
+_JSON_UNPRINTABLE = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
 def json_lines(rows: Iterable[dict]) -> None:
+    """One JSON object a line; the original text, every control character escaped."""
     for row in rows:
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps(row, ensure_ascii=False).translate(_JSON_UNPRINTABLE))
+
+
+class StreamPrinter:
+    """Prints an answer's streamed pieces as they arrive, printable even when an escape sequence is
+    split across pieces; `close()` once the stream has ended."""
+
+    def __init__(self) -> None:
+        self._filter = PrintableStream()
+        self._wrap = _WordWrap()
+
+    def __call__(self, piece: str) -> None:
+        self._print(self._filter.feed(piece))
+
+    def close(self) -> None:
+        self._print(self._filter.flush())
+        self._wrap.finish()
+
+    def _print(self, text: str) -> None:
+        if text:
+            self._wrap(text)
 
 
 # --- conversation ------------------------------------------------------------------------------
@@ -259,13 +306,13 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
         table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width), f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the last turn)",
-                          style="yellow"))
+        parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
+                                    "last turn)"), style="yellow"))
     return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
                  border_style="blue", width=width())
 
 
-class _Stream:
+class _WordWrap:
     """Streamed answer text, wrapped at spaces on a terminal (the terminal would cut words at its
     edge); `finish` writes the word still held back and starts over."""
 
@@ -304,7 +351,10 @@ class _Stream:
         console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
-token = _Stream()  # one streamed piece of an answer, as it arrives
+def token(piece: str) -> None:
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
+    StreamPrinter: it also drops an escape sequence split across pieces whole, and wraps at spaces."""
+    console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def preview(text: str, limit: int = 400) -> Text:
@@ -323,7 +373,7 @@ def preview(text: str, limit: int = 400) -> Text:
             break
         kept.append(flat)
         used += len(flat)
-    return Text("\n".join(kept))
+    return Text(printable("\n".join(kept)))
 
 
 def cited_sentences(answer: str, number: int) -> list[str]:
@@ -344,7 +394,7 @@ def passage(chunk: RetrievedChunk, text: str, answer: str, page: int | None = No
     head = Text(f"[{chunk.rank}] ", style="bold") + where
     if page is not None:
         head.append(f" · page {page}", style="dim")
-    body = Text(text.strip())
+    body = Text(printable(text.strip()))
     for sentence in cited_sentences(answer, chunk.rank):
         body.highlight_regex(r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow")
     console.print(head, width=width())
@@ -363,9 +413,8 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
     if not streamed:
         console.print(escape(result.answer))
     else:
-        token.finish()
         console.print()
-    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=_wrapped())
+    console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
     console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
@@ -471,7 +520,7 @@ class EvalProgress:
         self._bar.stop()
 
     def update(self, done: int, total: int, detail: str) -> None:
-        self._bar.update(self._task, completed=done, total=total, detail=escape(detail[-40:]))
+        self._bar.update(self._task, completed=done, total=total, detail=escape_markup(printable(detail)[-40:]))
 
 
 def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]) -> None:

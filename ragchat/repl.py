@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any, Callable, Iterable, Iterator
@@ -9,13 +10,14 @@ from typing import Any, Callable, Iterable, Iterator
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
-from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 from . import render
 from .app import App
 from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
 from .store import library, sessions
+from .text import printable
 
 HELP = """Ask anything about your documents; follow-ups ("what about X?") are understood.
   /help           this help (or type help)
@@ -62,7 +64,12 @@ class Repl:
         self.lines = lines
         if lines is None:
             history_file = Path(app.settings.db).parent / "chat_history"
-            history = FileHistory(str(history_file)) if history_file.parent.is_dir() else InMemoryHistory()
+            try:
+                if not history_file.exists():  # the questions asked are as private as the database
+                    os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                history: History = FileHistory(str(history_file))
+            except OSError:
+                history = InMemoryHistory()
             self.prompt: PromptSession[str] = PromptSession(history=history, input=input, output=output,
                                                             completer=SlashCompleter(self))
         self.commands: dict[str, Callable[[str], bool]] = {
@@ -89,7 +96,7 @@ class Repl:
             return
         while True:
             try:
-                yield self.prompt.prompt(f"{self.session}> ")
+                yield self.prompt.prompt(f"{printable(self.session)}> ")
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -112,7 +119,8 @@ class Repl:
 
     def _banner(self) -> None:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
-        render.console.print(f"[bold]ragchat[/] · session [bold]{self.session}[/] · {docs} documents, {chunks} chunks")
+        render.console.print(f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
+                             f"{docs} documents, {chunks} chunks")
         problem = self.app.backend_problem()
         if problem is None:
             answer_mode = "Ollama answers"
@@ -120,7 +128,7 @@ class Repl:
             answer_mode = "Extractive answers"
         else:
             answer_mode = f"{problem}: heuristic reformulation, extractive answers"
-        render.console.print(f"[dim]{answer_mode}. /help for commands.[/]")
+        render.console.print(f"[dim]{render.escape(answer_mode)}. /help for commands.[/]")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
@@ -139,14 +147,16 @@ class Repl:
 
     def _ask(self, text: str) -> None:
         streaming = self.conversation.backend_in_use() is not None
+        printer = render.StreamPrinter()
         try:
-            result = self.conversation.ask(text, on_token=render.token if streaming else None)
+            result = self.conversation.ask(text, on_token=printer if streaming else None)
+            printer.close()
         except KeyboardInterrupt:
-            render.token.finish()
+            printer.close()
             render.notice("cancelled")
             return
         except RagchatError as exc:
-            render.token.finish()
+            printer.close()
             render.error(str(exc))
             return
         render.turn(result, streamed=streaming and result.answer_mode == "llm")

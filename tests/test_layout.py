@@ -137,9 +137,10 @@ def test_a_turn_fits_and_panels_keep_their_columns(width: int, two_turns, monkey
 def test_streamed_answers_wrap_at_spaces(monkeypatch) -> None:
     console = screen(monkeypatch, 40)
     text = "Rainwater tanks are sized by roof area and rainfall; a 5,000-litre tank suits most gardens.\n- next"
+    printer = render.StreamPrinter()
     for start in range(0, len(text), 7):  # pieces that cut words in the middle, as tokens do
-        render.token(text[start:start + 7])
-    render.token.finish()
+        printer(text[start:start + 7])
+    printer.close()
     lines = lines_of(console)
     assert_fits_and_whole(lines, 40, text)
     assert lines[-1] == "- next"
