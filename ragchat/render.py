@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 import re
-from datetime import datetime, timezone
+from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
 
@@ -471,8 +471,8 @@ def ago(stamp: str, now: datetime | None = None) -> str:
     except (TypeError, ValueError):
         return str(stamp)
     if then.tzinfo is None:
-        then = then.replace(tzinfo=timezone.utc)
-    seconds = ((now or datetime.now(timezone.utc)) - then).total_seconds()
+        then = then.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
     if seconds < 60:
         return "just now"
     if seconds < 3600:

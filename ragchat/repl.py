@@ -5,7 +5,8 @@ from __future__ import annotations
 import os
 import shlex
 from pathlib import Path
-from typing import Any, Callable, Iterable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from typing import Any
 
 from prompt_toolkit import PromptSession
 from prompt_toolkit.completion import CompleteEvent, Completer, Completion

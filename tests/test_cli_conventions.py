@@ -9,14 +9,13 @@ from pathlib import Path
 
 import pytest
 import typer.main
+from helpers import SAMPLE_DOCS, invoke, settings_for
 from rich.console import Console
 
-from helpers import SAMPLE_DOCS, invoke
 from ragchat import render
 from ragchat.app import App
 from ragchat.cli import app
 from ragchat.store import sessions
-from helpers import settings_for
 
 
 def all_commands() -> list[tuple[list[str], object]]:

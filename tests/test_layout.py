@@ -10,9 +10,9 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import settings_for
 from rich.console import Console
 
-from helpers import settings_for
 from ragchat import render
 from ragchat.app import App
 from ragchat.conversation.models import RetrievedChunk

@@ -9,8 +9,8 @@ import sqlite3
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke
+
 from ragchat.config import find_library, user_data_dir
 
 READ_ONLY = [("search", "witness"), ("ask", "who may witness a will?"), ("chat",), ("inspect", "last-turn"),

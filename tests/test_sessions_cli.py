@@ -3,12 +3,12 @@
 from __future__ import annotations
 
 import json
-from datetime import datetime, timedelta, timezone
+from datetime import UTC, datetime, timedelta
 from pathlib import Path
 
 import pytest
-
 from helpers import ask_json, invoke, settings_for
+
 from ragchat import render
 from ragchat.app import App
 from ragchat.store import sessions
@@ -22,7 +22,7 @@ def two_sessions(library_db: Path, runner) -> Path:
     return library_db
 
 
-NOW = datetime(2026, 11, 22, 12, 0, tzinfo=timezone.utc)
+NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
 @pytest.mark.parametrize("delta, shown", [
