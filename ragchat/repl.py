@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 from collections.abc import Callable, Iterable, Iterator
+from pathlib import Path
 from typing import Any
 
 from prompt_toolkit import PromptSession
