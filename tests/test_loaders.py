@@ -143,7 +143,7 @@ def test_markdown_code_fences_are_kept_verbatim_and_hide_hash_lines(tmp_path: Pa
     witness = bodies(doc)[("Making a will", "Who may witness a will")]
     assert "# not a heading, just a shell comment" in witness
     assert 'echo "keep *this* verbatim"' in witness
-    assert "```" not in doc.text
+    assert '```sh\n# not a heading, just a shell comment\necho "keep *this* verbatim"\n```' in witness
 
 
 def test_markdown_markup_and_front_matter_are_removed(tmp_path: Path) -> None:
@@ -325,7 +325,7 @@ def test_html_tables_and_preformatted_text(tmp_path: Path) -> None:
         "</table><pre>  total = 900\n    # indented</pre><p>a <b>b</b>c</p>"
     )
     doc = load_document(write(tmp_path, "costs.html", html))
-    assert bodies(doc) == {("Costs",): "Item | Price\nRent | 900\n\n  total = 900\n    # indented\n\na bc"}
+    assert bodies(doc) == {("Costs",): "Item | Price\nRent | 900\n\n```\n  total = 900\n    # indented\n```\n\na bc"}
 
 
 # --- plain text ------------------------------------------------------------------------------

@@ -23,12 +23,22 @@ from collections import Counter
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from html.parser import HTMLParser
 from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ragchat.errors import UnreadableFile
 from ragchat.text import one_line
+
+from .formats.common import CONTROL_CHARS as _CONTROL_CHARS
+from .formats.common import Block as _Block
+from .formats.common import Heading as _Heading
+from .formats.common import Outline as _Outline
+from .formats.common import PageBreak
+from .formats.common import clean_chars
+from .formats.common import has_letters as _has_letters
+from .formats.common import normalise as _normalise
+from .formats.html import parse_html as _parse_html
+from .formats.markdown import parse_markdown as _parse_markdown
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -56,6 +66,15 @@ class ParsedDocument:
     text: str
     sections: tuple[Section, ...]
     encoding: str = "utf-8"
+    pages: tuple[tuple[int, int], ...] = ()  # (offset in text, page number) where each page starts
+
+    def page_range(self, start: int, end: int) -> tuple[int, int] | None:
+        """The first and last page of text[start:end], for documents with pages (PDFs)."""
+        if not self.pages:
+            return None
+        first = next((n for offset, n in reversed(self.pages) if offset <= start), self.pages[0][1])
+        last = next((n for offset, n in reversed(self.pages) if offset < end), first)
+        return first, max(first, last)
 
 
 def is_supported(path: Path) -> bool:
@@ -159,18 +178,6 @@ def _decode_8bit(data: bytes) -> tuple[str, str]:
         return data.decode("latin-1"), "latin-1"
 
 
-_CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufeff]")
-_BLANK_RUNS = re.compile(r"\n{3,}")
-
-
-def _normalise(text: str) -> str:
-    """Unix newlines, no control characters, no trailing spaces, at most one blank line in a row."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
-    text = _CONTROL_CHARS.sub("", text)
-    text = "\n".join(line.rstrip() for line in text.split("\n"))
-    return _BLANK_RUNS.sub("\n\n", text).strip("\n")
-
-
 def _readable_stem(path: Path) -> str:
     """"south_africa_wills" -> "South Africa Wills"."""
     words = [w for w in re.split(r"[\s_-]+", path.stem) if w]
@@ -181,19 +188,9 @@ def _readable_stem(path: Path) -> str:
 
 
 @dataclass(frozen=True)
-class _Heading:
-    level: int
+class _Body:
     text: str
-    shown: bool = True  # False sets the heading path without adding a line (PDF "Page N")
-
-
-_Block = _Heading | str
-
-
-@dataclass
-class _Outline:
-    blocks: list[_Block] = field(default_factory=list)
-    title: str = ""
+    pages: tuple[tuple[int, int], ...] = ()  # (offset in text, page number) of pages starting inside
 
 
 class _Layout:
@@ -204,18 +201,26 @@ class _Layout:
         self.length = 0
         self.path: list[tuple[int, str]] = []
         self.sections: list[Section] = []
+        self.pages: list[tuple[int, int]] = []
+        self.waiting_pages: list[int] = []  # pages that start with the next text appended
 
-    def add(self, block: _Block) -> None:
+    def add(self, block: _Heading | _Body) -> None:
         if isinstance(block, _Heading):
             self.path = [p for p in self.path if p[0] < block.level] + [(block.level, block.text)]
             if block.shown:
                 self._append(block.text)
             return
-        start = self._append(block)
+        self.waiting_pages += [n for offset, n in block.pages if offset >= len(block.text)]
+        if not block.text:
+            return
+        start = self._append(block.text)
+        self.pages += [(start + offset, n) for offset, n in block.pages if offset < len(block.text)]
         self.sections.append(Section(tuple(text for _, text in self.path), start, self.length))
 
     def _append(self, text: str) -> int:
         start = self.length + (2 if self.parts else 0)
+        self.pages += [(start, n) for n in self.waiting_pages]
+        self.waiting_pages = []
         self.parts.append(text)
         self.length = start + len(text)
         return start
@@ -223,7 +228,7 @@ class _Layout:
     def document(self, title: str, encoding: str) -> ParsedDocument:
         text = "\n\n".join(self.parts)
         sections = tuple(self.sections) or (Section((), 0, len(text)),)  # headings only
-        return ParsedDocument(title, text, sections, encoding)
+        return ParsedDocument(title, text, sections, encoding, tuple(sorted(self.pages)))
 
 
 def _assemble(outline: _Outline, fallback_title: str, encoding: str) -> ParsedDocument:
@@ -232,23 +237,38 @@ def _assemble(outline: _Outline, fallback_title: str, encoding: str) -> ParsedDo
         layout.add(block)
     if not layout.parts:
         raise UnreadableFile("no text content")
-    return layout.document(one_line(outline.title) or fallback_title, encoding)
+    return layout.document(one_line(clean_chars(outline.title)) or fallback_title, encoding)
 
 
-def _clean_blocks(blocks: list[_Block]) -> Iterator[_Block]:
-    """Merge consecutive bodies, normalise them, drop empty bodies and headings."""
-    pending: list[str] = []
+def _clean_blocks(blocks: list[_Block]) -> Iterator[_Heading | _Body]:
+    """Merge consecutive bodies (remembering where pages start), normalise them, drop empty
+    bodies and headings."""
+    pieces: list[str] = []
+    pages: list[tuple[int, int]] = []
     for block in blocks:
         if isinstance(block, str):
-            pending.append(block)
-            continue
-        if body := _normalise("\n\n".join(pending)):
-            yield body
-        pending = []
-        if heading := one_line(block.text):
-            yield _Heading(block.level, heading, block.shown)
-    if body := _normalise("\n\n".join(pending)):
-        yield body
+            if piece := _normalise(block):
+                pieces.append(piece)
+        elif isinstance(block, PageBreak):
+            pages.append((sum(len(p) + 2 for p in pieces), block.number))
+        else:
+            if pieces or pages:
+                yield _Body("\n\n".join(pieces), tuple(pages))
+            pieces, pages = [], []
+            if heading := one_line(clean_chars(block.text)):
+                yield _Heading(block.level, heading, block.shown)
+    if pieces or pages:
+        yield _Body("\n\n".join(pieces), tuple(pages))
+
+
+# Table of contents entries: "Introduction ........ 3", "2.1 Scope . . . . 12", "1.2 Scope 5".
+_TOC_LEADERS = re.compile(r"\S.*?(?:\.\s?){3,}\s*(?:\d+|[ivxlcdm]+)$", re.I)
+_TOC_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+\S.*\s\d{1,3}$")
+
+
+def is_toc_line(line: str) -> bool:
+    """A table of contents entry: dotted leaders, or a numbered title ending with a page number."""
+    return bool(_TOC_LEADERS.fullmatch(line.strip()) or _TOC_NUMBERED.match(line.strip()))
 
 
 # --- plain text -----------------------------------------------------------------------------
@@ -266,17 +286,17 @@ def _parse_text(text: str) -> _Outline:
     paragraphs = re.split(r"\n{2,}", text)
     first = paragraphs[0].strip()
     titled = "\n" not in first and _looks_like_title(first) and not _heading_number(first)
-    return _Outline(_text_blocks(paragraphs), first if titled else "")
+    return _Outline(_text_blocks(list(paragraphs)), first if titled else "")
 
 
-def _text_blocks(paragraphs: list[str]) -> list[_Block]:
+def _text_blocks(paragraphs: list[str | PageBreak]) -> list[_Block]:
     """A one-line paragraph that is ALL CAPS or numbered is a heading.
 
     Unnumbered caps headings are level 1. A numbered heading nests under the open heading whose
     number prefixes its own ("2.3" under "2."; "II.A" under "II", not under "I"), and numbered
     headings sit one level below caps headings when the document has both.
     """
-    numbers = [_heading_number(p) for p in paragraphs]
+    numbers = [_heading_number(p) if isinstance(p, str) else None for p in paragraphs]
     base = 2 if () in numbers else 1
     open_numbers: list[tuple[str, ...]] = []
     blocks: list[_Block] = []
@@ -287,7 +307,7 @@ def _text_blocks(paragraphs: list[str]) -> list[_Block]:
         while open_numbers and not _is_parent(open_numbers[-1], number):
             open_numbers.pop()
         open_numbers = open_numbers + [number] if number else []
-        blocks.append(_Heading(base + len(open_numbers) - 1 if number else 1, paragraph))
+        blocks.append(_Heading(base + len(open_numbers) - 1 if number else 1, str(paragraph)))
     return blocks
 
 
@@ -300,13 +320,11 @@ def _heading_number(paragraph: str) -> tuple[str, ...] | None:
     line = paragraph.strip()
     if "\n" in line or len(line) > 80 or line.endswith(".") or not _has_letters(line):
         return None
+    if is_toc_line(line):
+        return None
     if match := _KEYWORD_HEADING.match(line) or _NUMBERED_HEADING.match(line):
         return tuple(match.group(1).upper().rstrip(".").split("."))
     return () if line == line.upper() else None
-
-
-def _has_letters(line: str) -> bool:
-    return sum(c.isalpha() for c in line) >= 2
 
 
 def _looks_like_title(line: str) -> bool:
@@ -316,102 +334,6 @@ def _looks_like_title(line: str) -> bool:
         and _has_letters(line)
         and not line.endswith((".", ",", ";", ":"))
     )
-
-
-# --- markdown -------------------------------------------------------------------------------
-
-_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.S | re.M)
-_YAML_KEY = re.compile(r"^\s*[\w-]+\s*:", re.M)
-_HTML_COMMENT = re.compile(r"<!--.*?-->", re.S)
-_ATX = re.compile(r"^ {0,3}(#{1,6})(?:[ \t]+(.*?))?(?:[ \t]+#+)?[ \t]*$")
-_FENCE = re.compile(r"^ {0,3}(`{3,}|~{3,})")
-_SETEXT = re.compile(r"^ {0,3}(=+|-+)[ \t]*$")
-_THEMATIC = re.compile(r"^ {0,3}([-*_])(?:[ \t]*\1){2,}[ \t]*$")
-_REF_DEFINITION = re.compile(r"^ {0,3}\[[^\]]+\]:\s+\S+")
-_NOT_PARAGRAPH = re.compile(r"^\s*(?:[-*+>|]|\d+[.)])(?:\s|$)")
-_HEADING_ID = re.compile(r"\s*\{#[^}]*\}\s*$")
-_MD_INLINE: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r"^ {0,3}(?:>[ \t]?)+"), ""),  # block quote markers
-    (re.compile(r"!\[[^\]]*\](?:\([^)]*\)|\[[^\]]*\])"), ""),  # images
-    (re.compile(r"\[([^\]]+)\](?:\([^)]*\)|\[[^\]]*\])"), r"\1"),  # links
-    (re.compile(r"<((?:https?|mailto):[^>\s]+)>"), r"\1"),  # autolinks
-    (re.compile(r"</?[A-Za-z][A-Za-z0-9-]*(?:\s[^<>]*)?/?>"), ""),  # inline HTML tags
-    (re.compile(r"(`+)(.+?)\1"), r"\2"),  # code spans
-    (re.compile(r"(\*\*|__|~~)(?=\S)(.+?)(?<=\S)\1"), r"\2"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
-    (re.compile(r"(?<![\w_])_(?=[^\s_])(.+?)(?<=[^\s_])_(?![\w_])"), r"\1"),
-    (re.compile(r"\\([\\`*_{}\[\]()#+\-.!|>~<])"), r"\1"),  # backslash escapes
-]
-
-
-def _parse_markdown(text: str) -> _Outline:
-    text, meta_title = _strip_front_matter(text)
-    reader = _MarkdownReader()
-    for line in _HTML_COMMENT.sub("", text).split("\n"):
-        reader.feed(line)
-    blocks = reader.finish()
-    h1 = next((b.text for b in blocks if isinstance(b, _Heading) and b.level == 1), "")
-    return _Outline(blocks, h1 or meta_title)
-
-
-def _strip_front_matter(text: str) -> tuple[str, str]:
-    match = _FRONT_MATTER.match(text)
-    if not match or not _YAML_KEY.match(match.group(1)):
-        return text, ""
-    title = re.search(r"^title:[ \t]*(.+)$", match.group(1), re.M)
-    return text[match.end() :], title.group(1).strip().strip("\"'") if title else ""
-
-
-def _md_inline(line: str) -> str:
-    for pattern, replacement in _MD_INLINE:
-        line = pattern.sub(replacement, line)
-    return line
-
-
-class _MarkdownReader:
-    """Line by line: headings (ATX and setext) split the body; fenced code is kept verbatim."""
-
-    def __init__(self) -> None:
-        self.blocks: list[_Block] = []
-        self.lines: list[str] = []
-        self.fence = ""  # the opening fence while inside a code block
-        self.paragraph_lines = 0  # plain text lines since the last blank line
-
-    def feed(self, line: str) -> None:
-        if self.fence:
-            self._feed_code(line)
-        elif match := _FENCE.match(line):
-            self.fence, self.paragraph_lines = match.group(1), 0
-        elif match := _ATX.match(line):
-            self._heading(len(match.group(1)), match.group(2) or "")
-        elif _SETEXT.match(line) and self.paragraph_lines == 1:
-            self._heading(1 if line.strip()[0] == "=" else 2, self.lines.pop())
-        elif _THEMATIC.match(line) or _SETEXT.match(line) or _REF_DEFINITION.match(line):
-            self.paragraph_lines = 0
-        else:
-            self.lines.append(_md_inline(line))
-            plain = bool(line.strip()) and not _NOT_PARAGRAPH.match(line)
-            self.paragraph_lines = self.paragraph_lines + 1 if plain else 0
-
-    def _feed_code(self, line: str) -> None:
-        closing = line.strip()
-        if closing.startswith(self.fence) and closing == self.fence[0] * len(closing):
-            self.fence = ""
-        else:
-            self.lines.append(line)
-
-    def _heading(self, level: int, text: str) -> None:
-        self._flush()
-        self.blocks.append(_Heading(level, _HEADING_ID.sub("", _md_inline(text))))
-        self.paragraph_lines = 0
-
-    def _flush(self) -> None:
-        self.blocks.append("\n".join(self.lines))
-        self.lines = []
-
-    def finish(self) -> list[_Block]:
-        self._flush()
-        return self.blocks
 
 
 # --- reStructuredText -----------------------------------------------------------------------
@@ -545,102 +467,6 @@ def _rst_inline(text: str) -> str:
     return text
 
 
-# --- HTML -----------------------------------------------------------------------------------
-
-_HTML_SKIPPED = frozenset("script style noscript nav footer template svg".split())
-_HTML_HEADINGS = frozenset(f"h{n}" for n in range(1, 7))
-_HTML_PARAGRAPH_BREAKS = frozenset(
-    "p div section article main aside header blockquote ul ol dl table figure figcaption "
-    "form fieldset address details summary hr pre body".split()
-)
-_HTML_LINE_BREAKS = frozenset("li tr dt dd br caption option".split())
-_WHITESPACE = re.compile(r"\s+")
-
-
-def _parse_html(text: str) -> _Outline:
-    parser = _HtmlReader()
-    parser.feed(text)
-    parser.close()
-    blocks = parser.finish()
-    h1 = next((b.text for b in blocks if isinstance(b, _Heading) and b.level == 1), "")
-    return _Outline(blocks, parser.title or h1)
-
-
-class _HtmlReader(HTMLParser):
-    """Headings split the body; block elements become line or paragraph breaks."""
-
-    def __init__(self) -> None:
-        super().__init__(convert_charrefs=True)
-        self.blocks: list[_Block] = []
-        self.body: list[str] = []
-        self.heading: list[str] | None = None
-        self.level = 0
-        self.title = ""
-        self.title_parts: list[str] | None = None
-        self.skipped = 0  # depth inside script/style/nav/...
-        self.pre = 0
-
-    def handle_starttag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if tag in _HTML_SKIPPED:
-            self.skipped += 1
-        elif self.skipped:
-            return
-        elif tag == "title" and not self.title:
-            self.title_parts = []
-        elif tag in _HTML_HEADINGS:
-            self._flush()
-            self.heading, self.level = [], int(tag[1])
-        else:
-            self.pre += 1 if tag == "pre" else 0
-            self._break(tag, starting=True)
-
-    def handle_endtag(self, tag: str) -> None:
-        if tag in _HTML_SKIPPED:
-            self.skipped = max(0, self.skipped - 1)
-        elif self.skipped:
-            return
-        elif tag == "title" and self.title_parts is not None:
-            self.title, self.title_parts = one_line("".join(self.title_parts)), None
-        elif tag in _HTML_HEADINGS and self.heading is not None:
-            self.blocks.append(_Heading(self.level, "".join(self.heading)))
-            self.heading = None
-        elif tag not in _HTML_LINE_BREAKS:  # those break before they start: <li>a</li><li>b</li>
-            self.pre -= 1 if tag == "pre" and self.pre else 0
-            self._break(tag, starting=False)
-
-    def handle_data(self, data: str) -> None:
-        if self.skipped:
-            return
-        if self.title_parts is not None:
-            self.title_parts.append(data)
-            return
-        target = self.body if self.heading is None else self.heading
-        if not self.pre:
-            data = _WHITESPACE.sub(" ", data)
-            if not target or target[-1].endswith((" ", "\n")):
-                data = data.lstrip(" ")
-        if data:
-            target.append(data)
-
-    def _break(self, tag: str, starting: bool) -> None:
-        if tag in _HTML_PARAGRAPH_BREAKS:
-            self.body.append("\n\n")
-        elif tag in _HTML_LINE_BREAKS:
-            self.body.append("\n")
-        elif tag in ("td", "th") and starting and self.body and not self.body[-1].endswith("\n"):
-            self.body.append(" | ")  # cells of one row share a line
-
-    def _flush(self) -> None:
-        self.blocks.append("".join(self.body))
-        self.body = []
-
-    def finish(self) -> list[_Block]:
-        if self.heading is not None:  # an unclosed heading at the end of the file
-            self.blocks.append(_Heading(self.level, "".join(self.heading)))
-        self._flush()
-        return self.blocks
-
-
 # --- PDF ------------------------------------------------------------------------------------
 
 _JUNK_PDF_TITLE = re.compile(
@@ -661,14 +487,14 @@ def _parse_pdf(data: bytes) -> _Outline:
         meta_title = _pdf_meta_title(reader)
     level_of = _font_heading_levels([line for page in pages for line in page])
     page_blocks = [_pdf_page_blocks(page, level_of) for page in pages]
-    blocks = [block for page in page_blocks for block in page]
+    blocks = [block for n, page in enumerate(page_blocks, 1) for block in [PageBreak(n), *page]]
     if not _first_heading(blocks):
-        blocks = _text_blocks([b for b in blocks if isinstance(b, str) and b])
+        blocks = _text_blocks([b for b in blocks if not isinstance(b, _Heading) and b])
     if not _first_heading(blocks):
         blocks = [
             block
             for n, page in enumerate(page_blocks, 1)
-            for block in [_Heading(1, f"Page {n}", shown=False), *page]
+            for block in [PageBreak(n), _Heading(1, f"Page {n}", shown=False), *page]
         ]
     return _Outline(blocks, meta_title or _first_heading(blocks))
 
@@ -761,7 +587,8 @@ def _font_heading_levels(lines: list[_PdfLine]) -> Callable[[_PdfLine], int]:
     body = weights.most_common(1)[0][0] if weights else 0.0
 
     def is_heading(line: _PdfLine) -> bool:
-        return line.size >= body * 1.15 and len(line.text) <= 120 and _has_letters(line.text)
+        big = line.size >= body * 1.15 and len(line.text) <= 120
+        return big and _has_letters(line.text) and not is_toc_line(line.text)
 
     sizes = sorted({line.size for line in lines if is_heading(line)}, reverse=True)
     return lambda line: sizes.index(line.size) + 1 if is_heading(line) else 0
@@ -777,7 +604,9 @@ def _pdf_page_blocks(lines: list[_PdfLine], level_of: Callable[[_PdfLine], int])
         if paragraph and (level or _new_paragraph(previous, line, gap)):
             blocks.append("\n".join(paragraph))
             paragraph = []
-        if not level:
+        if not level and paragraph and _HYPHENATED_END.search(paragraph[-1]) and line.text[:1].islower():
+            paragraph[-1] = paragraph[-1][:-1] + line.text  # "man-" + "agement"
+        elif not level:
             paragraph.append(line.text)
         elif previous and level_of(previous) == level and isinstance(blocks[-1], _Heading):
             blocks[-1] = _Heading(level, f"{blocks[-1].text} {line.text}")  # a wrapped heading
@@ -785,6 +614,9 @@ def _pdf_page_blocks(lines: list[_PdfLine], level_of: Callable[[_PdfLine], int])
             blocks.append(_Heading(level, line.text))
         previous = line
     return blocks + (["\n".join(paragraph)] if paragraph else [])
+
+
+_HYPHENATED_END = re.compile(r"[a-z]-$")
 
 
 def _typical_line_gap(lines: list[_PdfLine]) -> float:
