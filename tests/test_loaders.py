@@ -253,7 +253,7 @@ def test_rst_markup_directives_and_comments(tmp_path: Path) -> None:
         "Composting is controlled decomposition, see the guide.\n\nKeep the heap moist.\n\nTurn it weekly."
     )
     greens = bodies(doc)[("The Small Homestead Handbook", "1. Composting", "Greens and browns")]
-    assert greens.startswith("Mix them roughly 1:3:\n\n    greens = 1")
+    assert greens.startswith("Mix them roughly 1:3:\n\n```\ngreens = 1\nbrowns = 3\n```")
     for markup in ("..", "::", "heap.png", ":alt:", "This comment", "====", "~~~~"):
         assert markup not in doc.text
 

@@ -34,7 +34,7 @@ from .formats.common import Block as _Block
 from .formats.common import Heading as _Heading
 from .formats.common import Outline as _Outline
 from .formats.common import PageBreak
-from .formats.common import clean_chars
+from .formats.common import clean_chars, code_fence
 from .formats.common import has_letters as _has_letters
 from .formats.common import normalise as _normalise
 from .formats.html import parse_html as _parse_html
@@ -210,12 +210,12 @@ class _Layout:
             if block.shown:
                 self._append(block.text)
             return
-        self.waiting_pages += [n for offset, n in block.pages if offset >= len(block.text)]
-        if not block.text:
-            return
-        start = self._append(block.text)
-        self.pages += [(start + offset, n) for offset, n in block.pages if offset < len(block.text)]
-        self.sections.append(Section(tuple(text for _, text in self.path), start, self.length))
+        after = [n for offset, n in block.pages if offset >= len(block.text)]  # start with what follows
+        if block.text:
+            start = self._append(block.text)
+            self.pages += [(start + offset, n) for offset, n in block.pages if offset < len(block.text)]
+            self.sections.append(Section(tuple(text for _, text in self.path), start, self.length))
+        self.waiting_pages += after
 
     def _append(self, text: str) -> int:
         start = self.length + (2 if self.parts else 0)
@@ -346,6 +346,7 @@ _RST_ADMONITIONS = frozenset(
     "admonition attention caution danger error hint important note tip warning seealso "
     "topic sidebar rubric versionadded versionchanged deprecated".split()
 )
+_RST_CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
 _RST_DROPPED_DIRECTIVES = frozenset("toctree raw include contents meta index only".split())
 _RST_INLINE: list[tuple[re.Pattern[str], str]] = [
     (re.compile(r":[\w:+.-]+:`([^`<]+?)\s*<[^>]*>`"), r"\1"),  # :role:`text <target>`
@@ -418,6 +419,12 @@ def _rst_body(lines: list[str]) -> list[str]:
             end = _rst_block_end(lines, i + 1, len(match.group(1)))
             kept += _rst_explicit((match.group(2) or "").strip(), lines[i + 1 : end])
             i = end
+        elif lines[i].rstrip().endswith("::") and not _rst_adornment(lines[i]):
+            end = _rst_block_end(lines, i + 1, _indent(lines[i]))
+            kept.append(_rst_line(lines[i]))
+            code = textwrap.dedent("\n".join(lines[i + 1 : end])).strip("\n")
+            kept += ["", code_fence(code), ""] if code else []
+            i = end
         else:
             kept.append(_rst_line(lines[i]))
             i += 1
@@ -443,6 +450,8 @@ def _rst_explicit(marker: str, content: list[str]) -> list[str]:
             return []
         while body and _RST_OPTION.match(body[0]):
             body.pop(0)
+        if name in _RST_CODE_DIRECTIVES:
+            return ["", code_fence("\n".join(body).strip("\n"), argument.strip()), ""]
         head = [_rst_inline(argument)] if argument and name in _RST_ADMONITIONS else []
         return head + _rst_body(body)
     if marker.startswith("[") and "]" in marker:  # footnote or citation: keep its text

@@ -32,10 +32,8 @@ _LINE_BREAKS = frozenset("li tr dt dd br caption option".split())
 _VOID = frozenset("br hr img input meta link area base col embed source track wbr".split())
 _WHITESPACE = re.compile(r"\s+")
 _LANGUAGE_CLASS = re.compile(r"\b(?:language|lang|highlight|sourceCode)-?([\w+#-]+)", re.I)
-_NAV_LINE = re.compile(
-    r"^\s*(?:(?:Next|Previous|Prev|Up|Top|Contents|Index)\s*:\s*[^,\n]*?,?\s*)+(?:\[[^\]\n]*\]\s*)*$",
-    re.M,
-)
+_NAV_PART = re.compile(r"^(?:Next|Previous|Prev|Up|Top)\s*:\s*\S", re.I)
+_TRAILING_BRACKETS = re.compile(r"(?:\s*\[[^\]\n]*\])+\s*$")
 
 
 def parse_html(text: str) -> Outline:
@@ -48,7 +46,15 @@ def parse_html(text: str) -> Outline:
 
 
 def _drop_nav_lines(body: str) -> str:
-    return _NAV_LINE.sub("", body)
+    return "\n".join(line for line in body.split("\n") if not _is_nav_line(line))
+
+
+def _is_nav_line(line: str) -> bool:
+    """"Next: Limits, Previous: Introduction, Up: Top [Contents][Index]" (texinfo node links)."""
+    rest = _TRAILING_BRACKETS.sub("", line.strip())
+    parts = [part.strip() for part in rest.split(",")]
+    links = all(_NAV_PART.match(part) for part in parts) if rest else False
+    return links and (len(parts) >= 2 or rest != line.strip())
 
 
 class _HtmlReader(HTMLParser):
