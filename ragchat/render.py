@@ -14,6 +14,7 @@ from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColu
 from rich.table import Table
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
+from .text import source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -82,6 +83,8 @@ def ingest_report(report: IngestReport) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
+    if report.reparsed:
+        parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
     # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
@@ -112,6 +115,8 @@ def hit_row(hit: Hit) -> dict:
         "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank,
         "similarity": None if hit.similarity is None else round(hit.similarity, 4),
         "boost": hit.boost, "anchored": hit.anchored, "document": hit.chunk.path,
+        "page_start": hit.chunk.page_start, "page_end": hit.chunk.page_end,
+        "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
         "heading": hit.chunk.heading, "snippet": snippet(hit.chunk.text, 200),
     }
 
@@ -129,7 +134,8 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
         table.add_column(column, justify=justify, overflow="fold")
     for hit in hits:
         table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank),
-                      escape(hit.chunk.path), escape(hit.chunk.heading), escape(snippet(hit.chunk.text, 90)))
+                      escape(source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end)),
+                      escape(hit.chunk.heading), escape(snippet(hit.chunk.text, 90)))
     console.print(table)
 
 
@@ -175,7 +181,8 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     for column, justify in [("#", "right"), ("document", "left"), ("heading", "left"), ("score", "right"), ("", "left")]:
         table.add_column(column, justify=justify, overflow="fold")
     for chunk in chunks:
-        table.add_row(str(chunk.rank), escape(chunk.document), escape(chunk.heading or "-"),
+        table.add_row(str(chunk.rank), escape(source_label(chunk.document, chunk.page_start, chunk.page_end)),
+                      escape(chunk.heading or "-"),
                       f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
@@ -236,7 +243,8 @@ def inspect_view(data: dict) -> None:
         table.add_row(str(c["rank"]), str(c["chunk_id"]), _rank(c["vector_rank"]), _rank(c["fts_rank"]),
                       "-" if c["similarity"] is None else f"{c['similarity']:.3f}", f"{c['rrf'] or 0:.3f}",
                       f"{c['boost']:.2f}", f"{c['score']:.3f}", marks,
-                      escape(c["document"] + (f" › {leaf}" if leaf else "")))
+                      escape(source_label(c["document"], c.get("page_start"), c.get("page_end"))
+                             + (f" › {leaf}" if leaf else "")))
     console.print(table)
     console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
     console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))

@@ -9,8 +9,8 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-
 from helpers import pdf_bytes
+
 from ragchat.ingest.chunking import Chunk, chunk_document
 from ragchat.ingest.loaders import load_document, parse_document
 

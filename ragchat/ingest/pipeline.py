@@ -7,20 +7,21 @@ import hashlib
 import os
 import queue
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
 from ..store import library
-from ..store.db import write
+from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import ParsedDocument, is_supported, parse_document, read_file
+from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +57,7 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    reparsed: list[str] = field(default_factory=list)  # unchanged bytes, parsed again by a newer parser
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
@@ -67,7 +69,7 @@ class IngestReport:
     @property
     def ok(self) -> bool:
         """Anything was ingested, or everything was already up to date."""
-        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded)
+        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class Pending:
     chunks: list[Chunk]
     title: str
     is_new: bool
+    reparsed: bool = False
 
 
 # --- finding files ---------------------------------------------------------------------------
@@ -151,7 +154,8 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
     old = known.get(source)
-    if old and old["content_hash"] == digest:
+    stale = bool(old) and (old.get("parser_version") or 0) < PARSER_VERSION
+    if old and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
     parsed: ParsedDocument = parse_document(path, data)
@@ -164,9 +168,10 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     record = DocumentRecord(
         source=source, path=shown, root=str(found.root.resolve()), title=parsed.title,
         content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
-        term_counts=term_counts(parsed.text),
+        term_counts=term_counts(parsed.text), parser_version=PARSER_VERSION,
     )
-    return Pending(found, record, chunks, parsed.title, is_new=old is None)
+    reparsed = bool(old) and old["content_hash"] == digest
+    return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
 def _display_path(found: Found) -> str:
@@ -208,7 +213,7 @@ class _Parser(threading.Thread):
                 if prepared:
                     self._put(prepared)
                 self._progress.file_done(_display_path(item))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the embedding thread
+        except BaseException as exc:
             self._error = exc
         finally:
             self._put(self._DONE)
@@ -293,12 +298,13 @@ def _write_all(
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
-        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end)
+        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end,
+                    c.page_start, c.page_end)
         for c in item.chunks
     ]
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
-    (report.added if item.is_new else report.updated).append(item.record.path)
+    (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(item.record.path)
 
 
 def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
@@ -367,7 +373,9 @@ def ingest(
         prune(db, report)
     else:
         report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
-    if report.added or report.updated or report.removed or _keywords_missing(db):
+    if report.added or report.updated or report.reparsed:
+        set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
+    if report.added or report.updated or report.reparsed or report.removed or _keywords_missing(db):
         refresh_keywords(db)
     missing = library.keywords_without_vectors(db)
     if missing:
