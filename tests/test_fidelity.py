@@ -186,3 +186,49 @@ def test_nfkc_soft_hyphens_and_zero_width_characters(tmp_path: Path, suffix: str
     path.write_text("Heading\n\nThe \ufb01rst e\u00adxam\u200bple\u00a0costs \uff15 euros.\n", encoding="utf-8")
     text = load_document(path).text
     assert "The first example costs 5 euros." in text
+
+
+# --- .docx ------------------------------------------------------------------------------------
+
+
+def budget_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Budget (properties)"
+    document.add_heading("Household Budget", 0)
+    document.add_paragraph("Our plan for the year.")
+    document.add_heading("Income", 1)
+    document.add_paragraph("Salaries are paid monthly.")
+    document.add_heading("Savings", 2)
+    document.add_paragraph("We save in two ways:")
+    document.add_paragraph("Pension", style="List Bullet")
+    document.add_paragraph("Private pension", style="List Bullet 2")
+    document.add_paragraph("Emergency fund", style="List Bullet")
+    table = document.add_table(rows=2, cols=2)
+    for (row, column), text in {(0, 0): "Item", (0, 1): "Amount", (1, 0): "Rent", (1, 1): "900"}.items():
+        table.cell(row, column).text = text
+    document.save(str(path))
+    return path
+
+
+def test_docx_headings_from_styles_lists_and_tables(tmp_path: Path) -> None:
+    doc = load_document(budget_docx(tmp_path / "budget.docx"))
+    assert doc.title == "Household Budget"
+    sections = by_heading(chunk_document(doc))
+    assert sections == {
+        ("Household Budget",): "Our plan for the year.",
+        ("Household Budget", "Income"): "Salaries are paid monthly.",
+        ("Household Budget", "Income", "Savings"): (
+            "We save in two ways:\n- Pension\n  - Private pension\n- Emergency fund\n\nItem | Amount\nRent | 900"
+        ).replace(":\n-", ":\n\n-"),
+    }
+
+
+def test_damaged_docx_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    from ragchat.errors import UnreadableFile
+
+    path = tmp_path / "broken.docx"
+    path.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(UnreadableFile, match="corrupt .docx"):
+        load_document(path)

@@ -76,7 +76,7 @@ TWO_PAGE_PDF = pdf_bytes(
 @pytest.mark.parametrize(
     ("name", "supported"),
     [("a.md", True), ("b.MARKDOWN", True), ("c.txt", True), ("d.rst", True), ("e.HTML", True),
-     ("f.htm", True), ("g.Pdf", True), ("h.docx", False), ("README", False)],
+     ("f.htm", True), ("g.Pdf", True), ("h.docx", True), ("i.doc", False), ("README", False)],
 )
 def test_is_supported_by_suffix_case_insensitively(name: str, supported: bool) -> None:
     assert is_supported(Path(name)) is supported
@@ -84,8 +84,8 @@ def test_is_supported_by_suffix_case_insensitively(name: str, supported: bool) -
 
 
 def test_unsupported_suffix_is_unreadable(tmp_path: Path) -> None:
-    with pytest.raises(UnreadableFile, match="unsupported file type .docx"):
-        load_document(write(tmp_path, "letter.docx", "hello"))
+    with pytest.raises(UnreadableFile, match="unsupported file type .doc"):
+        load_document(write(tmp_path, "letter.doc", "hello"))
 
 
 # --- markdown --------------------------------------------------------------------------------

@@ -8,6 +8,7 @@ import re
 from pathlib import Path
 
 from helpers import invoke, pdf_bytes
+
 from ragchat.ingest.loaders import PARSER_VERSION
 from ragchat.store import library
 from ragchat.store.db import get_setting, open_db

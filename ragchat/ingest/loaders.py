@@ -36,6 +36,7 @@ from .formats.common import Outline as _Outline
 from .formats.common import PageBreak, clean_chars, code_fence
 from .formats.common import has_letters as _has_letters
 from .formats.common import normalise as _normalise
+from .formats.docx import parse_docx
 from .formats.html import parse_html as _parse_html
 from .formats.markdown import parse_markdown as _parse_markdown
 
@@ -43,7 +44,7 @@ if TYPE_CHECKING:
     from pypdf import PdfReader
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
-    {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf"}
+    {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf", ".docx"}
 )
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # Bumped whenever parsing or chunking changes what a file turns into: `ingest` re-parses (and
@@ -98,6 +99,8 @@ def parse_document(path: Path, data: bytes) -> ParsedDocument:
         raise UnreadableFile("empty file")
     if suffix == ".pdf":
         return _assemble(_parse_pdf(data), _readable_stem(path), "utf-8")
+    if suffix == ".docx":
+        return _assemble(parse_docx(data), _readable_stem(path), "utf-8")
     text, encoding = _decode_text(data)
     return _assemble(_TEXT_PARSERS[suffix](_normalise(text)), _readable_stem(path), encoding)
 

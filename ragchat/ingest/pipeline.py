@@ -197,8 +197,8 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
     old = known.get(source)
-    stale = bool(old) and (old.get("parser_version") or 0) < PARSER_VERSION
-    if old and old["content_hash"] == digest and not stale:
+    stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
+    if old is not None and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
     parsed: ParsedDocument = parse_document(path, data)
@@ -213,7 +213,7 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
         content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
         term_counts=term_counts(parsed.text), parser_version=PARSER_VERSION,
     )
-    reparsed = bool(old) and old["content_hash"] == digest
+    reparsed = old is not None and old["content_hash"] == digest
     return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
@@ -436,6 +436,6 @@ def _keywords_missing(db: Database) -> bool:
 
 def _nothing_read(report: IngestReport) -> str:
     if not report.skipped:
-        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf)"
+        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf .docx)"
     path, reason = report.skipped[0]
     return f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: {reason})"
