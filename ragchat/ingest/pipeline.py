@@ -295,14 +295,23 @@ def embed_in_order(
 ) -> np.ndarray:
     """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
     each); `on_batch(rows, vectors)` after each batch, with those rows of `vectors` filled."""
-    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for start in range(0, len(order), batch):
-        rows = order[start : start + batch]
-        vectors[rows] = embedder.embed([texts[row] for row in rows])
+    for rows, embedded in _batches(embedder, texts, batch):
+        vectors[rows] = embedded
         progress.chunks_done(len(rows))
         on_batch(rows, vectors)
     return vectors
+
+
+def _batches(embedder: Embedder, texts: Sequence[str], batch: int) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The embedder's own length-sorted batches (by token count), or batches sorted by characters."""
+    if hasattr(embedder, "embed_batches"):
+        yield from embedder.embed_batches(texts)
+        return
+    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        yield rows, embedder.embed([texts[row] for row in rows])
 
 
 def _write_all(
@@ -317,26 +326,32 @@ def _write_all(
             library.ensure_vector_table(db, embedder.model_id, embedder.dim)
         total += sum(len(item.chunks) for item in window)
         progress.chunks(total)  # grows while the parser finds more
-        texts: list[str] = []
-        owner: list[int] = []
-        first: list[int] = []
-        for number, item in enumerate(window):
-            first.append(len(texts))
-            texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
-            owner += [number] * len(item.chunks)
-        missing = [len(item.chunks) for item in window]
+        _write_window(db, embedder, window, settings.embed_batch, progress, report)
 
-        def write_finished(rows: list[int], vectors: np.ndarray) -> None:
-            finished = []
-            for row in rows:
-                missing[owner[row]] -= 1
-                if missing[owner[row]] == 0:
-                    finished.append(owner[row])
-            for number in sorted(finished):
-                item = window[number]
-                _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
 
-        embed_in_order(embedder, texts, settings.embed_batch, progress, write_finished)
+def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch: int, progress: Progress,
+                  report: IngestReport) -> None:
+    """Embed a window's chunks in length-sorted batches; write each document once its last chunk is in."""
+    texts: list[str] = []
+    owner: list[int] = []  # the window item each text belongs to
+    first: list[int] = []  # each item's first text
+    for number, item in enumerate(window):
+        first.append(len(texts))
+        texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
+        owner += [number] * len(item.chunks)
+    missing = [len(item.chunks) for item in window]
+
+    def write_finished(rows: list[int], vectors: np.ndarray) -> None:
+        finished = []
+        for row in rows:
+            missing[owner[row]] -= 1
+            if missing[owner[row]] == 0:
+                finished.append(owner[row])
+        for number in sorted(finished):
+            item = window[number]
+            _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
+
+    embed_in_order(embedder, texts, batch, progress, write_finished)
 
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
