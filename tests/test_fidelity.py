@@ -232,3 +232,12 @@ def test_damaged_docx_is_skipped_with_a_reason(tmp_path: Path) -> None:
     path.write_bytes(b"PK\x03\x04 not really a zip")
     with pytest.raises(UnreadableFile, match="corrupt .docx"):
         load_document(path)
+
+
+def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
+    from ragchat.ingest.chunking import _sentences
+
+    text = "The keep-alive pool, a.k.a. Connection reuse, is on. It saves time, e.g. TLS handshakes. Done."
+    spans = _sentences(text, (0, len(text)))
+    assert [text[a:b] for a, b in spans] == [
+        "The keep-alive pool, a.k.a. Connection reuse, is on.", "It saves time, e.g. TLS handshakes.", "Done."]

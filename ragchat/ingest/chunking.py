@@ -30,7 +30,8 @@ from ragchat.ingest.loaders import ParsedDocument, Section
 _Span = tuple[int, int]
 
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")  # a run of text without a blank line
-_SENTENCE_GAP = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+# a sentence end; not the last dot of "a.k.a." or "e.g." (a dot two characters back)
+_SENTENCE_GAP = re.compile(r"(?<!\.\w)[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
 _LINE = re.compile(r"[^\n]+")
 _WORD = re.compile(r"\S+")
 

@@ -3,7 +3,8 @@
 Pure except for reading the file. Every reason a file cannot be ingested is an UnreadableFile
 whose message is the short phrase shown in the ingest summary's skipped list.
 
-Each format parser turns the file into an outline (body strings and headings); `_Layout` then
+Each format has its parser module in `formats/` (registered by suffix at the end of this file); it
+turns the file into an outline (body strings, headings, page breaks); `_Layout` then
 joins it into one normalised text with a blank line between blocks and records where each
 section body lies, so every format gets the same text and offset rules.
 """
@@ -12,36 +13,27 @@ from __future__ import annotations
 
 import codecs
 import errno
-import io
-import logging
-import math
 import re
 import stat
-import textwrap
-import warnings
-from collections import Counter
 from collections.abc import Callable, Iterator
-from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, TypeVar
+from typing import TypeVar
 
 from ragchat.errors import UnreadableFile
 from ragchat.text import one_line
 
-from .formats.common import CONTROL_CHARS as _CONTROL_CHARS
 from .formats.common import Block as _Block
 from .formats.common import Heading as _Heading
 from .formats.common import Outline as _Outline
-from .formats.common import PageBreak, clean_chars, code_fence
-from .formats.common import has_letters as _has_letters
+from .formats.common import PageBreak, clean_chars
 from .formats.common import normalise as _normalise
 from .formats.docx import parse_docx
-from .formats.html import parse_html as _parse_html
-from .formats.markdown import parse_markdown as _parse_markdown
-
-if TYPE_CHECKING:
-    from pypdf import PdfReader
+from .formats.html import parse_html
+from .formats.markdown import parse_markdown
+from .formats.pdf import parse_pdf
+from .formats.rst import parse_rst
+from .formats.text import parse_text
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf", ".docx"}
@@ -97,10 +89,8 @@ def parse_document(path: Path, data: bytes) -> ParsedDocument:
         raise UnreadableFile(f"unsupported file type {suffix or '(no suffix)'}")
     if not data:
         raise UnreadableFile("empty file")
-    if suffix == ".pdf":
-        return _assemble(_parse_pdf(data), _readable_stem(path), "utf-8")
-    if suffix == ".docx":
-        return _assemble(parse_docx(data), _readable_stem(path), "utf-8")
+    if suffix in _BINARY_PARSERS:
+        return _assemble(_BINARY_PARSERS[suffix](data), _readable_stem(path), "utf-8")
     text, encoding = _decode_text(data)
     return _assemble(_TEXT_PARSERS[suffix](_normalise(text)), _readable_stem(path), encoding)
 
@@ -267,440 +257,14 @@ def _clean_blocks(blocks: list[_Block]) -> Iterator[_Heading | _Body]:
         yield _Body("\n\n".join(pieces), tuple(pages))
 
 
-# Table of contents entries: "Introduction ........ 3", "2.1 Scope . . . . 12", "1.2 Scope 5".
-_TOC_LEADERS = re.compile(r"\S.*?(?:\.\s?){3,}\s*(?:\d+|[ivxlcdm]+)$", re.I)
-_TOC_NUMBERED = re.compile(r"^(?:\d+(?:\.\d+)*\.?|[A-Z]\.)\s+\S.*\s\d{1,3}$")
-
-
-def is_toc_line(line: str) -> bool:
-    """A table of contents entry: dotted leaders, or a numbered title ending with a page number."""
-    return bool(_TOC_LEADERS.fullmatch(line.strip()) or _TOC_NUMBERED.match(line.strip()))
-
-
-# --- plain text -----------------------------------------------------------------------------
-
-_NUM = r"(?:\d+|[ivxlcdm]+|[a-z])(?:\.(?:\d+|[ivxlcdm]+|[a-z]))*"
-_KEYWORD_HEADING = re.compile(
-    rf"^(?:section|part|chapter|article|appendix|annex|schedule)\s+({_NUM})\b", re.I
-)
-_NUMBERED_HEADING = re.compile(
-    r"^(\d+(?:\.\d+)+\.?|\d+\.|[IVXLC]+\.|[A-Z]\.)\s+[\"'(\[]?[A-Z0-9]"
-)
-
-
-def _parse_text(text: str) -> _Outline:
-    paragraphs = re.split(r"\n{2,}", text)
-    first = paragraphs[0].strip()
-    titled = "\n" not in first and _looks_like_title(first) and not _heading_number(first)
-    return _Outline(_text_blocks(list(paragraphs)), first if titled else "")
-
-
-def _text_blocks(paragraphs: list[str | PageBreak]) -> list[_Block]:
-    """A one-line paragraph that is ALL CAPS or numbered is a heading.
-
-    Unnumbered caps headings are level 1. A numbered heading nests under the open heading whose
-    number prefixes its own ("2.3" under "2."; "II.A" under "II", not under "I"), and numbered
-    headings sit one level below caps headings when the document has both.
-    """
-    numbers = [_heading_number(p) if isinstance(p, str) else None for p in paragraphs]
-    base = 2 if () in numbers else 1
-    open_numbers: list[tuple[str, ...]] = []
-    blocks: list[_Block] = []
-    for paragraph, number in zip(paragraphs, numbers):
-        if number is None:
-            blocks.append(paragraph)
-            continue
-        while open_numbers and not _is_parent(open_numbers[-1], number):
-            open_numbers.pop()
-        open_numbers = open_numbers + [number] if number else []
-        blocks.append(_Heading(base + len(open_numbers) - 1 if number else 1, str(paragraph)))
-    return blocks
-
-
-def _is_parent(parent: tuple[str, ...], child: tuple[str, ...]) -> bool:
-    return len(parent) < len(child) and child[: len(parent)] == parent
-
-
-def _heading_number(paragraph: str) -> tuple[str, ...] | None:
-    """None: not a heading; (): an ALL CAPS heading; else its number ("2.3" -> ("2", "3"))."""
-    line = paragraph.strip()
-    if "\n" in line or len(line) > 80 or line.endswith(".") or not _has_letters(line):
-        return None
-    if is_toc_line(line):
-        return None
-    if match := _KEYWORD_HEADING.match(line) or _NUMBERED_HEADING.match(line):
-        return tuple(match.group(1).upper().rstrip(".").split("."))
-    return () if line == line.upper() else None
-
-
-def _looks_like_title(line: str) -> bool:
-    return (
-        len(line) <= 80
-        and len(line.split()) <= 12
-        and _has_letters(line)
-        and not line.endswith((".", ",", ";", ":"))
-    )
-
-
-# --- reStructuredText -----------------------------------------------------------------------
-
-_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
-_RST_EXPLICIT = re.compile(r"^(\s*)\.\.(?:\s+(.*))?$")
-_RST_DIRECTIVE = re.compile(r"^([\w:+.-]+)::(?:\s+(.*))?$")
-_RST_OPTION = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
-_RST_ADMONITIONS = frozenset(
-    "admonition attention caution danger error hint important note tip warning seealso "
-    "topic sidebar rubric versionadded versionchanged deprecated".split()
-)
-_RST_CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
-_RST_DROPPED_DIRECTIVES = frozenset("toctree raw include contents meta index only".split())
-_RST_INLINE: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r":[\w:+.-]+:`([^`<]+?)\s*<[^>]*>`"), r"\1"),  # :role:`text <target>`
-    (re.compile(r":[\w:+.-]+:`([^`]+)`"), r"\1"),  # :role:`text`
-    (re.compile(r"`([^`<]+?)\s*<[^>]*>`__?"), r"\1"),  # `text <url>`_
-    (re.compile(r"``(.+?)``"), r"\1"),
-    (re.compile(r"`([^`]+)`__?"), r"\1"),  # `reference`_
-    (re.compile(r"`([^`]+)`"), r"\1"),
-    (re.compile(r" ?\[(?:\d+|#[\w-]*|\*)\]_"), ""),  # footnote references
-    (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
-    (re.compile(r"\|([^|\s][^|]*?)\|(?![\w|])"), r"\1"),  # substitutions
-    (re.compile(r"(?<=\w)__?(?=[\s.,;:!?)]|$)"), ""),  # word_ references
-]
-
-
-def _parse_rst(text: str) -> _Outline:
-    """Titles are underlined (maybe overlined); each new (char, overline) style nests deeper."""
-    lines = text.split("\n")
-    styles: list[tuple[str, bool]] = []
-    blocks: list[_Block] = []
-    segment_start = i = 0
-    while i < len(lines):
-        found = _rst_title_at(lines, i)
-        if found is None:
-            i += 1
-            continue
-        style, title, next_i = found
-        styles += [] if style in styles else [style]
-        blocks.append("\n".join(_rst_body(lines[segment_start:i])))
-        blocks.append(_Heading(styles.index(style) + 1, title))
-        segment_start = i = next_i
-    blocks.append("\n".join(_rst_body(lines[segment_start:])))
-    first = next((b.text for b in blocks if isinstance(b, _Heading)), "")
-    return _Outline(blocks, first)
-
-
-def _rst_title_at(lines: list[str], i: int) -> tuple[tuple[str, bool], str, int] | None:
-    if i > 0 and lines[i - 1].strip():
-        return None
-    over = _rst_adornment(lines[i])
-    below = lines[i + 2].strip() if i + 2 < len(lines) else ""
-    if over and below == lines[i].strip() and lines[i + 1].strip():
-        return (over, True), _rst_inline(lines[i + 1].strip()), i + 3
-    if i + 1 < len(lines) and _rst_underlines(lines[i], lines[i + 1]):
-        return (lines[i + 1][0], False), _rst_inline(lines[i].strip()), i + 2
-    return None
-
-
-def _rst_adornment(line: str) -> str:
-    """The repeated punctuation character if `line` is an adornment line, else ""."""
-    match = _RST_ADORNMENT.match(line)
-    return match.group(1) if match and line.strip() not in ("::", "..") else ""
-
-
-def _rst_underlines(title: str, under: str) -> bool:
-    if not title.strip() or title[0].isspace() or _rst_adornment(title):
-        return False
-    if not _rst_adornment(under):
-        return False
-    return len(under.rstrip()) >= min(len(title.rstrip()), 4)
-
-
-def _rst_body(lines: list[str]) -> list[str]:
-    """Body lines with markup removed: directive markers, options and comments dropped."""
-    kept: list[str] = []
-    i = 0
-    while i < len(lines):
-        if match := _RST_EXPLICIT.match(lines[i]):
-            end = _rst_block_end(lines, i + 1, len(match.group(1)))
-            kept += _rst_explicit((match.group(2) or "").strip(), lines[i + 1 : end])
-            i = end
-        elif lines[i].rstrip().endswith("::") and not _rst_adornment(lines[i]):
-            end = _rst_block_end(lines, i + 1, _indent(lines[i]))
-            kept.append(_rst_line(lines[i]))
-            code = textwrap.dedent("\n".join(lines[i + 1 : end])).strip("\n")
-            kept += ["", code_fence(code), ""] if code else []
-            i = end
-        else:
-            kept.append(_rst_line(lines[i]))
-            i += 1
-    return kept
-
-
-def _rst_block_end(lines: list[str], i: int, indent: int) -> int:
-    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
-        i += 1
-    return i
-
-
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
-
-
-def _rst_explicit(marker: str, content: list[str]) -> list[str]:
-    """`.. name:: arg` keeps its content (and an admonition's argument); comments and targets go."""
-    body = textwrap.dedent("\n".join(content)).split("\n")
-    if directive := _RST_DIRECTIVE.match(marker):
-        name, argument = directive.group(1).lower(), directive.group(2) or ""
-        if name in _RST_DROPPED_DIRECTIVES:
-            return []
-        while body and _RST_OPTION.match(body[0]):
-            body.pop(0)
-        if name in _RST_CODE_DIRECTIVES:
-            return ["", code_fence("\n".join(body).strip("\n"), argument.strip()), ""]
-        head = [_rst_inline(argument)] if argument and name in _RST_ADMONITIONS else []
-        return head + _rst_body(body)
-    if marker.startswith("[") and "]" in marker:  # footnote or citation: keep its text
-        return [_rst_inline(marker)] + _rst_body(body)
-    return []
-
-
-def _rst_line(line: str) -> str:
-    line = line.rstrip()
-    if _rst_adornment(line):  # transitions and bare "::"
-        return ""
-    if line.endswith("::"):  # literal block marker: "Example::" -> "Example:"
-        base = line[:-2]
-        line = base.rstrip() if base.endswith((" ", "\t")) else base + ":"
-    return _rst_inline(line)
-
-
-def _rst_inline(text: str) -> str:
-    text = re.sub(r"^(\s*)\|\s", r"\1", text)  # line blocks
-    for pattern, replacement in _RST_INLINE:
-        text = pattern.sub(replacement, text)
-    return text
-
-
-# --- PDF ------------------------------------------------------------------------------------
-
-_JUNK_PDF_TITLE = re.compile(
-    r"^(?:untitled.*|document\d*|microsoft (?:word|powerpoint) - .*"
-    r"|.*\.(?:docx?|pdf|odt|rtf|tex|txt|pptx?))$",
-    re.I,
-)
-
-
-def _parse_pdf(data: bytes) -> _Outline:
-    """Headings from larger fonts, else from plain-text rules, else one section per page.
-
-    Paragraph breaks come from larger vertical gaps between lines.
-    """
-    with _quiet_pypdf():
-        reader = _open_pdf(data)
-        pages = _pdf_pages(reader)
-        meta_title = _pdf_meta_title(reader)
-    level_of = _font_heading_levels([line for page in pages for line in page])
-    page_blocks = [_pdf_page_blocks(page, level_of) for page in pages]
-    blocks = [block for n, page in enumerate(page_blocks, 1) for block in [PageBreak(n), *page]]
-    if not _first_heading(blocks):
-        blocks = _text_blocks([b for b in blocks if not isinstance(b, _Heading) and b])
-    if not _first_heading(blocks):
-        blocks = [
-            block
-            for n, page in enumerate(page_blocks, 1)
-            for block in [PageBreak(n), _Heading(1, f"Page {n}", shown=False), *page]
-        ]
-    return _Outline(blocks, meta_title or _first_heading(blocks))
-
-
-def _first_heading(blocks: list[_Block]) -> str:
-    return next((b.text for b in blocks if isinstance(b, _Heading) and b.shown), "")
-
-
-@dataclass(frozen=True)
-class _PdfLine:
-    text: str
-    size: float  # the largest effective font size on the line
-    y: float | None  # the baseline of its first text run, in page space
-
-
-class _PdfLineCollector:
-    """Rebuilds extract_text()'s lines from pypdf's visitor, with their font size and height."""
-
-    def __init__(self) -> None:
-        self.lines: list[_PdfLine] = []
-        self.parts: list[str] = []
-        self.size = 0.0
-        self.y: float | None = None
-
-    def visit(
-        self, text: str, cm: list[float], tm: list[float], font: object, font_size: float
-    ) -> None:
-        for n, piece in enumerate(text.split("\n")):
-            if n:
-                self._end_line()
-            self.parts.append(piece)
-            if piece.strip():
-                self.size = max(self.size, font_size * _scale(tm) * _scale(cm))
-                self.y = tm[4] * cm[1] + tm[5] * cm[3] + cm[5] if self.y is None else self.y
-
-    def _end_line(self) -> None:
-        if text := "".join(self.parts).strip():
-            self.lines.append(_PdfLine(text, round(self.size * 2) / 2, self.y))
-        self.parts, self.size, self.y = [], 0.0, None
-
-    def finish(self) -> list[_PdfLine]:
-        self._end_line()
-        return self.lines
-
-
-def _scale(matrix: list[float]) -> float:
-    return math.hypot(matrix[2], matrix[3]) or 1.0
-
-
-def _pdf_pages(reader: PdfReader) -> list[list[_PdfLine]]:
-    """Lines per page; a page that fails to extract counts as empty unless no page has text."""
-    try:
-        pages = list(reader.pages)
-    except Exception as exc:
-        raise UnreadableFile(f"corrupt PDF: {_short_error(exc)}") from None
-    texts: list[list[_PdfLine]] = []
-    error: Exception | None = None
-    for page in pages:
-        collector = _PdfLineCollector()
-        try:
-            page.extract_text(visitor_text=collector.visit)
-        except Exception as exc:
-            error = error or exc
-        texts.append(_clean_pdf_lines(collector.finish()))
-    if not any(texts):
-        if error is not None:
-            raise UnreadableFile(f"corrupt PDF: {_short_error(error)}")
-        raise UnreadableFile("no text layer in PDF (scanned?)")
-    return texts
-
-
-_PAGE_NUMBER_LINE = re.compile(r"^(?:page\s+)?\d+(?:\s*(?:of|/)\s*\d+)?$|^- ?\d+ ?-$", re.I)
-
-
-def _clean_pdf_lines(lines: list[_PdfLine]) -> list[_PdfLine]:
-    """One-line texts without control characters; bare page numbers ("Page 2 of 9") dropped."""
-    cleaned = [(line, one_line(_CONTROL_CHARS.sub("", line.text))) for line in lines]
-    return [
-        _PdfLine(text, line.size, line.y)
-        for line, text in cleaned
-        if text and not _PAGE_NUMBER_LINE.match(text)
-    ]
-
-
-def _font_heading_levels(lines: list[_PdfLine]) -> Callable[[_PdfLine], int]:
-    """Short lines set clearly larger than the body font are headings; bigger is higher."""
-    weights: Counter[float] = Counter()
-    for line in lines:
-        weights[line.size] += len(line.text)
-    body = weights.most_common(1)[0][0] if weights else 0.0
-
-    def is_heading(line: _PdfLine) -> bool:
-        big = line.size >= body * 1.15 and len(line.text) <= 120
-        return big and _has_letters(line.text) and not is_toc_line(line.text)
-
-    sizes = sorted({line.size for line in lines if is_heading(line)}, reverse=True)
-    return lambda line: sizes.index(line.size) + 1 if is_heading(line) else 0
-
-
-def _pdf_page_blocks(lines: list[_PdfLine], level_of: Callable[[_PdfLine], int]) -> list[_Block]:
-    blocks: list[_Block] = []
-    paragraph: list[str] = []
-    gap = _typical_line_gap(lines)
-    previous: _PdfLine | None = None
-    for line in lines:
-        level = level_of(line)
-        if paragraph and (level or _new_paragraph(previous, line, gap)):
-            blocks.append("\n".join(paragraph))
-            paragraph = []
-        if not level and paragraph and _HYPHENATED_END.search(paragraph[-1]) and line.text[:1].islower():
-            paragraph[-1] = paragraph[-1][:-1] + line.text  # "man-" + "agement"
-        elif not level:
-            paragraph.append(line.text)
-        elif previous and level_of(previous) == level and isinstance(blocks[-1], _Heading):
-            blocks[-1] = _Heading(level, f"{blocks[-1].text} {line.text}")  # a wrapped heading
-        else:
-            blocks.append(_Heading(level, line.text))
-        previous = line
-    return blocks + (["\n".join(paragraph)] if paragraph else [])
-
-
-_HYPHENATED_END = re.compile(r"[a-z]-$")
-
-
-def _typical_line_gap(lines: list[_PdfLine]) -> float:
-    """The most common drop between consecutive lines: the line spacing inside paragraphs."""
-    heights = [line.y for line in lines]
-    pairs = [(a, b) for a, b in zip(heights, heights[1:]) if a is not None and b is not None]
-    gaps = Counter(round(a - b) for a, b in pairs if a > b)
-    return float(max(gaps, key=lambda gap: (gaps[gap], -gap))) if gaps else 0.0
-
-
-def _new_paragraph(previous: _PdfLine | None, line: _PdfLine, gap: float) -> bool:
-    if previous is None or previous.y is None or line.y is None or not gap:
-        return False
-    drop = previous.y - line.y
-    return drop <= 0 or drop > gap * 1.3  # a jump up is a new column or text box
-
-
-@contextmanager
-def _quiet_pypdf() -> Iterator[None]:
-    """pypdf logs a warning for every oddity in a damaged file; the skipped list says enough."""
-    logger = logging.getLogger("pypdf")
-    previous = logger.level
-    logger.setLevel(logging.CRITICAL + 1)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        logger.setLevel(previous)
-
-
-def _open_pdf(data: bytes) -> PdfReader:
-    # pypdf is imported here: only PDFs need it
-    from pypdf import PdfReader
-    from pypdf.errors import DependencyError
-
-    try:
-        reader = PdfReader(io.BytesIO(data))
-        if reader.is_encrypted and not reader.decrypt(""):
-            raise UnreadableFile("encrypted PDF (password required)")
-        return reader
-    except UnreadableFile:
-        raise
-    except DependencyError:
-        raise UnreadableFile("encrypted PDF (AES needs the 'cryptography' package)") from None
-    except Exception as exc:  # pypdf raises many exception types for damaged files
-        raise UnreadableFile(f"corrupt PDF: {_short_error(exc)}") from None
-
-
-def _pdf_meta_title(reader: PdfReader) -> str:
-    try:
-        metadata: dict = dict(reader.metadata or {})
-        title = one_line(str(metadata.get("/Title") or ""))
-    except Exception:
-        return ""
-    sensible = 3 <= len(title) <= 200 and _has_letters(title) and not _JUNK_PDF_TITLE.match(title)
-    return title if sensible else ""
-
-
-def _short_error(exc: Exception) -> str:
-    detail = one_line(str(exc)) or type(exc).__name__
-    return detail if len(detail) <= 80 else detail[:77] + "..."
-
+# --- parsers by suffix -----------------------------------------------------------------------
 
 _TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
-    ".md": _parse_markdown,
-    ".markdown": _parse_markdown,
-    ".txt": _parse_text,
-    ".rst": _parse_rst,
-    ".html": _parse_html,
-    ".htm": _parse_html,
+    ".md": parse_markdown,
+    ".markdown": parse_markdown,
+    ".txt": parse_text,
+    ".rst": parse_rst,
+    ".html": parse_html,
+    ".htm": parse_html,
 }
+_BINARY_PARSERS: dict[str, Callable[[bytes], _Outline]] = {".pdf": parse_pdf, ".docx": parse_docx}
