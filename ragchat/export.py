@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .store import library
+from .text import source_label
 
 if TYPE_CHECKING:
     from .app import AnsweredTurn, App
@@ -16,19 +16,18 @@ def _quote_free(text: str) -> str:
     return " ".join(text.split())
 
 
-def source_line(chunk: RetrievedChunk, page: int | None) -> str:
-    where = f"`{chunk.document}`"
+def source_line(chunk: RetrievedChunk) -> str:
+    """`- [n] `path` p. 12 › Section › Subsection`."""
+    where = f"`{chunk.document}`" + source_label("", chunk.page_start, chunk.page_end)
     if chunk.heading:
         where += f" › {_quote_free(chunk.heading.replace(' > ', ' › '))}"
-    if page is not None:
-        where += f", page {page}"
     return f"- [{chunk.rank}] {where}"
 
 
-def _sources(app: App, turn: AnsweredTurn) -> list[str]:
+def _sources(turn: AnsweredTurn) -> list[str]:
+    """The chunks the answer stood on (all retrieved ones when it stood on none)."""
     chunks = [c for c in turn.lineage.chunks if c.used] or list(turn.lineage.chunks)
-    stored = library.chunks_by_ids(app.db, [c.chunk_id for c in chunks])
-    return [source_line(c, getattr(stored.get(c.chunk_id), "page", None)) for c in chunks]
+    return [source_line(c) for c in chunks]
 
 
 def session_markdown(app: App, session: str) -> str:
@@ -38,7 +37,7 @@ def session_markdown(app: App, session: str) -> str:
     parts = [f"# Session {_quote_free(session)}", ""]
     for turn in turns:
         parts += [f"## {turn.number}. {_quote_free(turn.lineage.question)}", "", turn.answer.strip(), ""]
-        sources = _sources(app, turn)
+        sources = _sources(turn)
         if sources:
             parts += ["**Sources**", "", *sources, ""]
     return "\n".join(parts).rstrip("\n") + "\n"

@@ -20,7 +20,7 @@ from rich.segment import Segment
 from rich.table import Table
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
-from .text import PrintableStream, printable
+from .text import PrintableStream, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -127,6 +127,8 @@ def ingest_report(report: IngestReport, database: Path | None = None) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
+    if report.reparsed:
+        parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
     # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
@@ -158,6 +160,8 @@ def hit_row(hit: Hit) -> dict:
         "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank,
         "similarity": None if hit.similarity is None else round(hit.similarity, 4),
         "boost": hit.boost, "anchored": hit.anchored, "document": hit.chunk.path,
+        "page_start": hit.chunk.page_start, "page_end": hit.chunk.page_end,
+        "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
         "heading": hit.chunk.heading, "snippet": snippet(hit.chunk.text, 200),
     }
 
@@ -174,10 +178,11 @@ def short_path(path: str, limit: int) -> str:
     return "…" + path[-(limit - 1):] if limit > 1 else "…"
 
 
-def _place(path: str, heading: str, limit: int) -> Text:
-    """`document › section` for a cell `limit` wide: the path shortened from the left to fit one
-    line, the section after it (wrapping at spaces onto the next line when it must)."""
-    text = Text(printable(short_path(path, limit)))
+def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None) -> Text:
+    """`document p. N › section` for a cell `limit` wide: the path shortened from the left so that
+    it and its pages fit one line, the section after it (wrapping at spaces when it must)."""
+    pages = source_label("", page_start, page_end)  # " p. 12", " pp. 12-13" or ""
+    text = Text(printable(short_path(path, max(limit - len(pages), 8)) + pages))
     if heading:
         text.append(printable(f" › {heading}"), style="dim")
     return text
@@ -197,7 +202,8 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
         table.add_column(name, justify="right", width=size, no_wrap=True)
     table.add_column("document › section / passage", ratio=1)
     for hit in hits:
-        cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width)
+        cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width,
+                      hit.chunk.page_start, hit.chunk.page_end)
         cell.append("\n" + printable(snippet(hit.chunk.text, 2 * text_width)))
         table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell)
     console.print(table)
@@ -303,7 +309,8 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
     for chunk in chunks:
         leaf = (chunk.heading or "").split(" > ")[-1]
-        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width), f"{chunk.score:.3f}", _mark(chunk))
+        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end),
+                      f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
         parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
@@ -387,13 +394,11 @@ def cited_sentences(answer: str, number: int) -> list[str]:
     return found
 
 
-def passage(chunk: RetrievedChunk, text: str, answer: str, page: int | None = None) -> None:
-    """Source N of the last answer: where it is (document › heading path, page when known) and its
+def passage(chunk: RetrievedChunk, text: str, answer: str) -> None:
+    """Source N of the last answer: where it is (document, pages when known, heading path) and its
     text, the sentences the answer took from it highlighted."""
-    where = _place(chunk.document, chunk.heading.replace(" > ", " › "), width() - 6)
+    where = _place(chunk.document, chunk.heading.replace(" > ", " › "), width() - 6, chunk.page_start, chunk.page_end)
     head = Text(f"[{chunk.rank}] ", style="bold") + where
-    if page is not None:
-        head.append(f" · page {page}", style="dim")
     body = Text(printable(text.strip()))
     for sentence in cited_sentences(answer, chunk.rank):
         body.highlight_regex(r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow")
@@ -437,7 +442,8 @@ def _inspect_rows(chunks: list[dict]) -> list:
         rows.append(Text(f"{c['rank']:>2} {c['chunk_id']:>{idw}} {_rank(c['vector_rank']):>3} {_rank(c['fts_rank']):>3} "
                          f"{sim:>5} {c['rrf'] or 0:>5.3f} {c['boost']:>5.2f} {c['score']:>5.3f} {marks}"))
         heading = (c["heading"] or "").replace(" > ", " › ")
-        rows.append(Padding(_place(c["document"], heading, width() - 4), (0, 0, 0, 3)))
+        rows.append(Padding(_place(c["document"], heading, width() - 4, c.get("page_start"), c.get("page_end")),
+                            (0, 0, 0, 3)))
     return rows
 
 

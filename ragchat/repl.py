@@ -218,7 +218,7 @@ class Repl:
         stored = library.chunks_by_ids(self.app.db, [chunk.chunk_id]).get(chunk.chunk_id)
         if stored is None:
             raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
-        render.passage(chunk, stored.text, last.answer, getattr(stored, "page", None))
+        render.passage(chunk, stored.text, last.answer)
         return True
 
     def _inspect(self, arg: str) -> bool:

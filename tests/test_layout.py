@@ -46,8 +46,10 @@ def assert_fits_and_whole(lines: list[str], width: int, *sources: str) -> None:
             assert word in shown, (word, "\n".join(lines))
 
 
-def chunk(rank: int, document: str, heading: str, **marks: bool) -> RetrievedChunk:
-    return RetrievedChunk(rank=rank, chunk_id=1000 + rank, document_id=rank, document=document, heading=heading,
+def chunk(rank: int, document: str, heading: str, pages: tuple[int, int] | None = None,
+          **marks: bool) -> RetrievedChunk:
+    return RetrievedChunk(page_start=pages[0] if pages else None, page_end=pages[1] if pages else None,
+                          rank=rank, chunk_id=1000 + rank, document_id=rank, document=document, heading=heading,
                           vector_rank=rank, fts_rank=None if rank % 2 else rank, similarity=0.61 - rank / 100,
                           rrf=0.9 - rank / 50, boost=0.3 if marks.get("anchored") else 0.0, score=1.2 - rank / 40,
                           anchored=marks.get("anchored", False), reused=marks.get("reused", False),
@@ -56,7 +58,7 @@ def chunk(rank: int, document: str, heading: str, **marks: bool) -> RetrievedChu
 
 FIXED = [chunk(1, LONG_PATH, LONG_HEADING, anchored=True, used=True),
          chunk(2, "notes/short.md", "Intro", used=True),
-         chunk(3, "guide.txt", "", reused=True),
+         chunk(3, "manuals/guide.pdf", "", pages=(12, 13), reused=True),
          chunk(4, "reference/api/endpoints.html", "Endpoints > Listing > Pagination with cursors and limits")]
 
 
@@ -77,6 +79,7 @@ def test_sources_panel_snapshot(width: int, monkeypatch) -> None:
     check_snapshot(f"sources_{width}.txt", "\n".join(lines) + "\n")
     assert_fits_and_whole(lines, min(width, render.MAX_WIDTH), LONG_HEADING.split(" > ")[-1], "notes/short.md")
     assert "│  1  …/" in "\n".join(lines)  # shortened from the left, whole folders at a time
+    assert "manuals/guide.pdf pp. 12-13" in "\n".join(lines)
 
 
 @pytest.mark.parametrize("width", [80, 120])

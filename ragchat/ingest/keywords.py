@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..text import QUESTION_WORDS, STOPWORDS, words
 
