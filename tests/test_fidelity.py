@@ -95,7 +95,8 @@ def test_html_manual_page_drops_navigation_and_keeps_pre_as_code() -> None:
 def test_html_main_element_limits_the_text(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     page.write_text(
-        "<html><body><div>Site banner text</div><main><article><header><h1>Guide</h1></header>"
+        "<html><body><div>Site banner text</div><main><article><header><h1>Guide"
+        "<a class=\"headerlink\" href=\"#guide\">\u00b6</a></h1></header>"
         "<p>Body text.</p><pre><code class=\"language-python\">print('hi')\n    x = 1</code></pre>"
         "<aside>Related links</aside></article></main><div>Cookie notice</div></body></html>",
         encoding="utf-8",

@@ -9,7 +9,6 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from helpers import pdf_bytes
 from pypdf import PdfReader, PdfWriter
 

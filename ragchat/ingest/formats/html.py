@@ -91,6 +91,7 @@ class _HtmlReader(HTMLParser):
             or (tag in _PAGE_CHROME and not inside_article)
             or attributes.get("role") in ("navigation", "banner", "contentinfo", "complementary")
             or (tag in ("div", "ul", "table", "p", "span") and bool(_NAV_CLASSES.search(classes)))
+            or (tag == "a" and "headerlink" in classes)  # Sphinx/mkdocs permalink "¶"
         )
         if tag not in _VOID:
             self.open.append((tag, skipped, in_main))

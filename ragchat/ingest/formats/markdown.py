@@ -9,12 +9,14 @@ Code stays a fence with its language; list items become "- item" lines, two spac
 
 from __future__ import annotations
 
+import functools
 import re
 from typing import TYPE_CHECKING
 
 from .common import Block, Heading, Outline, code_fence
 
 if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
     from markdown_it.token import Token
 
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.S | re.M)
@@ -34,7 +36,8 @@ def parse_markdown(text: str) -> Outline:
     return Outline(blocks, h1 or meta_title)
 
 
-def _parser():  # markdown-it is imported here: only Markdown files need it
+@functools.cache
+def _parser() -> MarkdownIt:  # markdown-it is imported here: only Markdown files need it
     from markdown_it import MarkdownIt
 
     return MarkdownIt("commonmark").enable("table").enable("strikethrough")
