@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
@@ -70,7 +71,7 @@ class StoredChunk:
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -387,7 +388,7 @@ class _InMemory:
         return {int(c): self.matrix[r].copy() for c, r in zip(wanted, rows) if self.ids[r] == c}
 
 
-_IN_MEMORY: "weakref.WeakKeyDictionary[Database, _InMemory]" = weakref.WeakKeyDictionary()
+_IN_MEMORY: weakref.WeakKeyDictionary[Database, _InMemory] = weakref.WeakKeyDictionary()
 
 
 def _in_memory(db: Database, searching: bool) -> _InMemory | None:
