@@ -12,7 +12,7 @@ import numpy as np
 from .llm import ChatBackend
 from .store.library import StoredChunk
 from .store.sessions import Message
-from .text import content_words, sentences, words
+from .text import source_label, content_words, sentences, words
 
 NOT_COVERED = "The documents may not cover this question."
 CITATION = re.compile(r"\[(\d{1,2})\]")
@@ -61,7 +61,8 @@ def build_prompt(question: str, understood_as: str, window: Sequence[Message], s
 
 def passage(source: Source) -> str:
     """A source as quoted material: its number and origin in the opening tag, its text inside."""
-    origin = source.chunk.path + (f" — {source.chunk.heading}" if source.chunk.heading else "")
+    where = source_label(source.chunk.path, source.chunk.page_start, source.chunk.page_end)
+    origin = where + (f" — {source.chunk.heading}" if source.chunk.heading else "")
     origin = " ".join(_defused(origin).replace('"', "'").split())
     return f'<passage id="{source.number}" source="{origin}">\n{_defused(source.chunk.text)}\n</passage>'
 
