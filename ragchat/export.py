@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from .text import source_label
+from .text import printable, source_label
 
 if TYPE_CHECKING:
     from .app import AnsweredTurn, App
@@ -31,7 +31,8 @@ def _sources(turn: AnsweredTurn) -> list[str]:
 
 
 def session_markdown(app: App, session: str) -> str:
-    """The whole session; a missing session or one without answers is a SessionError."""
+    """The whole session, without terminal control characters (it goes to a terminal or a file
+    that will be `cat`); a missing session or one without answers is a SessionError."""
     app.turn(session)  # a missing session, or one without answers, is a clear SessionError
     turns = app.turns(session)
     parts = [f"# Session {_quote_free(session)}", ""]
@@ -40,4 +41,4 @@ def session_markdown(app: App, session: str) -> str:
         sources = _sources(turn)
         if sources:
             parts += ["**Sources**", "", *sources, ""]
-    return "\n".join(parts).rstrip("\n") + "\n"
+    return printable("\n".join(parts).rstrip("\n") + "\n")

@@ -101,3 +101,10 @@ def test_export_of_a_missing_session_is_one_error_line(two_sessions: Path, runne
     assert result.exit_code == 1 and result.output.strip() == \
         "Error: no session named 'nobody' (see `ragchat sessions`)"
     assert not (tmp_path / "x.md").exists()
+
+
+def test_export_prints_nothing_raw(library_db: Path, runner) -> None:
+    ask_json(runner, library_db, "esc", "who may witness a will?\x1b]52;c;aGk=\x07\x1b[2J now")
+    text = invoke(runner, "export", "esc", "--db", library_db).stdout
+    assert "## 1. who may witness a will? now" in text
+    assert not any(ch in text for ch in "\x1b\x07\x9b")
