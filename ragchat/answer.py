@@ -5,17 +5,18 @@ from __future__ import annotations
 import math
 import re
 from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from typing import Callable, Iterator, Sequence, TypeVar
 
 import numpy as np
 
 from .llm import ChatBackend
 from .store.library import StoredChunk
 from .store.sessions import Message
-from .text import content_words, sentences, words
+from .text import content_words, stem, words
 
 NOT_COVERED = "The documents may not cover this question."
 CITATION = re.compile(r"\[(\d{1,2})\]")
+T = TypeVar("T")
 EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
 
 SYSTEM = """You answer questions about the user's own documents using ONLY the numbered sources given.
@@ -55,52 +56,274 @@ def build_prompt(question: str, understood_as: str, window: Sequence[Message], s
     return messages
 
 
-def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, int, str]]:
-    """(source number, position, sentence) of every usable sentence, without repeats."""
-    seen, found = {" ".join(exclude.lower().split())}, []
-    for source in sources:
-        for position, sentence in enumerate(sentences(source.chunk.text)):
-            key = " ".join(sentence.lower().split())
-            # a lead-in ending in ":" says nothing without the list after it
-            if len(sentence) < 25 or sentence.endswith(":") or key in seen or any(key in s for s in seen):
+# --- reading a chunk: sentences and the blocks they introduce ----------------------------------
+
+# Words ending in "." that do not end a sentence; initials ("U.S.", "J.") are recognised by shape.
+ABBREVIATIONS = frozenset(
+    "a.k.a. e.g. i.e. cf. vs. viz. approx. dr. mr. mrs. ms. prof. st. jr. sr. no. nos. fig. figs. vol. "
+    "art. sec. ch. p. pp. ed. eds. inc. ltd. co. corp. dept. est. gen. gov. rev. mt. ft. jan. feb. mar. "
+    "apr. jun. jul. aug. sep. sept. oct. nov. dec.".split()
+)
+INITIALS = re.compile(r"^[(\"']?(?:[A-Za-z]\.){1,4}$")
+BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
+HEADING = re.compile(r"^#{1,6}\s")
+INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
+SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
+EXAMPLE_REQUEST = re.compile(r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE)
+POOL = 4  # sources an answer draws from (a meta-request: all the sources of the turn)
+MAX_BLOCK_LINES = 30  # a longer block is cut (code: at a line; lists and tables: at an item)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Prose into sentences: end punctuation, spaces, then a capital or digit, except after an
+    abbreviation ("e.g.", "a.k.a.", "Dr.") or initials ("U.S."). Decimals, versions and file
+    names never split (no space after their dots)."""
+    found: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        start = 0
+        for match in BOUNDARY.finditer(flat):
+            before = flat[start:match.start() + 1].rsplit(" ", 1)[-1]
+            if flat[match.start()] == "." and (before.lower() in ABBREVIATIONS or INITIALS.match(before)):
                 continue
-            seen.add(key)
-            found.append((source.number, position, sentence))
+            piece = flat[start:match.end()].strip()
+            if piece:
+                found.append(piece)
+            start = match.end()
+        if flat[start:].strip():
+            found.append(flat[start:].strip())
     return found
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a chunk an answer can show: a sentence (with the block it introduces, if any),
+    a list item, or a block on its own."""
+
+    position: int
+    sentence: str  # "" for a block on its own
+    block: str = ""  # a fenced code block, list or table, as it is in the chunk
+    kind: str = "sentence"  # sentence | item | code | list | table
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part for part in (self.sentence, self.block) if part)
+
+    @property
+    def has_code(self) -> bool:
+        return self.block.lstrip().startswith(("```", "~~~"))
+
+
+def _cut(lines: list[str], code: bool) -> list[str]:
+    if len(lines) <= MAX_BLOCK_LINES:
+        return lines
+    if code:  # keep the closing fence so the block stays a block
+        return [*lines[: MAX_BLOCK_LINES - 2], lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …", lines[-1]]
+    return [*lines[:MAX_BLOCK_LINES], "…"]
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """The chunk as (kind, text) pieces in order: prose paragraphs and code/list/table blocks."""
+    pieces: list[tuple[str, str]] = []
+    lines = text.splitlines()
+    prose: list[str] = []
+
+    def flush() -> None:
+        if prose:
+            pieces.append(("prose", " ".join(prose)))
+            prose.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = FENCE.match(line)
+        if fence:
+            flush()
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
+                j += 1
+            block = lines[i : j + 1] if j < len(lines) else [*lines[i:], fence.group(1)]
+            pieces.append(("code", "\n".join(_cut(block, True))))
+            i = j + 1
+            continue
+        if LIST_ITEM.match(line):
+            flush()
+            j = i + 1
+            while j < len(lines) and lines[j].strip() and (LIST_ITEM.match(lines[j]) or lines[j].startswith("  ")):
+                j += 1
+            pieces.append(("list", "\n".join(_cut(lines[i:j], False))))
+            i = j
+            continue
+        if "|" in line and i + 1 < len(lines) and "|" in lines[i + 1] and line.count("|") == lines[i + 1].count("|"):
+            flush()
+            j = i + 1
+            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+                j += 1
+            pieces.append(("table", "\n".join(_cut(lines[i:j], False))))
+            i = j
+            continue
+        if not line.strip() or HEADING.match(line):
+            flush()
+        else:
+            prose.append(line.strip())
+        i += 1
+    flush()
+    return pieces
+
+
+def units(text: str) -> list[Unit]:
+    """The units of a chunk in reading order. A block goes with the sentence right before it
+    (the sentence that introduces it); a list nobody introduces gives its items one by one."""
+    found: list[Unit] = []
+    for kind, piece in _pieces(text):
+        if kind == "prose":
+            found.extend(Unit(len(found), s) for s in split_sentences(piece))
+            continue
+        last = found[-1] if found else None
+        if last is not None and last.kind == "sentence" and not last.block:
+            found[-1] = Unit(last.position, last.sentence, piece, kind)
+        elif kind == "list":
+            found.extend(Unit(len(found), " ".join(item.split()), kind="item")
+                         for item in piece.splitlines() if item.strip() and item.strip() != "…")
+        else:
+            found.append(Unit(len(found), "", piece, kind))
+    return found
+
+
+def _key(text: str) -> str:
+    return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
+
+
+def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, Unit]]:
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said."""
+    said = _key(exclude)
+    seen: set[str] = set()
+    found = []
+    for source in sources:
+        for unit in units(source.chunk.text):
+            key = _key(unit.sentence or unit.block)
+            # a lead-in ending in ":" says nothing without the block after it
+            short = len(unit.sentence) < 25 and not unit.block and unit.kind != "item"
+            if (not key or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
+                    or (said and key in said)):
+                continue
+            seen.add(key)
+            found.append((source.number, unit))
+    return found
+
+
+def _unit_stems(unit: Unit) -> set[str]:
+    return {stem(w) for w in words(unit.text)}
+
+
+def _format(chosen: list[tuple[int, Unit]]) -> str:
+    """Sentences of one source run together as a paragraph ending in [n]; blocks on their own
+    lines after the sentence that brings them; list items as "- " lines."""
+    parts: list[str] = []
+    run: list[str] = []
+    number_of_run = 0
+
+    def close() -> None:
+        if run:
+            parts.append(" ".join(run) + f" [{number_of_run}]")
+            run.clear()
+
+    for number, unit in chosen:
+        if number != number_of_run:
+            close()
+            number_of_run = number
+        if unit.kind == "item":
+            close()
+            item = unit.sentence if LIST_ITEM.match(unit.sentence) else f"- {unit.sentence}"
+            parts.append(f"{item} [{number}]")
+        elif unit.block:
+            if unit.sentence:
+                run.append(unit.sentence)
+            close()
+            parts.append(unit.block)
+        else:
+            run.append(unit.sentence)
+    close()
+    out: list[str] = []
+    for part in parts:  # list items stay together; everything else is a paragraph
+        glue = "\n" if out and part.startswith("- ") and out[-1].startswith("- ") else "\n\n"
+        out.append(part if not out else glue + part)
+    return "".join(out)
 
 
 def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float], *,
                priors: dict[int, float] | None = None, count: int = 4, weak: bool = False,
-               want_examples: bool = False, exclude: str = "") -> Answer:
-    """The sentences of the sources that best match the query, each with its [n], in reading
-    order. Sentences are scored lexically (the query's words, weighted by rarity, stem-matched)
-    plus the relevance of their chunk (`priors`, by source number): cheap enough for every turn.
-    `exclude` holds text already said (the last answer), so "tell me more" says more."""
-    candidates = _candidates(sources, exclude)
+               want_examples: bool = False, exclude: str = "", summarise: bool = False,
+               cover: Sequence[int] = ()) -> Answer:
+    """The units of the sources that best answer the query, in reading order, each source's
+    sentences ending in its [n].
+
+    Units are ranked by the query's words (idf-weighted, stem-matched) plus their chunk's
+    relevance (`priors`, by source number, and its rank); the best unit of the first source is
+    always in. A sentence that introduces a list, table or code block brings it. `exclude` is
+    what the last answer said: none of it is said again. `summarise`: the most central units
+    instead, one from each source in `cover` (the last answer's sources) first. `want_examples`:
+    code blocks and example sentences first."""
+    candidates = _candidates(sources, "" if summarise else exclude)
     if not candidates:
+        if exclude and not summarise and _candidates(sources, ""):
+            return Answer("The sources say nothing beyond the last answer.", frozenset())
         return Answer(NOT_COVERED if weak or not sources else "The sources hold no readable sentences.", frozenset())
-    weights = {_stem(w): idf(w) for w in dict.fromkeys(content_words(query))}
+    weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(query))}
     priors = priors or {}
+    order = {s.number: i for i, s in enumerate(sources)}
+    stems_of = [_unit_stems(unit) for _, unit in candidates]
 
-    def score(item: tuple[int, int, str]) -> float:
-        number, position, sentence = item
-        stems = {_stem(w) for w in words(sentence)}
-        lexical = sum(weight for stem, weight in weights.items() if stem in stems)
-        example = 1.0 if want_examples and EXAMPLE_CUES.search(sentence) else 0.0
-        return lexical / math.sqrt(max(len(stems), 4)) + 2.0 * priors.get(number, 0.0) + example - 0.02 * position
+    def relevance(i: int) -> float:
+        number, unit = candidates[i]
+        stems_here = stems_of[i]
+        lexical = sum(weight for s, weight in weights.items() if s in stems_here)
+        prior = 2.0 * priors.get(number, 0.0) + 1.0 / (1 + order[number])
+        value = lexical / math.sqrt(max(len(stems_here), 8)) + prior - 0.01 * unit.position
+        if want_examples:
+            value += (3.0 if unit.has_code else 0.0) + (1.0 if EXAMPLE_CUES.search(unit.sentence) else 0.0)
+        return value
 
-    best = sorted(range(len(candidates)), key=lambda i: -score(candidates[i]))[:count]
-    best.sort(key=lambda i: (candidates[i][0], candidates[i][1]))
-    lines = [f"- {candidates[i][2]} [{candidates[i][0]}]" for i in best]
-    head = f"{NOT_COVERED} The closest passages say:\n" if weak else ""
-    return Answer(head + "\n".join(lines), frozenset(candidates[i][0] for i in best))
+    def centrality(i: int) -> float:
+        mine = stems_of[i]
+        if not mine:
+            return 0.0
+        shared = sum(sum(idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
+                     for j, other in enumerate(stems_of) if j != i)
+        return shared + 0.5 * relevance(i)
+
+    rank = centrality if summarise else relevance
+    scores = [rank(i) for i in range(len(candidates))]
+    by_score = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    chosen: list[int] = []
+    first = next((i for i in by_score if candidates[i][0] == sources[0].number), None)
+    if summarise:
+        for number in cover:
+            best = next((i for i in by_score if candidates[i][0] == number), None)
+            if best is not None and best not in chosen:
+                chosen.append(best)
+    elif first is not None:
+        chosen.append(first)
+    if want_examples:
+        code = next((i for i in by_score if candidates[i][1].has_code), None)
+        if code is not None and code not in chosen:
+            chosen.append(code)
+    for i in by_score:
+        if len(chosen) >= count:
+            break
+        if i not in chosen:
+            chosen.append(i)
+    chosen.sort(key=lambda i: (order[candidates[i][0]], candidates[i][1].position))
+    picked = [candidates[i] for i in chosen]
+    head = f"{NOT_COVERED} The closest passages say:\n\n" if weak else ""
+    return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+
+def lead_text(text: str) -> str:
+    """A chunk's text as the units would show it, from the start (the lead baseline)."""
+    return " ".join(unit.text for unit in units(text))
 
 
 def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str]:
@@ -117,3 +340,9 @@ def supported_by(answer_vector: np.ndarray, chunk_vectors: dict[int, np.ndarray]
     scored = sorted(((float(v @ answer_vector), cid) for cid, v in chunk_vectors.items()), reverse=True)
     best = scored[0][0]
     return {cid for score, cid in scored[:limit] if score >= max(best - margin, minimum)}
+
+
+def answer_pool(sources: Sequence[T], meta: bool) -> Sequence[T]:
+    """The sources (ranked) an extractive answer draws from: the first POOL, twice that for a
+    meta-request (its first ones are the last answer's)."""
+    return sources[: 2 * POOL if meta else POOL]

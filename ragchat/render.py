@@ -17,7 +17,7 @@ from .conversation.models import Lineage, RetrievedChunk, TurnResult
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import GroupSummary
+    from .evaluate import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
@@ -304,4 +304,26 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
             if overall:
                 extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
+        console.print(table)
+
+
+def answer_tables(groups: list[AnswerGroup]) -> None:
+    """Answer quality: one table per answered strategy, a row per group, F1 / recall / words for
+    ragchat, lead and oracle; "yes" when ragchat closes a third of the lead-oracle gap."""
+    if not groups:
+        console.print("[dim]answer quality: no answered turn had a reference[/]")
+        return
+    for strategy in dict.fromkeys(g.strategy for g in groups):
+        table = Table(title=f"answer quality: {escape(strategy)}", title_justify="left", title_style="bold")
+        table.add_column("group")
+        table.add_column("turns", justify="right")
+        for system in ("ragchat", "lead", "oracle"):
+            for metric in ("F1", "R", "words"):
+                table.add_column(f"{system} {metric}", justify="right")
+        table.add_column(">= 1/3 gap", justify="right")
+        for group in (g for g in groups if g.strategy == strategy):
+            cells = [value for row in group.rows for value in (f"{row.f1:.3f}", f"{row.recall:.3f}", f"{row.words:.0f}")]
+            table.add_row(escape(group.name), str(group.rows[0].count), *cells, "yes" if group.closes_a_third else "no")
+        table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
+                         "as ragchat's answer; oracle: greedy best sentences of the same chunks")
         console.print(table)
