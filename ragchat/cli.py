@@ -114,12 +114,6 @@ def search(
 SessionOption = Annotated[Optional[str], typer.Option("--session", "-s", help="Session name (default: the latest).")]
 
 
-def _print_token(piece: str) -> None:
-    from . import render
-
-    render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
-
-
 @app.command()
 def ask(
     question: Annotated[str, typer.Argument(help="The question (a follow-up is understood in its session).")],
@@ -144,7 +138,7 @@ def ask(
         render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
-    result = conversation.ask(question, on_token=_print_token if streaming else None)
+    result = conversation.ask(question, on_token=render.token if streaming else None)
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,

@@ -19,7 +19,7 @@ import tempfile
 import zipfile
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Protocol, Sequence
+from typing import Any, TYPE_CHECKING, Protocol, Sequence
 
 from .config import Settings, user_cache_dir
 from .errors import EmbeddingError
@@ -197,7 +197,7 @@ class OnnxEmbedder(_BatchingEmbedder):
         return (summed / np.maximum(mask.sum(axis=1, keepdims=True), 1e-9)).astype(np.float32)
 
 
-def _load_tokenizer(folder: Path, tokenizer_class: type) -> tuple[object, int]:
+def _load_tokenizer(folder: Path, tokenizer_class: Any) -> tuple[Any, int]:
     """The tokenizer as fastembed sets it up: truncation at the configured context (the stricter of
     model_max_length and max_length), the special tokens added; padding is done per batch here."""
     config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
@@ -225,7 +225,7 @@ class FastEmbedder(_BatchingEmbedder):
     def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
         from fastembed import TextEmbedding
 
-        options = {"specific_model_path": str(location.path)} if location.path else {}
+        options: dict[str, Any] = {"specific_model_path": str(location.path)} if location.path else {}
         try:
             self._model = TextEmbedding(location.model_id, **options)
         except Exception as exc:  # noqa: BLE001 - fastembed raises many kinds; all mean "no model"

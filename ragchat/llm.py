@@ -8,6 +8,7 @@ from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
 
 from ragchat.errors import BackendUnavailable
+from ragchat.text import one_line
 
 if TYPE_CHECKING:
     import ollama
@@ -102,14 +103,14 @@ class OllamaBackend:
         except ollama.ResponseError as exc:
             raise BackendUnavailable(self._http_reason(exc)) from exc
         except httpx.HTTPError as exc:  # e.g. the server hung up mid-reply
-            raise BackendUnavailable(_one_line(f"connection failed: {exc}")) from exc
+            raise BackendUnavailable(_reason(f"connection failed: {exc}")) from exc
         except json.JSONDecodeError as exc:
             raise BackendUnavailable("invalid JSON in reply") from exc
         except pydantic.ValidationError as exc:  # JSON, but not shaped like an Ollama reply
             raise BackendUnavailable("unexpected reply from server") from exc
 
     def _http_reason(self, exc: ollama.ResponseError) -> str:
-        error = _one_line(str(exc.error))
+        error = _reason(str(exc.error))
         if exc.status_code == 404 and "model" in error.lower():
             return f"model '{self.model}' not found"
         if exc.status_code < 0:  # an {"error": ...} line inside a 200 stream carries no status
@@ -145,6 +146,7 @@ def _is_json_type(value: object, expected: str) -> bool:
     return isinstance(value, _JSON_TYPES[expected][0])
 
 
-def _one_line(text: str) -> str:
-    line = text.strip().splitlines()[0] if text.strip() else "no details"
-    return line if len(line) <= _MAX_REASON else line[: _MAX_REASON - 1] + "…"
+def _reason(text: str) -> str:
+    """The first line of an error, short."""
+    lines = text.strip().splitlines()
+    return one_line(lines[0], _MAX_REASON) if lines else "no details"

@@ -184,6 +184,11 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
 
 
+def token(piece: str) -> None:
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own)."""
+    console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+
+
 def lineage_sources(lineage: Lineage) -> Panel:
     return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 

@@ -87,7 +87,7 @@ class Repl:
     def _ask(self, text: str) -> None:
         streaming = self.conversation.backend_in_use() is not None
         try:
-            result = self.conversation.ask(text, on_token=self._token if streaming else None)
+            result = self.conversation.ask(text, on_token=render.token if streaming else None)
         except KeyboardInterrupt:
             render.notice("cancelled")
             return
@@ -95,10 +95,6 @@ class Repl:
             render.error(str(exc))
             return
         render.turn(result, streamed=streaming and result.answer_mode == "llm")
-
-    @staticmethod
-    def _token(piece: str) -> None:
-        render.console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
 
     # --- slash commands: each returns False to leave ---------------------------------------
 

@@ -93,3 +93,9 @@ def stems(text: str) -> set[str]:
 def subject_words(text: str) -> list[str]:
     """Content words without chat filler: what a message is about."""
     return [w for w in content_words(text) if w not in FILLER]
+
+
+def one_line(text: str, limit: int | None = None) -> str:
+    """The text on one line (whitespace runs become one space), cut to `limit` with an ellipsis."""
+    line = " ".join(text.split())
+    return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"

@@ -187,7 +187,10 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
     missing = invoke(runner, "inspect", "turn", "7", "--session", "s9", "--db", library_db)
     assert missing.exit_code == 1 and "Error:" in missing.output and "Traceback" not in missing.output
     listing = invoke(runner, "sessions", "--db", library_db)
-    assert "s9" in listing.stdout and "2" in listing.stdout
+    assert listing.exit_code == 0 and "s9" in listing.stdout
+    db = open_db(library_db)
+    assert {row["name"]: row["turns"] for row in sessions.sessions(db)}["s9"] == 2
+    db.close()
 
 
 def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) -> None:
@@ -216,7 +219,7 @@ def test_a_short_new_question_starts_a_new_topic(library_db: Path, runner) -> No
     ask_json(runner, library_db, "n1", "What makes a will legally binding in South Africa?")
     turn = ask_json(runner, library_db, "n1", "what hydration should a beginner use?")
     assert turn["reformulation"]["topic_shift"] is True and turn["reformulation"]["is_follow_up"] is False
-    assert turn["plan"] == "search" and turn["context_weight"] <= 0.2
+    assert turn["plan"] == "search" and turn["context_weight"] <= 0.1
     assert turn["chunks"][0]["document"] == SOURDOUGH
     assert not any(c["anchored"] for c in turn["chunks"])
     assert WILLS not in {c["document"] for c in turn["chunks"][:3]}

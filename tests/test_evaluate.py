@@ -206,6 +206,30 @@ def test_summary_overall_and_per_tag(replayed):
     assert {row.strategy: row.count for row in summaries[0].rows}["rewrite"] == 1
 
 
+def test_paired_counts_against_last_turn(replayed):
+    _, _, run, _ = replayed
+    overall = {row.strategy: row for row in evaluate.summarize(run)[0].rows}
+    assert overall["last-turn"].versus is None
+    mine = [t for t in run.turns if t.strategy == "ragchat"]
+    theirs = {(t.id, t.turn): t.metrics["nDCG@10"] for t in run.turns if t.strategy == "last-turn"}
+    diffs = [t.metrics["nDCG@10"] - theirs[(t.id, t.turn)] for t in mine]
+    versus = overall["ragchat"].versus
+    assert (versus.wins, versus.losses, versus.ties) == (sum(d > 0 for d in diffs), sum(d < 0 for d in diffs),
+                                                         sum(d == 0 for d in diffs))
+    assert versus.wins >= 1, "the anchored follow-up beats the last turn alone"
+
+
+@pytest.mark.parametrize(("wins", "losses", "expected"), [
+    (0, 0, 1.0), (5, 5, 1.0), (6, 0, 0.03125), (0, 6, 0.03125), (9, 1, 0.021484375), (20, 3, 0.00048828125),
+])
+def test_sign_test(wins, losses, expected):
+    assert evaluate.sign_test(wins, losses) == pytest.approx(expected, abs=1e-5)
+
+
+def test_a_group_of_values_with_spaces(tmp_path):
+    assert evaluate.parse_group('kind=switch turn,after switch') == ("kind", frozenset({"switch turn", "after switch"}))
+
+
 # --- the command -------------------------------------------------------------------------------
 
 
@@ -217,8 +241,9 @@ def test_eval_command_prints_tables_and_writes_rows(runner, tmp_path):
     result = invoke(runner, *args)
     assert result.exit_code == 0, result.output
     assert "5 added" in result.output
-    for text in ("overall", "multi_turn: Follow-up", "R@1", "R@3", "MRR@10", "nDCG@10", "last-turn", "rewrite"):
-        assert text in result.output
+    for text in ("overall", "multi_turn: Follow-up", "R@1", "R@3", "MRR@10", "nDCG@10", "last-turn", "rewrite",
+                 "W/L/T", "sign"):
+        assert text in " ".join(result.output.split())
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert {(r["strategy"], r["id"]) for r in rows} == {
         ("ragchat", "warranty"), ("ragchat", "express"), ("last-turn", "warranty"), ("last-turn", "express"),

@@ -447,13 +447,13 @@ def test_over_default_limit_without_reading(tmp_path: Path) -> None:
     path = tmp_path / "huge.txt"
     with path.open("wb") as handle:  # sparse: the size is real, the disk use is not
         handle.truncate(10 * 1024 * 1024 + 1)
-    with pytest.raises(UnreadableFile, match="^larger than 10 MB limit$"):
+    with pytest.raises(UnreadableFile, match=r"^larger than the 10 MB limit \(max_file_mb\)$"):
         load_document(path)
 
 
 def test_over_custom_limit(tmp_path: Path) -> None:
     path = write(tmp_path, "notes.txt", "x" * 2048)
-    with pytest.raises(UnreadableFile, match="^larger than 1 KB limit$"):
+    with pytest.raises(UnreadableFile, match=r"^larger than the 0.001 MB limit \(max_file_mb\)$"):
         load_document(path, max_bytes=1024)
     assert load_document(path, max_bytes=2048).text == "x" * 2048
 

@@ -134,7 +134,7 @@ def test_a_short_question_in_other_terms_is_a_new_topic() -> None:
     r = reformulate("what hydration should a beginner use?", [("What makes a will legally binding?", "Two witnesses.")],
                     anchors=(7, 8))
     assert r.topic_shift and not r.is_follow_up
-    assert r.context_need <= 0.2
+    assert r.context_need <= 0.1
 
 
 def test_a_short_question_in_the_conversations_terms_continues_it() -> None:

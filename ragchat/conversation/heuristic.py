@@ -10,7 +10,7 @@ queries, which always count in full (see `plan.py`). A wrong guess therefore cos
 - follow-up cues (a pronoun or "the document" pointing back, an elliptical opening, no subject
   of its own) -> a follow-up: need 1, less when the question alone finds a confident hit;
 - a question whose own rare terms the conversation and its sources lack -> a new topic, however
-  short: it keeps only a little context (NEW_TOPIC_NEED), in case the guess is wrong;
+  short: it keeps only a little context (NEW_TOPIC_NEED, 0.1), in case the guess is wrong;
 - otherwise it may continue the conversation: need falls with the share of its terms that are
   foreign to the conversation and with its own retrieval confidence.
 Pointers that point at nothing in the conversation are not cues: a pronoun after a name in the
@@ -36,7 +36,7 @@ MAX_CONTEXT_TERMS = 8
 MAX_KEYWORD_TERMS = 5
 FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
 SHIFT_WEIGHT = 0.6  # most of the question's weight in terms foreign to the conversation: new topic
-NEW_TOPIC_NEED = 0.2  # a new topic keeps a little context, in case the guess is wrong
+NEW_TOPIC_NEED = 0.1  # a new topic keeps a little context, in case the guess is wrong
 FOREIGN_DAMPING = 0.7  # how much a question's terms foreign to the conversation lower its need
 WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+)$", re.IGNORECASE)
 

@@ -15,6 +15,7 @@ import io
 import logging
 import math
 import re
+import errno
 import stat
 import textwrap
 import warnings
@@ -27,6 +28,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, TypeVar
 
 from ragchat.errors import UnreadableFile
+from ragchat.text import one_line
 
 if TYPE_CHECKING:
     from pypdf import PdfReader
@@ -62,10 +64,16 @@ def is_supported(path: Path) -> bool:
 
 def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedDocument:
     """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure."""
+    return parse_document(path, read_file(path, max_bytes))
+
+
+def parse_document(path: Path, data: bytes) -> ParsedDocument:
+    """Parse bytes already read from `path`, by its suffix."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise UnreadableFile(f"unsupported file type {suffix or '(no suffix)'}")
-    data = _read_bytes(path, max_bytes)
+    if not data:
+        raise UnreadableFile("empty file")
     if suffix == ".pdf":
         return _assemble(_parse_pdf(data), _readable_stem(path), "utf-8")
     text, encoding = _decode_text(data)
@@ -79,17 +87,18 @@ _CONTROL_BYTES = bytes(b for b in range(256) if (b < 32 and b not in b"\t\n\r\f"
 _NOT_CONTROL_BYTES = bytes(b for b in range(256) if b not in _CONTROL_BYTES)
 
 
-def _read_bytes(path: Path, max_bytes: int) -> bytes:
+def read_file(path: Path, max_bytes: int) -> bytes:
+    """The bytes of a regular file of at most `max_bytes` (the one place files are read)."""
     info = _os_call(path.stat)
     if stat.S_ISDIR(info.st_mode):
         raise UnreadableFile("is a directory")
     if not stat.S_ISREG(info.st_mode):
         raise UnreadableFile("not a regular file")  # a FIFO or device would block or never end
     if info.st_size > max_bytes:
-        raise UnreadableFile(f"larger than {_format_size(max_bytes)} limit")
+        raise UnreadableFile(_too_large(max_bytes))
     data = _os_call(path.read_bytes)
     if len(data) > max_bytes:  # it grew since stat
-        raise UnreadableFile(f"larger than {_format_size(max_bytes)} limit")
+        raise UnreadableFile(_too_large(max_bytes))
     if not data:
         raise UnreadableFile("empty file")
     return data
@@ -101,15 +110,14 @@ def _os_call(read: Callable[[], _T]) -> _T:
     except PermissionError:
         raise UnreadableFile("permission denied") from None
     except OSError as exc:
+        if exc.errno == errno.ELOOP:
+            raise UnreadableFile("symlink loop") from None
         reason = exc.strerror or type(exc).__name__
         raise UnreadableFile(f"cannot read: {reason[:1].lower()}{reason[1:]}") from None
 
 
-def _format_size(size: int) -> str:
-    for unit, scale in (("MB", 1 << 20), ("KB", 1 << 10)):
-        if size >= scale:
-            return f"{round(size / scale, 1):g} {unit}"
-    return f"{size} bytes"
+def _too_large(max_bytes: int) -> str:
+    return f"larger than the {round(max_bytes / 1_048_576, 3):g} MB limit (max_file_mb)"
 
 
 def _decode_text(data: bytes) -> tuple[str, str]:
@@ -161,10 +169,6 @@ def _normalise(text: str) -> str:
     text = _CONTROL_CHARS.sub("", text)
     text = "\n".join(line.rstrip() for line in text.split("\n"))
     return _BLANK_RUNS.sub("\n\n", text).strip("\n")
-
-
-def _one_line(text: str) -> str:
-    return " ".join(text.split())
 
 
 def _readable_stem(path: Path) -> str:
@@ -228,7 +232,7 @@ def _assemble(outline: _Outline, fallback_title: str, encoding: str) -> ParsedDo
         layout.add(block)
     if not layout.parts:
         raise UnreadableFile("no text content")
-    return layout.document(_one_line(outline.title) or fallback_title, encoding)
+    return layout.document(one_line(outline.title) or fallback_title, encoding)
 
 
 def _clean_blocks(blocks: list[_Block]) -> Iterator[_Block]:
@@ -241,7 +245,7 @@ def _clean_blocks(blocks: list[_Block]) -> Iterator[_Block]:
         if body := _normalise("\n\n".join(pending)):
             yield body
         pending = []
-        if heading := _one_line(block.text):
+        if heading := one_line(block.text):
             yield _Heading(block.level, heading, block.shown)
     if body := _normalise("\n\n".join(pending)):
         yield body
@@ -596,7 +600,7 @@ class _HtmlReader(HTMLParser):
         elif self.skipped:
             return
         elif tag == "title" and self.title_parts is not None:
-            self.title, self.title_parts = _one_line("".join(self.title_parts)), None
+            self.title, self.title_parts = one_line("".join(self.title_parts)), None
         elif tag in _HTML_HEADINGS and self.heading is not None:
             self.blocks.append(_Heading(self.level, "".join(self.heading)))
             self.heading = None
@@ -741,7 +745,7 @@ _PAGE_NUMBER_LINE = re.compile(r"^(?:page\s+)?\d+(?:\s*(?:of|/)\s*\d+)?$|^- ?\d+
 
 def _clean_pdf_lines(lines: list[_PdfLine]) -> list[_PdfLine]:
     """One-line texts without control characters; bare page numbers ("Page 2 of 9") dropped."""
-    cleaned = [(line, _one_line(_CONTROL_CHARS.sub("", line.text))) for line in lines]
+    cleaned = [(line, one_line(_CONTROL_CHARS.sub("", line.text))) for line in lines]
     return [
         _PdfLine(text, line.size, line.y)
         for line, text in cleaned
@@ -832,7 +836,8 @@ def _open_pdf(data: bytes) -> PdfReader:
 
 def _pdf_meta_title(reader: PdfReader) -> str:
     try:
-        title = _one_line(str((reader.metadata or {}).get("/Title") or ""))
+        metadata: dict = dict(reader.metadata or {})
+        title = one_line(str(metadata.get("/Title") or ""))
     except Exception:
         return ""
     sensible = 3 <= len(title) <= 200 and _has_letters(title) and not _JUNK_PDF_TITLE.match(title)
@@ -840,7 +845,7 @@ def _pdf_meta_title(reader: PdfReader) -> str:
 
 
 def _short_error(exc: Exception) -> str:
-    detail = _one_line(str(exc)) or type(exc).__name__
+    detail = one_line(str(exc)) or type(exc).__name__
     return detail if len(detail) <= 80 else detail[:77] + "..."
 
 

@@ -20,7 +20,7 @@ from ..store.db import write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import ParsedDocument, is_supported, load_document
+from .loaders import ParsedDocument, is_supported, parse_document, read_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -143,31 +143,18 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -
 # --- reading one file ------------------------------------------------------------------------
 
 
-def _read_bytes(path: Path, max_bytes: int) -> bytes:
-    try:
-        if path.stat().st_size > max_bytes:
-            raise UnreadableFile(f"larger than the {round(max_bytes / 1_048_576, 3):g} MB limit (max_file_mb)")
-        return path.read_bytes()
-    except OSError as exc:
-        if exc.errno == 40:
-            raise UnreadableFile("symlink loop") from None
-        if isinstance(exc, PermissionError):
-            raise UnreadableFile("permission denied") from None
-        raise UnreadableFile(f"cannot read: {exc.strerror}") from None
-
-
 def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report: IngestReport) -> Pending | None:
     """Read, parse and chunk one file (in the parsing thread: no database access; `known` holds
     the stored documents by source)."""
     path, shown = found.path, _display_path(found)
-    data = _read_bytes(path, int(settings.max_file_mb * 1_048_576))
+    data = read_file(path, int(settings.max_file_mb * 1_048_576))
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
     old = known.get(source)
     if old and old["content_hash"] == digest:
         report.unchanged.append(shown)
         return None
-    parsed: ParsedDocument = load_document(path, max_bytes=int(settings.max_file_mb * 1_048_576))
+    parsed: ParsedDocument = parse_document(path, data)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
         report.warnings.append((shown, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
@@ -282,7 +269,9 @@ def _write_all(
             library.ensure_vector_table(db, embedder.model_id, embedder.dim)
         total += sum(len(item.chunks) for item in window)
         progress.chunks(total)  # grows while the parser finds more
-        texts, owner, first = [], [], []
+        texts: list[str] = []
+        owner: list[int] = []
+        first: list[int] = []
         for number, item in enumerate(window):
             first.append(len(texts))
             texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
