@@ -73,6 +73,8 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest (recursive).")],
     reembed: Annotated[bool, typer.Option(help="Re-embed every chunk with the configured model.")] = False,
     prune: Annotated[bool, typer.Option(help="Remove documents whose files are gone.")] = False,
+    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
+                                                  "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
     """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped."""
@@ -85,7 +87,7 @@ def ingest(
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     with render.IngestProgress() as progress:
         report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, progress=progress)
+                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
     render.ingest_report(report)
 
 
@@ -135,10 +137,13 @@ def ask(
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
     if problem and not as_json and ctx.settings.ollama != "on":  # with "on", each fallback says why
-        render.console.print(f"[dim]({problem}: heuristic reformulation, extractive answers)[/]", soft_wrap=True)
+        render.console.print(f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
+                             soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
     streaming = not as_json and problem is None
-    result = conversation.ask(question, on_token=render.token if streaming else None)
+    printer = render.StreamPrinter()
+    result = conversation.ask(question, on_token=printer if streaming else None)
+    printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,
@@ -248,7 +253,7 @@ def eval_command(
         render.answer_tables(evaluate.summarize_answers(run, groups))
     if out:
         evaluate.write_rows(out, run)
-        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {out}[/]")
+        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")
 
 
 def main() -> None:

@@ -2,10 +2,13 @@
 
 from __future__ import annotations
 
+import ipaddress
 import json
+import os
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
 from typing import TYPE_CHECKING, Any, Protocol
+from urllib.parse import urlsplit
 
 from ragchat.errors import BackendUnavailable
 from ragchat.text import one_line
@@ -38,16 +41,48 @@ class ChatBackend(Protocol):
     def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]: ...
 
 
-class OllamaBackend:
-    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason)."""
+def host_name(host: str) -> str:
+    """The machine an Ollama host setting points at, read the way the client reads it
+    ("gpu-box:11434", "http://[::1]:11434", ":11434"; nothing before the port means 127.0.0.1)."""
+    text = host.strip() or os.environ.get("OLLAMA_HOST", "").strip()  # what the client falls back on
+    url = urlsplit(text if "://" in text else f"http://{text}")
+    return (url.hostname or "127.0.0.1").rstrip(".").lower()
 
-    def __init__(self, host: str, model: str, timeout: float) -> None:
+
+def is_loopback(host: str) -> bool:
+    """Whether talking to `host` stays on this machine: 127.0.0.0/8, ::1, localhost (and the
+    unspecified 0.0.0.0 / ::, which connect to this machine)."""
+    name = host_name(host)
+    if name == "localhost" or name.endswith(".localhost"):
+        return True
+    try:
+        address = ipaddress.ip_address(name)
+    except ValueError:
+        return False  # any other name may resolve anywhere
+    if isinstance(address, ipaddress.IPv6Address) and address.ipv4_mapped:
+        address = address.ipv4_mapped
+    return address.is_loopback or address.is_unspecified
+
+
+def remote_notice(host: str) -> str | None:
+    """What a turn says once when its questions and passages leave this machine."""
+    if is_loopback(host):
+        return None
+    return f"questions and document passages are sent to the Ollama server at {host_name(host)} (not this machine)"
+
+
+class OllamaBackend:
+    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason).
+    `transport` (an httpx transport) is the network seam: tests route a configured host to a local server."""
+
+    def __init__(self, host: str, model: str, timeout: float, *, transport: Any = None) -> None:
         self.host = host
         self.model = model
         self.timeout = timeout
         import ollama  # here, not at the top: the client and pydantic take ~0.2 s to import
 
-        self._client = ollama.Client(host=host, timeout=timeout)
+        extra = {"transport": transport} if transport is not None else {}
+        self._client = ollama.Client(host=host, timeout=timeout, **extra)
         self._available: bool | None = None
 
     def available(self) -> bool:

@@ -5,15 +5,17 @@ from __future__ import annotations
 import json
 from typing import TYPE_CHECKING, Iterable, Mapping
 
-from rich.console import Console, Group
+from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.panel import Panel
 from rich.text import Text
-from rich.markup import escape
+from rich.markup import escape as escape_markup
 from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
                            TimeElapsedColumn)
+from rich.segment import Segment
 from rich.table import Table
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
+from .text import PrintableStream, printable
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -21,8 +23,28 @@ if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest an
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
-console = Console(highlight=False)
-err_console = Console(stderr=True, highlight=False)
+
+
+def escape(text: str) -> str:
+    """How every untrusted value (file name, heading, chunk text, session name, model output, error)
+    enters rich markup: made printable first (no terminal control), then markup-escaped."""
+    return escape_markup(printable(text))
+
+
+class PrintableConsole(Console):
+    """A safety net under `escape`: text segments are made printable once laid out (rich's own styles
+    and cursor moves are not text segments, so they pass)."""
+
+    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+        for segment in super().render(renderable, options):
+            if segment.control or segment.text.isprintable():
+                yield segment
+            else:
+                yield Segment(printable(segment.text), segment.style, segment.control)
+
+
+console = PrintableConsole(highlight=False)
+err_console = PrintableConsole(stderr=True, highlight=False)
 
 
 def error(message: str) -> None:
@@ -69,7 +91,7 @@ class IngestProgress:
         self._bar.update(self._files, total=total)
 
     def file_done(self, path: str) -> None:
-        self._bar.update(self._files, advance=1, detail=path[-40:])
+        self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
         self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
@@ -142,9 +164,33 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
     console.print(table)
 
 
+# json.dumps escapes C0 controls (ESC becomes \u001b) but, with ensure_ascii=False, not DEL or C1
+_JSON_UNPRINTABLE = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
+
+
 def json_lines(rows: Iterable[dict]) -> None:
+    """One JSON object a line; the original text, every control character escaped."""
     for row in rows:
-        print(json.dumps(row, ensure_ascii=False))
+        print(json.dumps(row, ensure_ascii=False).translate(_JSON_UNPRINTABLE))
+
+
+class StreamPrinter:
+    """Prints an answer's streamed pieces as they arrive, printable even when an escape sequence is
+    split across pieces; `close()` once the stream has ended."""
+
+    def __init__(self) -> None:
+        self._filter = PrintableStream()
+
+    def __call__(self, piece: str) -> None:
+        self._print(self._filter.feed(piece))
+
+    def close(self) -> None:
+        self._print(self._filter.flush())
+
+    @staticmethod
+    def _print(text: str) -> None:
+        if text:
+            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 # --- conversation ------------------------------------------------------------------------------
@@ -179,14 +225,15 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
                       f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(f"anchor gone: {path} (removed or changed since the last turn)", style="yellow"))
+        parts.append(Text(printable(f"anchor gone: {path} (removed or changed since the last turn)"), style="yellow"))
     title = "Sources" + (f" · anchored on {', '.join(anchor_paths)}" if anchor_paths else "")
     return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
 
 
 def token(piece: str) -> None:
-    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own)."""
-    console.print(piece, end="", markup=False, highlight=False, soft_wrap=True)
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
+    StreamPrinter: it also drops an escape sequence split across pieces whole."""
+    console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def lineage_sources(lineage: Lineage) -> Panel:
@@ -200,7 +247,7 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
         console.print(escape(result.answer))
     else:
         console.print()
-    console.print(Text(understood_as(result), style="dim italic"), soft_wrap=True)
+    console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=True)
     console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
@@ -276,7 +323,7 @@ class EvalProgress:
         self._bar.stop()
 
     def update(self, done: int, total: int, detail: str) -> None:
-        self._bar.update(self._task, completed=done, total=total, detail=escape(detail[-40:]))
+        self._bar.update(self._task, completed=done, total=total, detail=escape_markup(printable(detail)[-40:]))
 
 
 def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]) -> None:

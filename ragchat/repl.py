@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import shlex
 from pathlib import Path
 from typing import Any, Callable
@@ -14,6 +15,7 @@ from .app import App
 from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
 from .store import library, sessions
+from .text import printable
 
 HELP = """Ask anything about your documents; follow-ups ("what about X?", "summarize it") are understood.
   /help           this help
@@ -32,6 +34,8 @@ class Repl:
         history_file = Path(app.settings.db).parent / "chat_history"
         try:
             history_file.parent.mkdir(parents=True, exist_ok=True)
+            if not history_file.exists():  # the questions asked are as private as the database
+                os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
             history = FileHistory(str(history_file))
         except OSError:
             history = InMemoryHistory()
@@ -49,7 +53,7 @@ class Repl:
         self._banner()
         while True:
             try:
-                text = self.prompt.prompt(f"{self.session}> ").strip()
+                text = self.prompt.prompt(f"{printable(self.session)}> ").strip()
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -65,10 +69,11 @@ class Repl:
 
     def _banner(self) -> None:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
-        render.console.print(f"[bold]ragchat[/] · session [bold]{self.session}[/] · {docs} documents, {chunks} chunks")
+        render.console.print(f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
+                             f"{docs} documents, {chunks} chunks")
         problem = self.app.backend_problem()
         answer_mode = "Ollama answers" if problem is None else f"{problem}: heuristic reformulation, extractive answers"
-        render.console.print(f"[dim]{answer_mode}. /help for commands.[/]")
+        render.console.print(f"[dim]{render.escape(answer_mode)}. /help for commands.[/]")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
@@ -86,8 +91,10 @@ class Repl:
 
     def _ask(self, text: str) -> None:
         streaming = self.conversation.backend_in_use() is not None
+        printer = render.StreamPrinter()
         try:
-            result = self.conversation.ask(text, on_token=render.token if streaming else None)
+            result = self.conversation.ask(text, on_token=printer if streaming else None)
+            printer.close()
         except KeyboardInterrupt:
             render.notice("cancelled")
             return

@@ -99,3 +99,52 @@ def one_line(text: str, limit: int | None = None) -> str:
     """The text on one line (whitespace runs become one space), cut to `limit` with an ellipsis."""
     line = " ".join(text.split())
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
+
+
+# --- making untrusted text printable ----------------------------------------------------------
+# File names, document text, session names, model output and error messages reach the terminal;
+# none of them may move the cursor, clear the screen, set the title or write the clipboard.
+
+_SEQUENCE = re.compile(
+    r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (ESC [ params final), e.g. ESC[2J
+    r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI, single-character form
+    # OSC, DCS, SOS, PM, APC with their payload, ended by BEL or ST (e.g. OSC 52 writes the clipboard)
+    r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x1b\x9c]|\x1b(?!\\))*?(?:\x07|\x1b\\|\x9c)"
+    r"|\x1b[ -/]*[0-~]",  # any other escape (ESC c resets the terminal; an unended OSC loses its ESC ])
+)
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
+# The unfinished end of a piece of a stream that may still become an escape sequence.
+_UNFINISHED = re.compile(
+    r"(?:\x1b(?:\[[0-?]*[ -/]*|[\]PX^_](?:[^\x07\x1b\x9c]|\x1b(?!\\))*\x1b?|[ -/]*)"
+    r"|\x9b[0-?]*[ -/]*|[\x90\x98\x9d\x9e\x9f](?:[^\x07\x1b\x9c]|\x1b(?!\\))*\x1b?)\Z"
+)
+
+
+def printable(text: str) -> str:
+    """`text` without terminal control: escape sequences (with an OSC/DCS payload) and control
+    characters other than newline and tab are dropped; every printable character is kept."""
+    if text.isprintable():  # the common case: nothing to do
+        return text
+    return _CONTROL.sub("", _SEQUENCE.sub("", text))
+
+
+class PrintableStream:
+    """`printable` for text that arrives in pieces (streamed model tokens): an escape sequence split
+    across pieces is held back until it is complete, then dropped whole."""
+
+    LIMIT = 4096  # an unfinished sequence longer than this is given up on (its introducer dropped)
+
+    def __init__(self) -> None:
+        self._pending = ""
+
+    def feed(self, piece: str) -> str:
+        text = self._pending + piece
+        unfinished = _UNFINISHED.search(text)
+        cut = unfinished.start() if unfinished and len(text) - unfinished.start() <= self.LIMIT else len(text)
+        self._pending = text[cut:]
+        return printable(text[:cut])
+
+    def flush(self) -> str:
+        """What is held back, once the stream has ended."""
+        text, self._pending = self._pending, ""
+        return printable(text)

@@ -17,7 +17,7 @@ from sqlite_utils import Database
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
-from ..llm import ChatBackend
+from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
 from . import answering
 from .answering import AnswerInputs, Answered
@@ -66,8 +66,11 @@ class Conversation:
         session_id = sessions.session_id(self.db, self.session)
         history = tuple(sessions.messages(self.db, session_id))
         vector = self.embedder.embed_query(text[:2000])
+        remote = self._remote_notice()
+        self._announce(remote)  # before anything is sent there
         context = read_turn(self.db, text, vector, history, depth=max(self.settings.candidates, self.settings.top_k),
-                            window_size=self.settings.history_window if self.options.use_window else 0, notices=cut)
+                            window_size=self.settings.history_window if self.options.use_window else 0,
+                            notices=(*cut, *remote))
         user_id = sessions.add_message(self.db, session_id, "user", text, embedding=vector)
         reformulation = reformulate(context, self._reformulator(), tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids))))
         chosen = plan(context, reformulation, self.settings, self.options)
@@ -92,6 +95,12 @@ class Conversation:
 
     def backend_in_use(self) -> ChatBackend | None:
         return use_backend(self.backend, self.settings)
+
+    def _remote_notice(self) -> tuple[str, ...]:
+        """Said once per session when the turn's question and passages go to another machine."""
+        backend = self.backend_in_use()
+        notice = remote_notice(backend.host) if backend is not None else None
+        return (notice,) if notice else ()
 
     def _reformulator(self) -> Reformulator:
         if self.reformulator is not None:

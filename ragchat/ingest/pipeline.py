@@ -88,14 +88,17 @@ class Pending:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Found]:
+def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
     seen: set[Path] = set()
-    stack = [root]
-    while stack:
-        folder = stack.pop()
+    stack: list[Path] = [root]
+    linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
+    while stack or linked:
+        folder = stack.pop() if stack else linked.pop(0)
         real = folder.resolve()
         if real in seen:
-            report.skipped.append((_folder_shown(folder, root), "symlink loop (folder already visited)"))
+            loop = folder.parent.resolve().is_relative_to(real)  # the link points at a folder it is in
+            reason = "symlink loop (folder already visited)" if loop else "symlink to a folder already ingested"
+            report.skipped.append((_folder_shown(folder, root), reason))
             continue
         seen.add(real)
         try:
@@ -111,13 +114,40 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport) -> Iterator[Fou
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
+            if entry.is_symlink() and not follow.allows(path):
+                if is_dir or is_supported(path):
+                    report.skipped.append((_folder_shown(path, root), SYMLINK_OUTSIDE))
+                else:
+                    report.ignored += 1
+                continue
             if is_dir:
                 if path.resolve() not in excluded:
-                    stack.append(path)
+                    (linked if entry.is_symlink() else stack).append(path)
             elif is_supported(path):
                 yield Found(path, root)
             else:
                 report.ignored += 1
+
+
+SYMLINK_OUTSIDE = "symlink outside the ingested folders"
+
+
+@dataclass(frozen=True)
+class _SymlinkRule:
+    """Which symlinks met while walking are followed: those resolving inside one of the paths given
+    (like ripgrep), or every one with --follow-symlinks. A path given itself is always read."""
+
+    given: tuple[Path, ...]  # resolved
+    follow_all: bool = False
+
+    def allows(self, link: Path) -> bool:
+        if self.follow_all:
+            return True
+        try:
+            target = link.resolve()
+        except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
+            return True
+        return any(target == given or target.is_relative_to(given) for given in self.given)
 
 
 def _folder_shown(folder: Path, root: Path) -> str:
@@ -125,11 +155,13 @@ def _folder_shown(folder: Path, root: Path) -> str:
     return folder.relative_to(root).as_posix() if folder != root else str(folder)
 
 
-def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -> list[Found]:
+def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
+             follow_symlinks: bool = False) -> list[Found]:
     found: list[Found] = []
+    rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path, excluded, report))
+            found.extend(_walk(path, excluded, report, rule))
         elif path.is_file() or path.is_symlink():
             if is_supported(path):
                 found.append(Found(path, path.parent))
@@ -137,7 +169,18 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport) -
                 report.skipped.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
         else:
             report.skipped.append((str(path), "no such file or folder"))
-    return sorted(set(found), key=lambda item: str(item.path))
+    # a file reached twice (through a symlink inside the folders) is read once, by its own path if met
+    unique: dict[Path, Found] = {}
+    for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
+        unique.setdefault(_resolved(item.path), item)
+    return sorted(unique.values(), key=lambda item: str(item.path))
+
+
+def _resolved(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()
 
 
 # --- reading one file ------------------------------------------------------------------------
@@ -345,15 +388,17 @@ def ingest(
     *,
     reembed_all: bool = False,
     prune_missing: bool = False,
+    follow_symlinks: bool = False,
     progress: Progress | None = None,
 ) -> IngestReport:
-    """Bring the library in line with `paths`. The embedder is loaded only if something needs it."""
+    """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
+    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
         library.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
-    found = discover([Path(p) for p in paths], excluded, report)
+    found = discover([Path(p) for p in paths], excluded, report, follow_symlinks)
     progress.files(len(found))
     if reembed_all:
         reembed(db, load_embedder(), progress, report, settings.embed_batch)

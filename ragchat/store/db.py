@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import contextlib
+import errno
+import os
 from pathlib import Path
 from typing import Iterator
 
@@ -48,13 +50,31 @@ def _load_vec(db: Database) -> None:
         raise StoreError(f"cannot load the sqlite-vec extension with {driver}: {exc}") from None
 
 
+def _create_private(path: Path) -> None:
+    """A new database (documents, chat history) and the folders made for it are the user's alone:
+    0700 folders, a 0600 file (SQLite gives its -wal and -shm files the database's mode). An existing
+    database or folder keeps the permissions it has."""
+    missing: list[Path] = []
+    for folder in (path.parent, *path.parent.parents):
+        if folder.exists():
+            if not folder.is_dir():  # a file in the way
+                raise FileExistsError(errno.EEXIST, os.strerror(errno.EEXIST), str(folder))
+            break
+        missing.append(folder)
+    for folder in reversed(missing):
+        folder.mkdir(mode=0o700, exist_ok=True)
+    if not path.exists():
+        with contextlib.suppress(FileExistsError):  # another process made it first: theirs stands
+            os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+
+
 def open_db(path: Path | str, *, migrate: bool = True) -> Database:
     """Open (creating if needed) the database with sqlite-vec loaded and the schema up to date."""
     path = Path(path)
     if str(path) != ":memory:":
         _check_is_sqlite(path)
         try:
-            path.parent.mkdir(parents=True, exist_ok=True)
+            _create_private(path)
         except OSError as exc:  # e.g. a file is in the way, or no permission
             folder = exc.filename or path.parent
             raise StoreError(f"cannot create folder {folder} for database {path}: {exc.strerror}") from None
