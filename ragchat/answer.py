@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
 from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
 from typing import TypeVar
 
 import numpy as np
@@ -89,6 +89,8 @@ INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECA
 SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
 EXAMPLE_REQUEST = re.compile(r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE)
 POOL = 4  # sources an answer draws from (a meta-request: all the sources of the turn)
+END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
+TITLE_WORDS = 10  # a line this short without end punctuation may be a heading
 MAX_BLOCK_LINES = 30  # a longer block is cut (code: at a line; lists and tables: at an item)
 
 
@@ -164,6 +166,16 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             pieces.append(("code", "\n".join(_cut(block, True))))
             i = j + 1
             continue
+        if _looks_like_code(line):
+            flush()
+            j = i + 1
+            while j < len(lines) and (_looks_like_code(lines[j]) or lines[j].startswith(("    ", "\t"))
+                                      or (not lines[j].strip() and j + 1 < len(lines) and _looks_like_code(lines[j + 1]))):
+                j += 1
+            code_lines = [line.rstrip() for line in lines[i:j]]
+            pieces.append(("code", "\n".join(_cut(["```", *code_lines, "```"], True))))
+            i = j
+            continue
         if LIST_ITEM.match(line):
             flush()
             j = i + 1
@@ -182,11 +194,34 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             continue
         if not line.strip() or HEADING.match(line):
             flush()
+        elif _is_title(line.strip(), lines[i + 1].strip() if i + 1 < len(lines) else ""):
+            flush()
+            pieces.append(("title", line.strip()))
         else:
             prose.append(line.strip())
         i += 1
     flush()
     return pieces
+
+
+CODE_LINE = re.compile(
+    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ |>>> |"
+    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)")
+
+
+def _looks_like_code(line: str) -> bool:
+    """A line of code in text that lost its fences (today's plain-text chunks): an assignment,
+    a call, an import or a definition, not a sentence."""
+    stripped = line.strip()
+    return bool(stripped) and not re.search(r"[.!?]$", stripped) and bool(CODE_LINE.match(line)) \
+        and not LIST_ITEM.match(line)
+
+
+def _is_title(line: str, following: str) -> bool:
+    """A short line without end punctuation before a capitalised line (or none): a heading or a
+    navigation label, not part of a sentence."""
+    return (not END_PUNCTUATION.search(line) and len(line.split()) <= TITLE_WORDS
+            and (not following or not following[0].islower()))
 
 
 def units(text: str) -> list[Unit]:
@@ -197,6 +232,9 @@ def units(text: str) -> list[Unit]:
         if kind == "prose":
             found.extend(Unit(len(found), s) for s in split_sentences(piece))
             continue
+        if kind == "title":
+            found.append(Unit(len(found), piece, kind="title"))
+            continue
         last = found[-1] if found else None
         if last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
@@ -205,6 +243,11 @@ def units(text: str) -> list[Unit]:
                          for item in piece.splitlines() if item.strip() and item.strip() != "…")
         else:
             found.append(Unit(len(found), "", piece, kind))
+    # a chunk can start or end inside a sentence: those pieces are fragments
+    if found and found[0].kind == "sentence" and found[0].sentence[:1].islower():
+        found[0] = replace(found[0], kind="fragment")
+    if found and found[-1].kind == "sentence" and not found[-1].block and not END_PUNCTUATION.search(found[-1].sentence):
+        found[-1] = replace(found[-1], kind="fragment")
     return found
 
 
@@ -212,8 +255,9 @@ def _key(text: str) -> str:
     return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
 
 
-def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, Unit]]:
-    """(source number, unit) of every usable unit, without repeats or what `exclude` already said."""
+def _candidates(sources: Sequence[Source], exclude: str, examples: bool = False) -> list[tuple[int, Unit]]:
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said
+    (except code when `examples` are asked for: the code is the example)."""
     said = _key(exclude)
     seen: set[str] = set()
     found = []
@@ -222,8 +266,8 @@ def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, Unit
             key = _key(unit.sentence or unit.block)
             # a lead-in ending in ":" says nothing without the block after it
             short = len(unit.sentence) < 25 and not unit.block and unit.kind != "item"
-            if (not key or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
-                    or (said and key in said)):
+            if (unit.kind in ("title", "fragment") or not key or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
+                    or (said and key in said and not (examples and unit.has_code))):
                 continue
             seen.add(key)
             found.append((source.number, unit))
@@ -282,7 +326,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
     what the last answer said: none of it is said again. `summarise`: the most central units
     instead, one from each source in `cover` (the last answer's sources) first. `want_examples`:
     code blocks and example sentences first."""
-    candidates = _candidates(sources, "" if summarise else exclude)
+    candidates = _candidates(sources, "" if summarise else exclude, want_examples)
     if not candidates:
         if exclude and not summarise and _candidates(sources, ""):
             return Answer("The sources say nothing beyond the last answer.", frozenset())
@@ -296,8 +340,8 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
         number, unit = candidates[i]
         stems_here = stems_of[i]
         lexical = sum(weight for s, weight in weights.items() if s in stems_here)
-        prior = 2.0 * priors.get(number, 0.0) + 1.0 / (1 + order[number])
-        value = lexical / math.sqrt(max(len(stems_here), 8)) + prior - 0.01 * unit.position
+        prior = _env("RC_SIM", 2.0) * priors.get(number, 0.0) + _env("RC_RANK", 1.0) / (1 + order[number])
+        value = lexical / max(len(stems_here), 8) ** _env("RC_NORM", 0.5) + prior - _env("RC_POS", 0.01) * unit.position
         if want_examples:
             value += (3.0 if unit.has_code else 0.0) + (1.0 if EXAMPLE_CUES.search(unit.sentence) else 0.0)
         return value
@@ -308,10 +352,13 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
             return 0.0
         shared = sum(sum(idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
                      for j, other in enumerate(stems_of) if j != i)
-        return shared + 0.5 * relevance(i)
+        return shared + (0.5 * relevance(i) if summarise else 0.0)
 
-    rank = centrality if summarise else relevance
-    scores = [rank(i) for i in range(len(candidates))]
+    if summarise:
+        scores = [centrality(i) for i in range(len(candidates))]
+    else:
+        mix = _env("RC_CENT", 0.0)
+        scores = [relevance(i) + (mix * centrality(i) if mix else 0.0) for i in range(len(candidates))]
     by_score = sorted(range(len(candidates)), key=lambda i: -scores[i])
     chosen: list[int] = []
     first = next((i for i in by_score if candidates[i][0] == sources[0].number), None)
@@ -326,10 +373,11 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
         code = next((i for i in by_score if candidates[i][1].has_code), None)
         if code is not None and code not in chosen:
             chosen.append(code)
+    floor = scores[by_score[0]] - _env("RC_MARGIN", 1.0) if not summarise else -math.inf
     for i in by_score:
-        if len(chosen) >= count:
+        if len(chosen) >= count or scores[i] < floor:
             break
-        if i not in chosen:
+        if i not in chosen and not any(_similar(stems_of[i], stems_of[j]) for j in chosen):
             chosen.append(i)
     chosen.sort(key=lambda i: (order[candidates[i][0]], candidates[i][1].position))
     picked = [candidates[i] for i in chosen]
@@ -339,7 +387,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
 
 def lead_text(text: str) -> str:
     """A chunk's text as the units would show it, from the start (the lead baseline)."""
-    return " ".join(unit.text for unit in units(text))
+    return " ".join(unit.text for unit in units(text) if unit.kind not in ("title", "fragment"))
 
 
 def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str]:
@@ -362,3 +410,13 @@ def answer_pool(sources: Sequence[T], meta: bool) -> Sequence[T]:
     """The sources (ranked) an extractive answer draws from: the first POOL, twice that for a
     meta-request (its first ones are the last answer's)."""
     return sources[: 2 * POOL if meta else POOL]
+
+
+def _env(name: str, default: float) -> float:
+    import os
+    return float(os.environ.get(name, default))
+
+
+def _similar(a: set[str], b: set[str]) -> bool:
+    """Nearly the same sentence (most of the shorter one's words are in the other)."""
+    return bool(a and b) and len(a & b) / min(len(a), len(b)) >= _env("RC_DUP", 0.7)

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import json
+import re
+import textwrap
 from typing import TYPE_CHECKING, Iterable, Mapping
 
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -240,11 +242,36 @@ def lineage_sources(lineage: Lineage) -> Panel:
     return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 
 
+CODE_FENCE = re.compile(r"^([ \t]*)(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\2[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def answer_body(text: str, target: Console | None = None) -> None:
+    """An answer: prose as plain text (printable, no markup), each fenced code block as code
+    (rich Syntax: highlighted by its language, never wrapped or joined into one line)."""
+    from rich.syntax import Syntax
+
+    out = target or console
+    start = 0
+    for match in CODE_FENCE.finditer(text):
+        before = text[start:match.start()].strip("\n")
+        if before:
+            out.print(Text(printable(before)))
+        code = textwrap.dedent(printable(match.group(4))).rstrip("\n")
+        width = max((len(line) for line in code.splitlines()), default=1)
+        # as wide as its longest line, never cropped or wrapped: code copied from here still runs
+        out.print(Syntax(code, match.group(3) or "text", theme="ansi_dark", word_wrap=False, code_width=width,
+                         background_color="default"), crop=False)
+        start = match.end()
+    rest = text[start:].strip("\n")
+    if rest or start == 0:
+        out.print(Text(printable(rest)))
+
+
 def turn(result: TurnResult, streamed: bool = False) -> None:
     """The answer (unless it was streamed), how the question was understood, the sources.
     Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
-        console.print(escape(result.answer))
+        answer_body(result.answer)
     else:
         console.print()
     console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=True)
