@@ -91,7 +91,13 @@ EXAMPLE_REQUEST = re.compile(r"\b(example|instance|sample|snippet|demo|show me h
 POOL = 4  # sources an answer draws from (a meta-request: all the sources of the turn)
 END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 TITLE_WORDS = 10  # a line this short without end punctuation may be a heading
-MAX_BLOCK_LINES = 30  # a longer block is cut (code: at a line; lists and tables: at an item)
+MAX_BLOCK_LINES = 30
+# Sentence ranking: idf-weighted query words over (length ** LENGTH_DAMPING), plus the chunk's
+# similarity and rank; units scoring SCORE_MARGIN below the best are left out (so an answer is
+# as long as its good sentences), and so is a unit sharing DUPLICATE_OVERLAP of its words with
+# one already in.
+SIMILARITY_WEIGHT, RANK_WEIGHT, POSITION_PENALTY = 2.0, 1.0, 0.01
+LENGTH_DAMPING, SCORE_MARGIN, DUPLICATE_OVERLAP = 0.7, 2.0, 0.7  # a longer block is cut (code: at a line; lists and tables: at an item)
 
 
 def split_sentences(text: str) -> list[str]:
@@ -184,10 +190,11 @@ def _pieces(text: str) -> list[tuple[str, str]]:
             pieces.append(("list", "\n".join(_cut(lines[i:j], False))))
             i = j
             continue
-        if "|" in line and i + 1 < len(lines) and "|" in lines[i + 1] and line.count("|") == lines[i + 1].count("|"):
+        if TABLE_ROW.search(line) and i + 1 < len(lines) and TABLE_ROW.search(lines[i + 1]) \
+                and line.count("|") == lines[i + 1].count("|"):
             flush()
             j = i + 1
-            while j < len(lines) and "|" in lines[j] and lines[j].strip():
+            while j < len(lines) and TABLE_ROW.search(lines[j]):
                 j += 1
             pieces.append(("table", "\n".join(_cut(lines[i:j], False))))
             i = j
@@ -215,6 +222,19 @@ def _looks_like_code(line: str) -> bool:
     stripped = line.strip()
     return bool(stripped) and not re.search(r"[.!?]$", stripped) and bool(CODE_LINE.match(line)) \
         and not LIST_ITEM.match(line)
+
+
+TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
+
+
+def _boilerplate(sentence: str) -> bool:
+    """Navigation and footer text: a run of capitalised labels without a sentence's small
+    words, or a copyright line."""
+    tokens = sentence.split()
+    if "©" in sentence or "(c) 20" in sentence.lower():
+        return True
+    capitalised = sum(1 for t in tokens if t[:1].isupper())
+    return len(tokens) >= 8 and capitalised / len(tokens) > 0.6
 
 
 def _is_title(line: str, following: str) -> bool:
@@ -266,7 +286,7 @@ def _candidates(sources: Sequence[Source], exclude: str, examples: bool = False)
             key = _key(unit.sentence or unit.block)
             # a lead-in ending in ":" says nothing without the block after it
             short = len(unit.sentence) < 25 and not unit.block and unit.kind != "item"
-            if (unit.kind in ("title", "fragment") or not key or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
+            if (unit.kind in ("title", "fragment") or not key or (not unit.block and _boilerplate(unit.sentence)) or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
                     or (said and key in said and not (examples and unit.has_code))):
                 continue
             seen.add(key)
@@ -340,8 +360,8 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
         number, unit = candidates[i]
         stems_here = stems_of[i]
         lexical = sum(weight for s, weight in weights.items() if s in stems_here)
-        prior = _env("RC_SIM", 2.0) * priors.get(number, 0.0) + _env("RC_RANK", 1.0) / (1 + order[number])
-        value = lexical / max(len(stems_here), 8) ** _env("RC_NORM", 0.5) + prior - _env("RC_POS", 0.01) * unit.position
+        prior = SIMILARITY_WEIGHT * priors.get(number, 0.0) + RANK_WEIGHT / (1 + order[number])
+        value = lexical / max(len(stems_here), 8) ** LENGTH_DAMPING + prior - POSITION_PENALTY * unit.position
         if want_examples:
             value += (3.0 if unit.has_code else 0.0) + (1.0 if EXAMPLE_CUES.search(unit.sentence) else 0.0)
         return value
@@ -357,8 +377,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
     if summarise:
         scores = [centrality(i) for i in range(len(candidates))]
     else:
-        mix = _env("RC_CENT", 0.0)
-        scores = [relevance(i) + (mix * centrality(i) if mix else 0.0) for i in range(len(candidates))]
+        scores = [relevance(i) for i in range(len(candidates))]
     by_score = sorted(range(len(candidates)), key=lambda i: -scores[i])
     chosen: list[int] = []
     first = next((i for i in by_score if candidates[i][0] == sources[0].number), None)
@@ -373,7 +392,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
         code = next((i for i in by_score if candidates[i][1].has_code), None)
         if code is not None and code not in chosen:
             chosen.append(code)
-    floor = scores[by_score[0]] - _env("RC_MARGIN", 1.0) if not summarise else -math.inf
+    floor = scores[by_score[0]] - SCORE_MARGIN if not summarise else -math.inf
     for i in by_score:
         if len(chosen) >= count or scores[i] < floor:
             break
@@ -412,11 +431,6 @@ def answer_pool(sources: Sequence[T], meta: bool) -> Sequence[T]:
     return sources[: 2 * POOL if meta else POOL]
 
 
-def _env(name: str, default: float) -> float:
-    import os
-    return float(os.environ.get(name, default))
-
-
 def _similar(a: set[str], b: set[str]) -> bool:
     """Nearly the same sentence (most of the shorter one's words are in the other)."""
-    return bool(a and b) and len(a & b) / min(len(a), len(b)) >= _env("RC_DUP", 0.7)
+    return bool(a and b) and len(a & b) / min(len(a), len(b)) >= DUPLICATE_OVERLAP
