@@ -25,9 +25,9 @@ import json
 import math
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from sqlite_utils import Database

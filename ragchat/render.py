@@ -397,11 +397,10 @@ def answer_tables(groups: list[AnswerGroup]) -> None:
         table.add_column("group")
         table.add_column("turns", justify="right")
         for system in ("ragchat", "lead", "oracle"):
-            for metric in ("F1", "R", "words"):
-                table.add_column(f"{system} {metric}", justify="right")
-        table.add_column(">= 1/3 gap", justify="right")
+            table.add_column(f"{system}\nF1 / R / words", justify="right")
+        table.add_column("1/3 of\nthe gap", justify="right")
         for group in (g for g in groups if g.strategy == strategy):
-            cells = [value for row in group.rows for value in (f"{row.f1:.3f}", f"{row.recall:.3f}", f"{row.words:.0f}")]
+            cells = [f"{row.f1:.3f} / {row.recall:.3f} / {row.words:.0f}" for row in group.rows]
             table.add_row(escape(group.name), str(group.rows[0].count), *cells, "yes" if group.closes_a_third else "no")
         table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
                          "as ragchat's answer; oracle: greedy best sentences of the same chunks")

@@ -8,9 +8,9 @@ import json
 from pathlib import Path
 
 import pytest
+from helpers import invoke
 from rich.console import Console
 
-from helpers import invoke
 from ragchat import evaluate, render
 from ragchat.answer import Source, extractive, split_sentences, units
 from ragchat.store.library import StoredChunk
