@@ -33,9 +33,10 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Callable, Iterator, Sequence
+from typing import Any
 
 import numpy as np
 
@@ -398,18 +399,18 @@ def phase_ingest(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     parts = write_corpus(corpus, args.ingest_chunks, SEED, parts=4)
     settings = bench_settings(db_path)
     embedder = load_embedder(settings)
-    plain = plain_fastembed(settings)
     texts = [chunk_texts(part, settings) for part in parts]
-    embedder.embed(texts[0][:16])  # warm-up: ONNX sessions, allocator, caches
-    plain(texts[0][:16])
+    embedder.embed(texts[0][:16])  # warm-up: ONNX session, allocator, caches
     db = open_db(db_path)
-    direct, ingested = {"s": 0.0, "chunks": 0}, {"s": 0.0, "chunks": 0}
+    direct, ingested = {"s": 0.0, "chunks": 0, "peak_rss_mb": 0.0}, {"s": 0.0, "chunks": 0}
     for number, part in enumerate(parts):
         for step in ("direct", "ingest") if number % 2 == 0 else ("ingest", "direct"):
-            if step == "direct":
-                sample = texts[number]
-                direct["s"] += timed(lambda: plain(sample))[0]
-                direct["chunks"] += len(sample)
+            if step == "direct":  # in its own process, so each side's peak memory is its own
+                plain = _plain_subprocess(part, db_path)
+                assert plain["chunks"] == len(texts[number]), (plain["chunks"], len(texts[number]))
+                direct["s"] += plain["s"]
+                direct["chunks"] += plain["chunks"]
+                direct["peak_rss_mb"] = max(direct["peak_rss_mb"], plain["peak_rss_mb"])
             else:
                 seconds, report = timed(lambda: ingest(db, settings, [part], lambda: embedder))
                 assert report.chunks == len(texts[number]), (report.chunks, len(texts[number]))
@@ -430,12 +431,30 @@ def phase_ingest(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         "files": files, "chunks": chunks, "plain_embedded_chunks": direct["chunks"],
         "plain_fastembed_chunks_per_s": round(direct_rate, 2), "ingest_chunks_per_s": round(ingest_rate, 2),
         "ingest_vs_plain": round(ingest_rate / direct_rate, 3), "ingest_s": round(ingested["s"], 1),
-        "embed_batch": settings.embed_batch,
+        "embed_batch": settings.embed_batch, "plain_fastembed_peak_rss_mb": direct["peak_rss_mb"],
         "reingest_s": round(reingest_s, 3), "reingest_cli_s": round(cli_s, 3),
         "db_bytes_per_chunk": round(db_path.stat().st_size / chunks),
         "recall_at_10_vs_exact_real_2k": recall, "query_embed_ms": query_embed,
         "peak_rss_mb": peak_rss_mb(),
     }
+
+
+def _plain_subprocess(part: Path, db_path: Path) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--plain-embed", str(part), "--work", str(db_path)]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise RuntimeError(f"plain fastembed failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def plain_embed_part(part: Path, db_path: Path) -> dict[str, Any]:
+    """The plain fastembed call on one part's chunk texts (model loaded and warmed up first)."""
+    settings = bench_settings(db_path)
+    plain = plain_fastembed(settings)
+    texts = chunk_texts(part, settings)
+    plain(texts[:16])
+    seconds, _ = timed(lambda: plain(texts))
+    return {"chunks": len(texts), "s": seconds, "peak_rss_mb": peak_rss_mb()}
 
 
 def _reingest(db_path: Path, settings, corpus: Path):
@@ -728,7 +747,8 @@ def phase_startup(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.startup_runs + 1):  # the first round warms the page cache, not counted
         for name, command in commands.items():
-            seconds, done = timed(lambda: subprocess.run(command, capture_output=True, text=True, env=env))
+            seconds, done = timed(lambda command=command: subprocess.run(command, capture_output=True, text=True,
+                                                                         env=env))
             if done.returncode != 0:
                 raise RuntimeError(f"{name} failed: {done.stderr or done.stdout}")
             samples[name].append(seconds)
@@ -813,6 +833,7 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
 
 TARGETS: list[tuple[str, str, Callable[[dict], Any], Callable[[Any], bool]]] = [
     ("ingest() / plain fastembed", ">= 1.4", lambda f: f["ingest_vs_plain"], lambda v: v >= 1.4),
+    ("peak RSS of the ingest phase, MB", "<= 1300", lambda f: f["peak_rss_mb"]["ingest"], lambda v: v <= 1300),
     *[(f"start-up p50 {name}, s", f"<= {limit}", (lambda f, n=name: f["startup_s"][n]["p50"]),
        (lambda v, limit=limit: v <= limit))
       for name, limit in (("help", 0.35), ("config", 0.35), ("sessions", 0.35), ("inspect", 0.35),
@@ -857,6 +878,7 @@ def _sections(figures: dict[str, Any], phases: dict[str, Any]) -> list[tuple[str
         (f"plain fastembed (document order, batch 16) on the same {ingest['plain_embedded_chunks']}, chunks/s",
          str(ingest["plain_fastembed_chunks_per_s"]), "", ""),
         _target_row("ingest() / plain fastembed", figures, targets),
+        _target_row("peak RSS of the ingest phase, MB", figures, targets),
         _target_row("unchanged re-ingest, s", figures, targets),
         ("unchanged re-ingest via CLI (new process), s", str(ingest["reingest_cli_s"]), "", ""),
         ("query embedding, ms", *_p(ingest["query_embed_ms"]), ""),
@@ -879,6 +901,9 @@ def _sections(figures: dict[str, Any], phases: dict[str, Any]) -> list[tuple[str
     rows_startup = [(r[0], r[1], str(startup[r[0].split()[2].rstrip(",")]["p95"]), r[3]) if r and r[0].startswith("start-up")
                     else r for r in rows_startup]
     rows_size = [(f"peak RSS {phase}, MB", str(peak), "", "") for phase, peak in figures["peak_rss_mb"].items()]
+    if ingest:
+        rows_size.insert(1, ("peak RSS of the plain fastembed baseline, MB", str(ingest["plain_fastembed_peak_rss_mb"]),
+                             "", ""))
     rows_size += [(f"database bytes per chunk ({size})", str(value), "", "")
                   for size, value in figures["db_bytes_per_chunk"].items() if value]
     return [("ingest", [r for r in rows_ingest if r]), ("search", [r for r in rows_search if r]),
@@ -941,6 +966,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--phases", nargs="+", default=list(PHASES), choices=PHASES)
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
+    parser.add_argument("--plain-embed", help=argparse.SUPPRESS)
     parser.add_argument("--queries", type=int, default=300, help="timed search queries per mode")
     parser.add_argument("--turns", type=int, default=120, help="timed turns")
     parser.add_argument("--warmup", type=int, default=20)
@@ -949,7 +975,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
     args = parser.parse_args(argv)
-    if args.phase:
+    if args.plain_embed:
+        print(json.dumps(plain_embed_part(Path(args.plain_embed), Path(args.work))))
+    elif args.phase:
         print(json.dumps(run_phase(args.phase, Path(args.work), args)))
     else:
         parent(args)

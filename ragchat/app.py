@@ -34,10 +34,11 @@ class AnsweredTurn:
 class App:
     settings: Settings
     origins: dict[str, str] = field(default_factory=dict)
+    create: bool = False  # only ingest (and eval's own library) may create the database
 
     @cached_property
     def db(self) -> Database:
-        return open_db(self.settings.db)
+        return open_db(self.settings.db, create=self.create)
 
     @cached_property
     def embedder(self) -> Embedder:

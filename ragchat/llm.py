@@ -5,8 +5,10 @@ from __future__ import annotations
 import ipaddress
 import json
 import os
+import socket
 from collections.abc import Iterator
 from contextlib import contextmanager, suppress
+from functools import cached_property
 from typing import TYPE_CHECKING, Any, Protocol
 from urllib.parse import urlsplit
 
@@ -79,11 +81,15 @@ class OllamaBackend:
         self.host = host
         self.model = model
         self.timeout = timeout
-        import ollama  # here, not at the top: the client and pydantic take ~0.2 s to import
-
-        extra = {"transport": transport} if transport is not None else {}
-        self._client = ollama.Client(host=host, timeout=timeout, **extra)
+        self._transport = transport
         self._available: bool | None = None
+
+    @cached_property
+    def _client(self) -> ollama.Client:
+        import ollama  # here, not at the top: the client and pydantic take ~0.15 s to import
+
+        extra = {"transport": self._transport} if self._transport is not None else {}
+        return ollama.Client(host=self.host, timeout=self.timeout, **extra)
 
     def available(self) -> bool:
         """Whether the server answers and has the model. Asked once, then cached; never raises."""
@@ -95,6 +101,9 @@ class OllamaBackend:
     def check(self) -> None:
         """Ask the server afresh (refreshing the cache); raise BackendUnavailable saying why not."""
         self._available = False
+        # the common "no Ollama here", known without importing the client (a transport routes elsewhere)
+        if self._transport is None and _refused(self.host):
+            raise BackendUnavailable(f"connection refused at {self.host}")
         with self._mapped_errors():
             listing = self._client.list()
         if not any(_same_model(entry.model or "", self.model) for entry in listing.models):
@@ -151,6 +160,30 @@ class OllamaBackend:
         if exc.status_code < 0:  # an {"error": ...} line inside a 200 stream carries no status
             return error
         return f"HTTP {exc.status_code}: {error}"
+
+
+_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+
+
+def _refused(host: str) -> bool:
+    """Whether a TCP connection to the host (as the ollama client reads it) is refused. Anything
+    else (it connects, a timeout, DNS, a proxy in the environment) is left to the client."""
+    if not host.strip() or any(os.environ.get(name) for name in _PROXY_VARIABLES):
+        return False
+    parts = urlsplit(host if "://" in host else f"http://{host}")
+    try:
+        port = parts.port or (11434 if "://" not in host else {"http": 80, "https": 443}.get(parts.scheme))
+    except ValueError:
+        return False
+    if port is None:
+        return False
+    try:
+        with socket.create_connection((parts.hostname or "127.0.0.1", port), timeout=1.0):
+            return False
+    except ConnectionRefusedError:
+        return True
+    except OSError:
+        return False
 
 
 def _same_model(listed: str, wanted: str) -> bool:

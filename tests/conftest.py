@@ -25,6 +25,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
         if key.startswith("RAGCHAT_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))  # the per-user library
+    from ragchat.config import user_data_dir
+
+    # never the real user's library, whatever the platform (macOS and Windows ignore XDG_DATA_HOME)
+    assert user_data_dir().is_relative_to(tmp_path), user_data_dir()
     monkeypatch.setenv("RAGCHAT_MODEL_CACHE", MODEL_CACHE)
     monkeypatch.setenv("RAGCHAT_OLLAMA_HOST", free_port_url())
     monkeypatch.setenv("RAGCHAT_OLLAMA_TIMEOUT", "3")

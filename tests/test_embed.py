@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import MODEL_CACHE
+
 from ragchat.config import Settings
 from ragchat.embed import (
     MINILM,

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import SAMPLE_DOCS, invoke, settings_for
+
 from ragchat.errors import IngestError
 from ragchat.ingest.pipeline import IngestReport, ingest
 from ragchat.search.fts import build_match

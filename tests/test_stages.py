@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from fakes import FakeChat
+
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus

@@ -10,7 +10,6 @@ import sys
 from pathlib import Path
 
 import pytest
-
 from helpers import ask_json
 
 HEAVY = ("fastembed", "onnxruntime", "tokenizers", "ollama", "pandas")
@@ -64,3 +63,11 @@ def test_search_loads_the_model_runtime_but_not_ollama_or_eval(db_with_a_turn: P
     probe, output = run_probe("search", "witness", "--db", db_with_a_turn)
     assert probe["code"] == 0, output
     assert "onnxruntime" in probe["loaded"] and not {"ollama", "ragchat.evaluate", "pandas"} & set(probe["loaded"])
+
+
+def test_ask_without_ollama_listening_never_imports_its_client(db_with_a_turn: Path) -> None:
+    """Nothing listens at the configured Ollama host (see conftest): a refused connection is
+    enough to fall back, without the client's import."""
+    probe, output = run_probe("ask", "what age must a witness be?", "--session", "probe", "--db", db_with_a_turn)
+    assert probe["code"] == 0, output
+    assert "connection refused" in output and "ollama" not in probe["loaded"]

@@ -7,20 +7,21 @@ import hashlib
 import os
 import queue
 import threading
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterable, Iterator, Mapping, Protocol, Sequence
+from typing import TYPE_CHECKING, Protocol
 
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
 from ..store import library
-from ..store.db import write
+from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import ParsedDocument, is_supported, parse_document, read_file
+from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -56,6 +57,7 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    reparsed: list[str] = field(default_factory=list)  # unchanged bytes, parsed again by a newer parser
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
@@ -67,7 +69,7 @@ class IngestReport:
     @property
     def ok(self) -> bool:
         """Anything was ingested, or everything was already up to date."""
-        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded)
+        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed)
 
 
 @dataclass(frozen=True)
@@ -83,6 +85,7 @@ class Pending:
     chunks: list[Chunk]
     title: str
     is_new: bool
+    reparsed: bool = False
 
 
 # --- finding files ---------------------------------------------------------------------------
@@ -194,7 +197,8 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
     old = known.get(source)
-    if old and old["content_hash"] == digest:
+    stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
+    if old is not None and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
     parsed: ParsedDocument = parse_document(path, data)
@@ -207,9 +211,10 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     record = DocumentRecord(
         source=source, path=shown, root=str(found.root.resolve()), title=parsed.title,
         content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
-        term_counts=term_counts(parsed.text),
+        term_counts=term_counts(parsed.text), parser_version=PARSER_VERSION,
     )
-    return Pending(found, record, chunks, parsed.title, is_new=old is None)
+    reparsed = old is not None and old["content_hash"] == digest
+    return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
 def _display_path(found: Found) -> str:
@@ -251,7 +256,7 @@ class _Parser(threading.Thread):
                 if prepared:
                     self._put(prepared)
                 self._progress.file_done(_display_path(item))
-        except BaseException as exc:  # noqa: BLE001 - re-raised in the embedding thread
+        except BaseException as exc:
             self._error = exc
         finally:
             self._put(self._DONE)
@@ -290,14 +295,23 @@ def embed_in_order(
 ) -> np.ndarray:
     """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
     each); `on_batch(rows, vectors)` after each batch, with those rows of `vectors` filled."""
-    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
     vectors = np.zeros((len(texts), embedder.dim), dtype=np.float32)
-    for start in range(0, len(order), batch):
-        rows = order[start : start + batch]
-        vectors[rows] = embedder.embed([texts[row] for row in rows])
+    for rows, embedded in _batches(embedder, texts, batch):
+        vectors[rows] = embedded
         progress.chunks_done(len(rows))
         on_batch(rows, vectors)
     return vectors
+
+
+def _batches(embedder: Embedder, texts: Sequence[str], batch: int) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The embedder's own length-sorted batches (by token count), or batches sorted by characters."""
+    if hasattr(embedder, "embed_batches"):
+        yield from embedder.embed_batches(texts)
+        return
+    order = sorted(range(len(texts)), key=lambda row: len(texts[row]))
+    for start in range(0, len(order), batch):
+        rows = order[start : start + batch]
+        yield rows, embedder.embed([texts[row] for row in rows])
 
 
 def _write_all(
@@ -312,36 +326,43 @@ def _write_all(
             library.ensure_vector_table(db, embedder.model_id, embedder.dim)
         total += sum(len(item.chunks) for item in window)
         progress.chunks(total)  # grows while the parser finds more
-        texts: list[str] = []
-        owner: list[int] = []
-        first: list[int] = []
-        for number, item in enumerate(window):
-            first.append(len(texts))
-            texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
-            owner += [number] * len(item.chunks)
-        missing = [len(item.chunks) for item in window]
+        _write_window(db, embedder, window, settings.embed_batch, progress, report)
 
-        def write_finished(rows: list[int], vectors: np.ndarray) -> None:
-            finished = []
-            for row in rows:
-                missing[owner[row]] -= 1
-                if missing[owner[row]] == 0:
-                    finished.append(owner[row])
-            for number in sorted(finished):
-                item = window[number]
-                _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
 
-        embed_in_order(embedder, texts, settings.embed_batch, progress, write_finished)
+def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch: int, progress: Progress,
+                  report: IngestReport) -> None:
+    """Embed a window's chunks in length-sorted batches; write each document once its last chunk is in."""
+    texts: list[str] = []
+    owner: list[int] = []  # the window item each text belongs to
+    first: list[int] = []  # each item's first text
+    for number, item in enumerate(window):
+        first.append(len(texts))
+        texts += [embedding_text(item.title, chunk) for chunk in item.chunks]
+        owner += [number] * len(item.chunks)
+    missing = [len(item.chunks) for item in window]
+
+    def write_finished(rows: list[int], vectors: np.ndarray) -> None:
+        finished = []
+        for row in rows:
+            missing[owner[row]] -= 1
+            if missing[owner[row]] == 0:
+                finished.append(owner[row])
+        for number in sorted(finished):
+            item = window[number]
+            _write_one(db, item, vectors[first[number] : first[number] + len(item.chunks)], report)
+
+    embed_in_order(embedder, texts, batch, progress, write_finished)
 
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
-        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end)
+        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end,
+                    c.page_start, c.page_end)
         for c in item.chunks
     ]
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
-    (report.added if item.is_new else report.updated).append(item.record.path)
+    (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(item.record.path)
 
 
 def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
@@ -412,7 +433,9 @@ def ingest(
         prune(db, report)
     else:
         report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
-    if report.added or report.updated or report.removed or _keywords_missing(db):
+    if report.added or report.updated or report.reparsed:
+        set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
+    if report.added or report.updated or report.reparsed or report.removed or _keywords_missing(db):
         refresh_keywords(db)
     missing = library.keywords_without_vectors(db)
     if missing:
@@ -428,6 +451,6 @@ def _keywords_missing(db: Database) -> bool:
 
 def _nothing_read(report: IngestReport) -> str:
     if not report.skipped:
-        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf)"
+        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf .docx)"
     path, reason = report.skipped[0]
     return f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: {reason})"
