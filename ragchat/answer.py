@@ -327,9 +327,8 @@ def _format(chosen: list[tuple[int, Unit]]) -> str:
             run.append(unit.sentence)
     close()
     out: list[str] = []
-    for part in parts:  # list items stay together; everything else is a paragraph
-        glue = "\n" if out and part.startswith("- ") and out[-1].startswith("- ") else "\n\n"
-        out.append(part if not out else glue + part)
+    for part in parts:  # one line each (a block: its own lines)
+        out.append(part if not out else "\n" + part)
     return "".join(out)
 
 
@@ -400,7 +399,7 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
             chosen.append(i)
     chosen.sort(key=lambda i: (order[candidates[i][0]], candidates[i][1].position))
     picked = [candidates[i] for i in chosen]
-    head = f"{NOT_COVERED} The closest passages say:\n\n" if weak else ""
+    head = f"{NOT_COVERED} The closest passages say:\n" if weak else ""
     return Answer(head + _format(picked), frozenset(number for number, _ in picked))
 
 
