@@ -13,7 +13,7 @@ import numpy as np
 from .llm import ChatBackend
 from .store.library import StoredChunk
 from .store.sessions import Message
-from .text import content_words, stem, words
+from .text import content_words, source_label, stem, words
 
 NOT_COVERED = "The documents may not cover this question."
 CITATION = re.compile(r"\[(\d{1,2})\]")
@@ -63,7 +63,8 @@ def build_prompt(question: str, understood_as: str, window: Sequence[Message], s
 
 def passage(source: Source) -> str:
     """A source as quoted material: its number and origin in the opening tag, its text inside."""
-    origin = source.chunk.path + (f" — {source.chunk.heading}" if source.chunk.heading else "")
+    where = source_label(source.chunk.path, source.chunk.page_start, source.chunk.page_end)
+    origin = where + (f" — {source.chunk.heading}" if source.chunk.heading else "")
     origin = " ".join(_defused(origin).replace('"', "'").split())
     return f'<passage id="{source.number}" source="{origin}">\n{_defused(source.chunk.text)}\n</passage>'
 

@@ -216,7 +216,7 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
         column.overflow = "fold"  # a long path or model name is wrapped, never cut short with "…"
     for name, value in vars(settings).items():
         table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
-    console.print(table)
+    show(table)
     state = "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"
     console.print(f"[bold]database:[/] {escape(str(settings.db))}{state} [dim]· {escape(origins.get('db', 'default'))}[/]",
                   soft_wrap=True)
@@ -456,6 +456,16 @@ def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: st
     return data
 
 
+def _hanging(rows: list[tuple[str, str]]) -> Table:
+    """`  name            value` lines whose values wrap under themselves, not under the name."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=17, no_wrap=True)
+    grid.add_column(ratio=1)
+    for name, value in rows:
+        grid.add_row(f"  {name}", value)
+    return grid
+
+
 def _inspect_rows(chunks: list[dict]) -> list:
     """The chunk table as fixed-width lines, each chunk's `document › section` on its own line
     below its figures: it reads at 80 columns and the columns never move."""
@@ -479,14 +489,13 @@ def inspect_view(data: dict) -> None:
     console.print(f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}", width=width())
     console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
     console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
-    for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning"):
-        console.print(f"  {key:<15} {escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT))}", width=width())
+    show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT)))
+                   for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning")]))
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
     console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
-    for query in data.get("queries", []):
-        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}",
-                      width=width())
+    show(_hanging([(query["name"], f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}")
+                   for query in data.get("queries", [])]))
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     show(Group(*_inspect_rows(data["chunks"])))
