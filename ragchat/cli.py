@@ -368,8 +368,11 @@ def eval_command(
     llm: Annotated[bool, typer.Option("--llm", help="Reformulate with Ollama when it is reachable.")] = False,
     db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "
                                                "(default: a temporary one).")] = None,
+    answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
+        "the answers against the reference, with the lead and oracle extractive baselines.")] = False,
 ) -> None:
-    """Replay conversations through the chat's turn pipeline and score retrieval per strategy."""
+    """Replay conversations through the chat's turn pipeline and score retrieval per strategy
+    (with --answers, the answers too)."""
     from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
@@ -388,10 +391,12 @@ def eval_command(
                 render.notice(f"{ctx.backend_problem()}: heuristic reformulation")
             with render.EvalProgress() as bar:
                 run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
-                                      backend=ctx.backend if llm else None, on_progress=bar.update)
+                                      backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
+    if answers:
+        render.answer_tables(evaluate.summarize_answers(run, groups))
     if out:
         evaluate.write_rows(out, run)
         render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import re
+import textwrap
 from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Iterable, Mapping
@@ -24,7 +25,7 @@ from .text import PrintableStream, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import GroupSummary
+    from .evaluate import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
@@ -412,11 +413,36 @@ def lineage_sources(lineage: Lineage) -> Panel:
     return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 
 
+CODE_FENCE = re.compile(r"^([ \t]*)(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\2[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def answer_body(text: str, target: Console | None = None) -> None:
+    """An answer: prose as plain text (printable, no markup), each fenced code block as code
+    (rich Syntax: highlighted by its language, never wrapped or joined into one line)."""
+    from rich.syntax import Syntax
+
+    out = target or console
+    start = 0
+    for match in CODE_FENCE.finditer(text):
+        before = text[start:match.start()].strip("\n")
+        if before:
+            out.print(Text(printable(before)), soft_wrap=_wrapped())
+        code = textwrap.dedent(printable(match.group(4))).rstrip("\n")
+        width = max((len(line) for line in code.splitlines()), default=1)
+        # as wide as its longest line, never cropped or wrapped: code copied from here still runs
+        out.print(Syntax(code, match.group(3) or "text", theme="ansi_dark", word_wrap=False, code_width=width,
+                         background_color="default"), crop=False)
+        start = match.end()
+    rest = text[start:].strip("\n")
+    if rest or start == 0:
+        out.print(Text(printable(rest)), soft_wrap=_wrapped())
+
+
 def turn(result: TurnResult, streamed: bool = False) -> None:
     """The answer (unless it was streamed), how the question was understood, the sources.
     Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
-        console.print(escape(result.answer))
+        answer_body(result.answer)
     else:
         console.print()
     console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
@@ -568,4 +594,25 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
             if overall:
                 extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
+        console.print(table)
+
+
+def answer_tables(groups: list[AnswerGroup]) -> None:
+    """Answer quality: one table per answered strategy, a row per group, F1 / recall / words for
+    ragchat, lead and oracle; "yes" when ragchat closes a third of the lead-oracle gap."""
+    if not groups:
+        console.print("[dim]answer quality: no answered turn had a reference[/]")
+        return
+    for strategy in dict.fromkeys(g.strategy for g in groups):
+        table = Table(title=f"answer quality: {escape(strategy)}", title_justify="left", title_style="bold")
+        table.add_column("group")
+        table.add_column("turns", justify="right")
+        for system in ("ragchat", "lead", "oracle"):
+            table.add_column(f"{system}\nF1 / R / words", justify="right")
+        table.add_column("1/3 of\nthe gap", justify="right")
+        for group in (g for g in groups if g.strategy == strategy):
+            cells = [f"{row.f1:.3f} / {row.recall:.3f} / {row.words:.0f}" for row in group.rows]
+            table.add_row(escape(group.name), str(group.rows[0].count), *cells, "yes" if group.closes_a_third else "no")
+        table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
+                         "as ragchat's answer; oracle: greedy best sentences of the same chunks")
         console.print(table)
