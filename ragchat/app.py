@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .conversation.models import Lineage
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
     from .conversation.plan import TurnOptions
     from .conversation.turn import Conversation
-
     from .llm import OllamaBackend
 
 

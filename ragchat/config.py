@@ -8,9 +8,10 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigError
 
@@ -47,7 +48,7 @@ class Settings:
     ollama_model: str = "llama3.2"
     ollama_timeout: float = 20.0
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 

@@ -5,20 +5,20 @@ from __future__ import annotations
 import json
 import re
 import textwrap
+from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING, Iterable, Mapping
+from typing import TYPE_CHECKING
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType
+from rich.markup import escape as escape_markup
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.text import Text
-from rich.markup import escape as escape_markup
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
-                           TimeElapsedColumn)
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
 from .text import PrintableStream, printable, source_label
@@ -104,7 +104,7 @@ class IngestProgress:
         self._files = self._bar.add_task("files", total=None, detail="")
         self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
 
-    def __enter__(self) -> "IngestProgress":
+    def __enter__(self) -> IngestProgress:
         self._bar.start()
         return self
 
@@ -553,7 +553,7 @@ class EvalProgress:
         )
         self._task = self._bar.add_task("replay", total=None, detail="")
 
-    def __enter__(self) -> "EvalProgress":
+    def __enter__(self) -> EvalProgress:
         self._bar.start()
         return self
 

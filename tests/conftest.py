@@ -4,14 +4,14 @@ library ingested once per run (tests that change a library get their own copy)."
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from typer.testing import CliRunner
-
 from helpers import MODEL_CACHE, SAMPLE_DOCS, settings_for
 from ollama_server import free_port_url
+from typer.testing import CliRunner
+
 from ragchat.config import Settings
 from ragchat.embed import FastEmbedder, load_embedder
 from ragchat.ingest.pipeline import ingest

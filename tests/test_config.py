@@ -8,8 +8,8 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke
+
 from ragchat.config import Settings, load_settings, user_config_dir
 from ragchat.errors import ConfigError
 from ragchat.store import library

@@ -10,8 +10,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import ask_json, invoke
+
 from ragchat.answer import CITATION, split_sentences
 from ragchat.store import sessions
 from ragchat.store.db import open_db

@@ -10,16 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke, settings_for
+from test_hostile_ingest import RAGCHAT, chunk_ids_by_path, documents_written, library_problems, run_cli, write_corpus
+
 from ragchat.cli import app
 from ragchat.errors import RagchatError
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 from ragchat.store.schema import KNOWN
-from test_hostile_ingest import (RAGCHAT, chunk_ids_by_path, documents_written, library_problems, run_cli,
-                                 write_corpus)
 
 WILLS = """# Wills
 

@@ -126,7 +126,7 @@ def test_a_turn_fits_and_panels_keep_their_columns(width: int, two_turns, monkey
         console = screen(monkeypatch, width)
         render.turn(result)
         lines = lines_of(console)
-        panel = [line for line in lines if line[:1] in "╭│╰"]
+        panel = [line for line in lines if line and line[0] in "╭│╰"]
         panel_widths |= {len(line) for line in panel}
         headers.append(next(line for line in panel if "document › section" in line))
         understood = " ".join(line for line in lines if line.startswith("understood as") or "(follow-up" in line)

@@ -8,13 +8,13 @@ import threading
 from pathlib import Path
 
 import pytest
+from helpers import settings_for
+from ollama_server import FakeOllama
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from helpers import settings_for
-from ollama_server import FakeOllama
 from ragchat.app import App
 from ragchat.repl import Repl
 from ragchat.store import sessions
@@ -127,8 +127,8 @@ def test_ollama_failure_is_announced_once_per_session(library_db: Path, capsys) 
     assert out.count("Ollama reformulation failed (invalid JSON in reply); using the heuristic reformulator") == 1
     db = App(settings_for(library_db)).db
     lineages = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "once")) if m.lineage]
-    assert [l["reformulation"]["reformulator"] for l in lineages] == ["heuristic"] * 3
-    assert all(any("invalid JSON" in n for n in l["notices"]) for l in lineages[1:])  # recorded every turn
+    assert [lineage["reformulation"]["reformulator"] for lineage in lineages] == ["heuristic"] * 3
+    assert all(any("invalid JSON" in n for n in lineage["notices"]) for lineage in lineages[1:])  # recorded every turn
 
 
 # --- conventions: bare words, bad arguments, /new on an existing name, /sources N, completion ------
@@ -158,7 +158,7 @@ def test_bare_help_exit_quit_clear_are_commands_not_questions(library_db: Path, 
 def test_bad_arguments_are_one_error_line(line: str, expected: str, library_db: Path, capsys) -> None:
     run_repl(library_db, ["Tell me about heat pumps", line, "/sources"], session="args")
     captured = capsys.readouterr()
-    errors = [l for l in captured.err.splitlines() if l.startswith("Error:")]
+    errors = [line for line in captured.err.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and errors[0].startswith(expected), captured.err
     assert "Turn 1" not in captured.out  # `/inspect abc` no longer shows the last turn
     assert captured.out.count("Sources") == 2  # the answer's panel, and the REPL went on to /sources

@@ -7,8 +7,8 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke, settings_for
+
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.fts import build_match
 from ragchat.search.hybrid import SearchRequest, search

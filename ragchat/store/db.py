@@ -5,8 +5,8 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import sqlite_utils
 import sqlite_utils.utils
@@ -46,7 +46,7 @@ def _load_vec(db: Database) -> None:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
-    except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
+    except Exception as exc:
         raise StoreError(f"cannot load the sqlite-vec extension with {driver}: {exc}") from None
 
 
