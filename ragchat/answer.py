@@ -4,18 +4,20 @@ from __future__ import annotations
 
 import math
 import re
-from dataclasses import dataclass
-from typing import Callable, Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from dataclasses import dataclass, replace
+from typing import TypeVar
 
 import numpy as np
 
 from .llm import ChatBackend
 from .store.library import StoredChunk
 from .store.sessions import Message
-from .text import content_words, sentences, words
+from .text import content_words, source_label, stem, words
 
 NOT_COVERED = "The documents may not cover this question."
 CITATION = re.compile(r"\[(\d{1,2})\]")
+T = TypeVar("T")
 EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
 
 SYSTEM = """You answer questions about the user's own documents using ONLY the numbered sources given.
@@ -61,7 +63,8 @@ def build_prompt(question: str, understood_as: str, window: Sequence[Message], s
 
 def passage(source: Source) -> str:
     """A source as quoted material: its number and origin in the opening tag, its text inside."""
-    origin = source.chunk.path + (f" — {source.chunk.heading}" if source.chunk.heading else "")
+    where = source_label(source.chunk.path, source.chunk.page_start, source.chunk.page_end)
+    origin = where + (f" — {source.chunk.heading}" if source.chunk.heading else "")
     origin = " ".join(_defused(origin).replace('"', "'").split())
     return f'<passage id="{source.number}" source="{origin}">\n{_defused(source.chunk.text)}\n</passage>'
 
@@ -70,52 +73,340 @@ def _defused(text: str) -> str:
     return PASSAGE_TAG.sub(r"‹\1", text)
 
 
-def _candidates(sources: Sequence[Source], exclude: str) -> list[tuple[int, int, str]]:
-    """(source number, position, sentence) of every usable sentence, without repeats."""
-    seen, found = {" ".join(exclude.lower().split())}, []
-    for source in sources:
-        for position, sentence in enumerate(sentences(source.chunk.text)):
-            key = " ".join(sentence.lower().split())
-            # a lead-in ending in ":" says nothing without the list after it
-            if len(sentence) < 25 or sentence.endswith(":") or key in seen or any(key in s for s in seen):
+# --- reading a chunk: sentences and the blocks they introduce ----------------------------------
+
+# Words ending in "." that do not end a sentence; initials ("U.S.", "J.") are recognised by shape.
+ABBREVIATIONS = frozenset(
+    "a.k.a. e.g. i.e. cf. vs. viz. approx. dr. mr. mrs. ms. prof. st. jr. sr. no. nos. fig. figs. vol. "
+    "art. sec. ch. p. pp. ed. eds. inc. ltd. co. corp. dept. est. gen. gov. rev. mt. ft. jan. feb. mar. "
+    "apr. jun. jul. aug. sep. sept. oct. nov. dec.".split()
+)
+INITIALS = re.compile(r"^[(\"']?(?:[A-Za-z]\.){1,4}$")
+BOUNDARY = re.compile(r"[.!?][\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
+FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
+LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
+HEADING = re.compile(r"^#{1,6}\s")
+INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
+SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
+EXAMPLE_REQUEST = re.compile(r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE)
+POOL = 4  # sources an answer draws from (a meta-request: all the sources of the turn)
+END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
+TITLE_WORDS = 10  # a line this short without end punctuation may be a heading
+MAX_BLOCK_LINES = 30
+# Sentence ranking: idf-weighted query words over (length ** LENGTH_DAMPING), plus the chunk's
+# similarity and rank; units scoring SCORE_MARGIN below the best are left out (so an answer is
+# as long as its good sentences), and so is a unit sharing DUPLICATE_OVERLAP of its words with
+# one already in.
+SIMILARITY_WEIGHT, RANK_WEIGHT, POSITION_PENALTY = 2.0, 1.0, 0.01
+LENGTH_DAMPING, SCORE_MARGIN, DUPLICATE_OVERLAP = 0.7, 2.0, 0.7  # a longer block is cut (code: at a line; lists and tables: at an item)
+
+
+def split_sentences(text: str) -> list[str]:
+    """Prose into sentences: end punctuation, spaces, then a capital or digit, except after an
+    abbreviation ("e.g.", "a.k.a.", "Dr.") or initials ("U.S."). Decimals, versions and file
+    names never split (no space after their dots)."""
+    found: list[str] = []
+    for paragraph in re.split(r"\n\s*\n", text):
+        flat = " ".join(paragraph.split())
+        start = 0
+        for match in BOUNDARY.finditer(flat):
+            before = flat[start:match.start() + 1].rsplit(" ", 1)[-1]
+            if flat[match.start()] == "." and (before.lower() in ABBREVIATIONS or INITIALS.match(before)):
                 continue
-            seen.add(key)
-            found.append((source.number, position, sentence))
+            piece = flat[start:match.end()].strip()
+            if piece:
+                found.append(piece)
+            start = match.end()
+        if flat[start:].strip():
+            found.append(flat[start:].strip())
     return found
 
 
-def _stem(word: str) -> str:
-    for suffix in ("ing", "ies", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a chunk an answer can show: a sentence (with the block it introduces, if any),
+    a list item, or a block on its own."""
+
+    position: int
+    sentence: str  # "" for a block on its own
+    block: str = ""  # a fenced code block, list or table, as it is in the chunk
+    kind: str = "sentence"  # sentence | item | code | list | table
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part for part in (self.sentence, self.block) if part)
+
+    @property
+    def has_code(self) -> bool:
+        return self.block.lstrip().startswith(("```", "~~~"))
+
+
+def _cut(lines: list[str], code: bool) -> list[str]:
+    if len(lines) <= MAX_BLOCK_LINES:
+        return lines
+    if code:  # keep the closing fence so the block stays a block
+        return [*lines[: MAX_BLOCK_LINES - 2], lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …", lines[-1]]
+    return [*lines[:MAX_BLOCK_LINES], "…"]
+
+
+def _pieces(text: str) -> list[tuple[str, str]]:
+    """The chunk as (kind, text) pieces in order: prose paragraphs and code/list/table blocks."""
+    pieces: list[tuple[str, str]] = []
+    lines = text.splitlines()
+    prose: list[str] = []
+
+    def flush() -> None:
+        if prose:
+            pieces.append(("prose", " ".join(prose)))
+            prose.clear()
+
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        fence = FENCE.match(line)
+        if fence:
+            flush()
+            j = i + 1
+            while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
+                j += 1
+            block = lines[i : j + 1] if j < len(lines) else [*lines[i:], fence.group(1)]
+            pieces.append(("code", "\n".join(_cut(block, True))))
+            i = j + 1
+            continue
+        if _looks_like_code(line):
+            flush()
+            j = i + 1
+            while j < len(lines) and (_looks_like_code(lines[j]) or lines[j].startswith(("    ", "\t"))
+                                      or (not lines[j].strip() and j + 1 < len(lines) and _looks_like_code(lines[j + 1]))):
+                j += 1
+            code_lines = [line.rstrip() for line in lines[i:j]]
+            pieces.append(("code", "\n".join(_cut(["```", *code_lines, "```"], True))))
+            i = j
+            continue
+        if LIST_ITEM.match(line):
+            flush()
+            j = i + 1
+            while j < len(lines) and lines[j].strip() and (LIST_ITEM.match(lines[j]) or lines[j].startswith("  ")):
+                j += 1
+            pieces.append(("list", "\n".join(_cut(lines[i:j], False))))
+            i = j
+            continue
+        if TABLE_ROW.search(line) and i + 1 < len(lines) and TABLE_ROW.search(lines[i + 1]) \
+                and line.count("|") == lines[i + 1].count("|"):
+            flush()
+            j = i + 1
+            while j < len(lines) and TABLE_ROW.search(lines[j]):
+                j += 1
+            pieces.append(("table", "\n".join(_cut(lines[i:j], False))))
+            i = j
+            continue
+        if not line.strip() or HEADING.match(line):
+            flush()
+        elif _is_title(line.strip(), lines[i + 1].strip() if i + 1 < len(lines) else ""):
+            flush()
+            pieces.append(("title", line.strip()))
+        else:
+            prose.append(line.strip())
+        i += 1
+    flush()
+    return pieces
+
+
+CODE_LINE = re.compile(
+    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ |>>> |"
+    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)")
+
+
+def _looks_like_code(line: str) -> bool:
+    """A line of code in text that lost its fences (today's plain-text chunks): an assignment,
+    a call, an import or a definition, not a sentence."""
+    stripped = line.strip()
+    return bool(stripped) and not re.search(r"[.!?]$", stripped) and bool(CODE_LINE.match(line)) \
+        and not LIST_ITEM.match(line)
+
+
+TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
+
+
+def _boilerplate(sentence: str) -> bool:
+    """Navigation and footer text: a run of capitalised labels without a sentence's small
+    words, or a copyright line."""
+    tokens = sentence.split()
+    if "©" in sentence or "(c) 20" in sentence.lower():
+        return True
+    capitalised = sum(1 for t in tokens if t[:1].isupper())
+    return len(tokens) >= 8 and capitalised / len(tokens) > 0.6
+
+
+def _is_title(line: str, following: str) -> bool:
+    """A short line without end punctuation before a capitalised line (or none): a heading or a
+    navigation label, not part of a sentence."""
+    return (not END_PUNCTUATION.search(line) and len(line.split()) <= TITLE_WORDS
+            and (not following or not following[0].islower()))
+
+
+def units(text: str) -> list[Unit]:
+    """The units of a chunk in reading order. A block goes with the sentence right before it
+    (the sentence that introduces it); a list nobody introduces gives its items one by one."""
+    found: list[Unit] = []
+    for kind, piece in _pieces(text):
+        if kind == "prose":
+            found.extend(Unit(len(found), s) for s in split_sentences(piece))
+            continue
+        if kind == "title":
+            found.append(Unit(len(found), piece, kind="title"))
+            continue
+        last = found[-1] if found else None
+        if last is not None and last.kind == "sentence" and not last.block:
+            found[-1] = Unit(last.position, last.sentence, piece, kind)
+        elif kind == "list":
+            found.extend(Unit(len(found), " ".join(item.split()), kind="item")
+                         for item in piece.splitlines() if item.strip() and item.strip() != "…")
+        else:
+            found.append(Unit(len(found), "", piece, kind))
+    # a chunk can start or end inside a sentence: those pieces are fragments
+    if found and found[0].kind == "sentence" and found[0].sentence[:1].islower():
+        found[0] = replace(found[0], kind="fragment")
+    if found and found[-1].kind == "sentence" and not found[-1].block and not END_PUNCTUATION.search(found[-1].sentence):
+        found[-1] = replace(found[-1], kind="fragment")
+    return found
+
+
+def _key(text: str) -> str:
+    return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
+
+
+def _candidates(sources: Sequence[Source], exclude: str, examples: bool = False) -> list[tuple[int, Unit]]:
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said
+    (except code when `examples` are asked for: the code is the example)."""
+    said = _key(exclude)
+    seen: set[str] = set()
+    found = []
+    for source in sources:
+        for unit in units(source.chunk.text):
+            key = _key(unit.sentence or unit.block)
+            # a lead-in ending in ":" says nothing without the block after it
+            short = len(unit.sentence) < 25 and not unit.block and unit.kind != "item"
+            if (unit.kind in ("title", "fragment") or not key or (not unit.block and _boilerplate(unit.sentence)) or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
+                    or (said and key in said and not (examples and unit.has_code))):
+                continue
+            seen.add(key)
+            found.append((source.number, unit))
+    return found
+
+
+def _unit_stems(unit: Unit) -> set[str]:
+    return {stem(w) for w in words(unit.text)}
+
+
+def _format(chosen: list[tuple[int, Unit]]) -> str:
+    """Sentences of one source run together as a paragraph ending in [n]; blocks on their own
+    lines after the sentence that brings them; list items as "- " lines."""
+    parts: list[str] = []
+    run: list[str] = []
+    number_of_run = 0
+
+    def close() -> None:
+        if run:
+            parts.append(" ".join(run) + f" [{number_of_run}]")
+            run.clear()
+
+    for number, unit in chosen:
+        if number != number_of_run:
+            close()
+            number_of_run = number
+        if unit.kind == "item":
+            close()
+            item = unit.sentence if LIST_ITEM.match(unit.sentence) else f"- {unit.sentence}"
+            parts.append(f"{item} [{number}]")
+        elif unit.block:
+            if unit.sentence:
+                run.append(unit.sentence)
+            close()
+            parts.append(unit.block)
+        else:
+            run.append(unit.sentence)
+    close()
+    out: list[str] = []
+    for part in parts:  # one line each (a block: its own lines)
+        out.append(part if not out else "\n" + part)
+    return "".join(out)
 
 
 def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float], *,
                priors: dict[int, float] | None = None, count: int = 4, weak: bool = False,
-               want_examples: bool = False, exclude: str = "") -> Answer:
-    """The sentences of the sources that best match the query, each with its [n], in reading
-    order. Sentences are scored lexically (the query's words, weighted by rarity, stem-matched)
-    plus the relevance of their chunk (`priors`, by source number): cheap enough for every turn.
-    `exclude` holds text already said (the last answer), so "tell me more" says more."""
-    candidates = _candidates(sources, exclude)
+               want_examples: bool = False, exclude: str = "", summarise: bool = False,
+               cover: Sequence[int] = ()) -> Answer:
+    """The units of the sources that best answer the query, in reading order, each source's
+    sentences ending in its [n].
+
+    Units are ranked by the query's words (idf-weighted, stem-matched) plus their chunk's
+    relevance (`priors`, by source number, and its rank); the best unit of the first source is
+    always in. A sentence that introduces a list, table or code block brings it. `exclude` is
+    what the last answer said: none of it is said again. `summarise`: the most central units
+    instead, one from each source in `cover` (the last answer's sources) first. `want_examples`:
+    code blocks and example sentences first."""
+    candidates = _candidates(sources, "" if summarise else exclude, want_examples)
     if not candidates:
+        if exclude and not summarise and _candidates(sources, ""):
+            return Answer("The sources say nothing beyond the last answer.", frozenset())
         return Answer(NOT_COVERED if weak or not sources else "The sources hold no readable sentences.", frozenset())
-    weights = {_stem(w): idf(w) for w in dict.fromkeys(content_words(query))}
+    weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(query))}
     priors = priors or {}
+    order = {s.number: i for i, s in enumerate(sources)}
+    stems_of = [_unit_stems(unit) for _, unit in candidates]
 
-    def score(item: tuple[int, int, str]) -> float:
-        number, position, sentence = item
-        stems = {_stem(w) for w in words(sentence)}
-        lexical = sum(weight for stem, weight in weights.items() if stem in stems)
-        example = 1.0 if want_examples and EXAMPLE_CUES.search(sentence) else 0.0
-        return lexical / math.sqrt(max(len(stems), 4)) + 2.0 * priors.get(number, 0.0) + example - 0.02 * position
+    def relevance(i: int) -> float:
+        number, unit = candidates[i]
+        stems_here = stems_of[i]
+        lexical = sum(weight for s, weight in weights.items() if s in stems_here)
+        prior = SIMILARITY_WEIGHT * priors.get(number, 0.0) + RANK_WEIGHT / (1 + order[number])
+        value = lexical / max(len(stems_here), 8) ** LENGTH_DAMPING + prior - POSITION_PENALTY * unit.position
+        if want_examples:
+            value += (3.0 if unit.has_code else 0.0) + (1.0 if EXAMPLE_CUES.search(unit.sentence) else 0.0)
+        return value
 
-    best = sorted(range(len(candidates)), key=lambda i: -score(candidates[i]))[:count]
-    best.sort(key=lambda i: (candidates[i][0], candidates[i][1]))
-    lines = [f"- {candidates[i][2]} [{candidates[i][0]}]" for i in best]
+    def centrality(i: int) -> float:
+        mine = stems_of[i]
+        if not mine:
+            return 0.0
+        shared = sum(sum(idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
+                     for j, other in enumerate(stems_of) if j != i)
+        return shared + (0.5 * relevance(i) if summarise else 0.0)
+
+    if summarise:
+        scores = [centrality(i) for i in range(len(candidates))]
+    else:
+        scores = [relevance(i) for i in range(len(candidates))]
+    by_score = sorted(range(len(candidates)), key=lambda i: -scores[i])
+    chosen: list[int] = []
+    first = next((i for i in by_score if candidates[i][0] == sources[0].number), None)
+    if summarise:
+        for number in cover:
+            best = next((i for i in by_score if candidates[i][0] == number), None)
+            if best is not None and best not in chosen:
+                chosen.append(best)
+    elif first is not None:
+        chosen.append(first)
+    if want_examples:
+        code = next((i for i in by_score if candidates[i][1].has_code), None)
+        if code is not None and code not in chosen:
+            chosen.append(code)
+    floor = scores[by_score[0]] - SCORE_MARGIN if not summarise else -math.inf
+    for i in by_score:
+        if len(chosen) >= count or scores[i] < floor:
+            break
+        if i not in chosen and not any(_similar(stems_of[i], stems_of[j]) for j in chosen):
+            chosen.append(i)
+    chosen.sort(key=lambda i: (order[candidates[i][0]], candidates[i][1].position))
+    picked = [candidates[i] for i in chosen]
     head = f"{NOT_COVERED} The closest passages say:\n" if weak else ""
-    return Answer(head + "\n".join(lines), frozenset(candidates[i][0] for i in best))
+    return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+
+def lead_text(text: str) -> str:
+    """A chunk's text as the units would show it, from the start (the lead baseline)."""
+    return " ".join(unit.text for unit in units(text) if unit.kind not in ("title", "fragment"))
 
 
 def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str]:
@@ -132,3 +423,14 @@ def supported_by(answer_vector: np.ndarray, chunk_vectors: dict[int, np.ndarray]
     scored = sorted(((float(v @ answer_vector), cid) for cid, v in chunk_vectors.items()), reverse=True)
     best = scored[0][0]
     return {cid for score, cid in scored[:limit] if score >= max(best - margin, minimum)}
+
+
+def answer_pool(sources: Sequence[T], meta: bool) -> Sequence[T]:
+    """The sources (ranked) an extractive answer draws from: the first POOL, twice that for a
+    meta-request (its first ones are the last answer's)."""
+    return sources[: 2 * POOL if meta else POOL]
+
+
+def _similar(a: set[str], b: set[str]) -> bool:
+    """Nearly the same sentence (most of the shorter one's words are in the other)."""
+    return bool(a and b) and len(a & b) / min(len(a), len(b)) >= DUPLICATE_OVERLAP

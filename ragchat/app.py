@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Callable
+from typing import TYPE_CHECKING
 
 from .config import Settings
 from .conversation.models import Lineage
@@ -18,7 +19,6 @@ if TYPE_CHECKING:
 
     from .conversation.plan import TurnOptions
     from .conversation.turn import Conversation
-
     from .llm import OllamaBackend
 
 
@@ -34,10 +34,11 @@ class AnsweredTurn:
 class App:
     settings: Settings
     origins: dict[str, str] = field(default_factory=dict)
+    create: bool = False  # only ingest (and eval's own library) may create the database
 
     @cached_property
     def db(self) -> Database:
-        return open_db(self.settings.db)
+        return open_db(self.settings.db, create=self.create)
 
     @cached_property
     def embedder(self) -> Embedder:

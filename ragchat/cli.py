@@ -5,15 +5,16 @@ from __future__ import annotations
 import os
 import sys
 import traceback
+from enum import StrEnum
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import TYPE_CHECKING, Annotated, Any
 
 import click
 import typer
-from typer.core import TyperGroup
+from typer.core import TyperCommand, TyperGroup
 
 from .config import load_settings
-from .errors import RagchatError, SessionError
+from .errors import RagchatError
 
 if TYPE_CHECKING:
     from .app import App
@@ -37,7 +38,7 @@ class RagchatGroup(TyperGroup):
 
             render.error("interrupted")
             raise typer.Exit(130) from None
-        except Exception as exc:  # noqa: BLE001 - the single place where errors meet the user
+        except Exception as exc:
             if os.environ.get("RAGCHAT_DEBUG") == "1":
                 raise
             message = str(exc) if isinstance(exc, RagchatError) else _unexpected(exc)
@@ -53,73 +54,144 @@ def _unexpected(exc: Exception) -> str:
     return f"unexpected {type(exc).__name__}{place}: {exc} (RAGCHAT_DEBUG=1 shows the traceback)"
 
 
+class RagchatCommand(TyperCommand):
+    """Help that reads like a finished tool: arguments by their metavar (QUERY, PATH...), without
+    `{query}` braces or `<list[Path]>` type tags; options carry their own metavars."""
+
+    def collect_usage_pieces(self, ctx: Any) -> list[str]:
+        pieces = [self.options_metavar] if self.options_metavar else []
+        for param in self.get_params(ctx):
+            if param.param_type_name == "argument":
+                pieces.append(_argument_name(param) if param.required else f"[{_argument_name(param)}]")
+        return pieces
+
+    def format_options(self, ctx: Any, formatter: Any) -> None:
+        params = self.get_params(ctx)
+        arguments = [(_argument_name(p), getattr(p, "help", None) or "") for p in params
+                     if p.param_type_name == "argument"]
+        options = [record for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
+        for title, rows in (("Arguments", arguments), ("Options", options)):
+            if rows:
+                with formatter.section(title):
+                    formatter.write_dl(rows)
+
+
+def _argument_name(param: Any) -> str:
+    return param.metavar or param.name.upper() + ("..." if param.nargs != 1 else "")
+
+
+def _positive(value: int | None) -> int | None:
+    """Instead of `min=1`, whose help reads `[x>=1]`."""
+    if value is not None and value < 1:
+        raise typer.BadParameter(f"must be 1 or more, not {value}")
+    return value
+
+
+def _version(value: bool) -> None:
+    if value:
+        from importlib.metadata import version
+
+        print(f"ragchat {version('ragchat')}")
+        raise typer.Exit()
+
+
 app = typer.Typer(
     cls=RagchatGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
     help="Chat with your own documents; follow-up questions included.",
 )
 
-DbOption = Annotated[Optional[Path], typer.Option("--db", help="Database file (default .ragchat/ragchat.db; env RAGCHAT_DB).")]
+
+@app.callback()
+def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
+                                                help="Show the version and exit.")] = False) -> None:
+    """Chat with your own documents; follow-up questions included."""
 
 
-def make_app(**overrides: Any) -> App:
+DbOption = Annotated[Path | None, typer.Option(
+    "--db", metavar="PATH", show_default=False,
+    help="Database file (default: the nearest .ragchat/ folder, else your per-user library; env RAGCHAT_DB).")]
+JsonOption = Annotated[bool, typer.Option("--json", help="JSON instead of a table.")]
+
+
+def make_app(*, create: bool = False, **overrides: Any) -> App:
+    """The services for a command; only ingest (and eval's own library) pass create=True."""
     from .app import App
 
     settings, origins = load_settings(overrides)
-    return App(settings, origins)
+    return App(settings, origins, create=create)
 
 
-@app.command()
+@app.command(cls=RagchatCommand, short_help="Add files and folders to the library.")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(help="Files and folders to ingest (recursive).")],
-    reembed: Annotated[bool, typer.Option(help="Re-embed every chunk with the configured model.")] = False,
-    prune: Annotated[bool, typer.Option(help="Remove documents whose files are gone.")] = False,
+    paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files and folders to ingest (recursive).",
+                                                show_default=False)],
+    reembed: Annotated[bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")] = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone.")] = False,
     follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
                                                   "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
-    """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped."""
+    """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped.
+    The only command that creates a library."""
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
 
-    ctx = make_app(db=db)
+    ctx = make_app(db=db, create=True)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     with render.IngestProgress() as progress:
         report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
                             prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
-    render.ingest_report(report)
+    render.ingest_report(report, ctx.settings.db)
 
 
-@app.command()
+class SearchMode(StrEnum):
+    hybrid = "hybrid"
+    vector = "vector"
+    fts = "fts"
+
+
+@app.command(cls=RagchatCommand, short_help="Search the library once, without a conversation.")
 def search(
-    query: Annotated[str, typer.Argument(help="What to look for.")],
-    k: Annotated[Optional[int], typer.Option("-k", "--k", min=1, help="How many chunks (default: top_k).")] = None,
-    mode: Annotated[str, typer.Option(help="hybrid | vector | fts")] = "hybrid",
+    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)],
+    k: Annotated[int | None, typer.Option("-k", "--k", callback=_positive, metavar="N",
+                                             help="How many chunks (default: the top_k setting).")] = None,
+    mode: Annotated[SearchMode, typer.Option(metavar="[hybrid|vector|fts]",
+                                             help="Which index: both fused, vectors only, or full-text only.")]
+        = SearchMode.hybrid,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
     db: DbOption = None,
 ) -> None:
     """Search the library once, without a conversation."""
     from . import render
-    from .search.hybrid import SearchRequest, search as run_search
+    from .search.hybrid import SearchRequest
+    from .search.hybrid import search as run_search
 
-    if mode not in {"hybrid", "vector", "fts"}:
-        raise typer.BadParameter("mode must be hybrid, vector or fts", param_hint="--mode")
+    if not query.strip():  # like `ask ""`: the error is the only line
+        raise RagchatError("empty query: type what to look for")
     ctx = make_app(db=db)
     ctx.require_library()
-    embedder = ctx.embedder if mode != "fts" else None
-    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode)  # type: ignore[arg-type]
+    embedder = ctx.embedder if mode is not SearchMode.fts else None
+    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
+    best = max((h.similarity for h in hits if h.similarity is not None), default=None)
+    if not as_json and mode is not SearchMode.fts and (best is None or best < ctx.settings.weak_match):
+        render.notice(f"weak matches: the documents may not cover this (best similarity "
+                      f"{'-' if best is None else f'{best:.2f}'}, weak below {ctx.settings.weak_match})")
 
 
-SessionOption = Annotated[Optional[str], typer.Option("--session", "-s", help="Session name (default: the latest).")]
+SessionOption = Annotated[str | None, typer.Option("--session", "-s", metavar="NAME",
+                                                      help="Session name (default: the latest).")]
 
 
-@app.command()
+@app.command(cls=RagchatCommand, short_help="Ask one question; the turn is saved in its session.")
 def ask(
-    question: Annotated[str, typer.Argument(help="The question (a follow-up is understood in its session).")],
-    session: Annotated[str, typer.Option("--session", "-s", help="Session to continue or start.")] = "default",
+    question: Annotated[str, typer.Argument(metavar="QUESTION", show_default=False,
+                                            help="The question (a follow-up is understood in its session).")],
+    session: Annotated[str, typer.Option("--session", "-s", metavar="NAME",
+                                         help="Session to continue or start.")] = "default",
     new: Annotated[bool, typer.Option("--new", help="Start the session over (forget its messages).")] = False,
     as_json: Annotated[bool, typer.Option("--json", help="Print the turn's trace as JSON instead.")] = False,
     db: DbOption = None,
@@ -136,7 +208,8 @@ def ask(
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
-    if problem and not as_json and ctx.settings.ollama != "on":  # with "on", each fallback says why
+    # "on": each fallback says why; "off": the user chose it, nothing to say
+    if problem and not as_json and ctx.settings.ollama == "auto":
         render.console.print(f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
                              soft_wrap=True)
     conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
@@ -152,9 +225,9 @@ def ask(
     render.turn(result, streamed=streaming and result.answer_mode == "llm")
 
 
-inspect_app = typer.Typer(help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",
-                          no_args_is_help=True)
-app.add_typer(inspect_app, name="inspect")
+inspect_app = typer.Typer(cls=RagchatGroup, no_args_is_help=True, rich_markup_mode=None,
+                          help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.")
+app.add_typer(inspect_app, name="inspect", short_help="Explain what a turn did (ranks, boosts, plan).")
 
 
 def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
@@ -167,70 +240,146 @@ def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool)
     render.json_lines([data]) if as_json else render.inspect_view(data)
 
 
-@inspect_app.command("last-turn")
-def inspect_last_turn(session: SessionOption = None, as_json: Annotated[bool, typer.Option("--json")] = False,
+@inspect_app.command("last-turn", cls=RagchatCommand)
+def inspect_last_turn(session: SessionOption = None,
+                      as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
                       db: DbOption = None) -> None:
     """The trace of the last turn of a session."""
     _show_turn(make_app(db=db), session, None, as_json)
 
 
-@inspect_app.command("turn")
-def inspect_turn(number: Annotated[int, typer.Argument(help="Turn number, from 1.")], session: SessionOption = None,
-                 as_json: Annotated[bool, typer.Option("--json")] = False, db: DbOption = None) -> None:
+@inspect_app.command("turn", cls=RagchatCommand)
+def inspect_turn(number: Annotated[int, typer.Argument(metavar="N", help="Turn number, from 1.", show_default=False)],
+                 session: SessionOption = None,
+                 as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
+                 db: DbOption = None) -> None:
     """The trace of turn N of a session."""
     _show_turn(make_app(db=db), session, number, as_json)
 
 
-@app.command("sessions")
-def list_sessions(db: DbOption = None) -> None:
-    """List sessions with their number of turns and last activity."""
+sessions_app = typer.Typer(cls=RagchatGroup, rich_markup_mode=None, invoke_without_command=True,
+                           help="List sessions (newest first); `rm` and `rename` manage them.")
+app.add_typer(sessions_app, name="sessions", short_help="List, rename or remove sessions.")
+
+
+@sessions_app.callback(invoke_without_command=True)
+def list_sessions(ctx: typer.Context, as_json: Annotated[bool, typer.Option(
+                      "--json", help="One JSON line per session instead of a table.")] = False,
+                  db: DbOption = None) -> None:
+    """List sessions: turns, last activity, first question."""
     from . import render
     from .store import sessions
 
-    render.sessions_table(sessions.sessions(make_app(db=db).db))
+    ctx.obj = db  # `ragchat sessions --db X rm NAME` means the same database as `rm NAME --db X`
+    if ctx.invoked_subcommand is None:
+        rows = sessions.sessions(make_app(db=db).db)
+        render.json_lines(rows) if as_json else render.sessions_table(rows)
 
 
-@app.command()
-def chat(
-    session: Annotated[str, typer.Option("--session", "-s", help="Session to resume or start.")] = "default",
+@sessions_app.command("rm", cls=RagchatCommand)
+def remove_session(ctx: typer.Context,
+                   name: Annotated[str, typer.Argument(metavar="NAME", help="The session to delete.",
+                                                       show_default=False)],
+                   db: DbOption = None) -> None:
+    """Delete a session and its messages."""
+    from . import render
+    from .store import sessions
+
+    turns = sessions.delete_session(make_app(db=db or ctx.obj).db, name)
+    render.console.print(f"Removed session {render.escape(name)} ({turns} turn(s)).", soft_wrap=True)
+
+
+@sessions_app.command("rename", cls=RagchatCommand)
+def rename_session(ctx: typer.Context,
+                   old: Annotated[str, typer.Argument(metavar="OLD", help="The session's name.", show_default=False)],
+                   new: Annotated[str, typer.Argument(metavar="NEW", help="Its new name.", show_default=False)],
+                   db: DbOption = None) -> None:
+    """Rename a session (the new name must be free)."""
+    from . import render
+    from .store import sessions
+
+    sessions.rename_session(make_app(db=db or ctx.obj).db, old, new)
+    render.console.print(f"Renamed session {render.escape(old)} to {render.escape(new)}.", soft_wrap=True)
+
+
+@app.command(cls=RagchatCommand, short_help="Write a session as Markdown.")
+def export(
+    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session to export.", show_default=False)],
+    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", show_default=False,
+                                                   help="Write to FILE instead of standard output.")] = None,
+    force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Chat interactively (resumes the session; /help lists commands; Ctrl-D exits)."""
+    """Write a session as Markdown: each question, its answer and its sources (paths, sections, pages)."""
+    from . import render
+    from .export import session_markdown
+
+    if output is not None and output.exists() and not force:
+        raise RagchatError(f"{output} exists; add --force to overwrite it")
+    ctx = make_app(db=db)
+    text = session_markdown(ctx, session)
+    if output is None:
+        sys.stdout.write(text)
+        return
+    try:
+        output.write_text(text, encoding="utf-8")
+    except OSError as exc:
+        raise RagchatError(f"cannot write {output}: {exc.strerror}") from None
+    render.console.print(f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True)
+
+
+@app.command(cls=RagchatCommand, short_help="Chat interactively (/help lists the commands).")
+def chat(
+    session: Annotated[str, typer.Option("--session", "-s", metavar="NAME",
+                                         help="Session to resume or start.")] = "default",
+    db: DbOption = None,
+) -> None:
+    """Chat interactively: resumes the session; /help lists commands; Ctrl-D exits.
+    With piped input, each line is one question."""
     from .repl import Repl
 
-    Repl(make_app(db=db), session).run()
+    piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
+    Repl(make_app(db=db), session, lines=piped).run()
 
 
-@app.command()
+@app.command(cls=RagchatCommand, short_help="Show the settings, where each came from, the database.")
 def config(db: DbOption = None) -> None:
-    """Show the effective settings and where each value came from."""
+    """Show the effective settings, where each value came from, and which database is in use."""
     from . import render
 
     ctx = make_app(db=db)
     render.config_table(ctx.settings, ctx.origins)
 
 
-@app.command("eval")
+@app.command("eval", cls=RagchatCommand, short_help="Score retrieval on a set of conversations.")
 def eval_command(
-    conversations: Annotated[Path, typer.Argument(help="Conversation set: JSONL, one item a line.")],
-    corpus: Annotated[Path, typer.Option("--corpus", help="Folder with the set's documents.")],
-    strategies: Annotated[Optional[str], typer.Option(help="Comma-separated: ragchat, last-turn, full-history, "
-        "prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window.")] = None,
-    k: Annotated[str, typer.Option("--k", help="Recall cut-offs, comma-separated.")] = "5,10",
-    out: Annotated[Optional[Path], typer.Option("--out", help="Write one JSON line per scored turn and strategy.")] = None,
-    group: Annotated[Optional[list[str]], typer.Option(help="Extra breakdown TAG=V1,V2 (repeatable).")] = None,
-    depth: Annotated[int, typer.Option(min=1, help="Chunks retrieved per turn for scoring.")] = 20,
+    conversations: Annotated[Path, typer.Argument(metavar="CONVERSATIONS.jsonl", show_default=False,
+                                                  help="Conversation set: JSONL, one item a line.")],
+    corpus: Annotated[Path, typer.Option("--corpus", metavar="DIR", show_default=False,
+                                         help="Folder with the set's documents.")],
+    strategies: Annotated[str | None, typer.Option(metavar="LIST", help="Comma-separated: ragchat, last-turn, "
+        "full-history, prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window.")] = None,
+    k: Annotated[str, typer.Option("--k", metavar="LIST", help="Recall cut-offs, comma-separated.")] = "5,10",
+    out: Annotated[Path | None, typer.Option("--out", metavar="FILE",
+                                                help="Write one JSON line per scored turn and strategy.")] = None,
+    group: Annotated[list[str] | None, typer.Option(metavar="TAG=V1,V2",
+                                                       help="Extra breakdown (repeatable).")] = None,
+    depth: Annotated[int, typer.Option(callback=_positive, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
     llm: Annotated[bool, typer.Option("--llm", help="Reformulate with Ollama when it is reachable.")] = False,
-    db: Annotated[Optional[Path], typer.Option("--db", help="Database to ingest into and reuse (default: a temporary one).")] = None,
+    db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "
+                                               "(default: a temporary one).")] = None,
+    answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
+        "the answers against the reference, with the lead and oracle extractive baselines.")] = False,
 ) -> None:
-    """Replay conversations through the chat's turn pipeline and score retrieval per strategy."""
+    """Replay conversations through the chat's turn pipeline and score retrieval per strategy
+    (with --answers, the answers too)."""
     from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
     chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items)
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
-        ctx = make_app(db=path, ollama="auto" if llm else "off")
+        ctx = make_app(db=path, ollama="auto" if llm else "off", create=True)
         try:
             with render.IngestProgress() as progress:
                 report = evaluate.prepare_library(ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress)
@@ -242,10 +391,12 @@ def eval_command(
                 render.notice(f"{ctx.backend_problem()}: heuristic reformulation")
             with render.EvalProgress() as bar:
                 run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
-                                      backend=ctx.backend if llm else None, on_progress=bar.update)
+                                      backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
+    if answers:
+        render.answer_tables(evaluate.summarize_answers(run, groups))
     if out:
         evaluate.write_rows(out, run)
         render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")

@@ -8,18 +8,21 @@ from __future__ import annotations
 import dataclasses
 import os
 import tomllib
+from collections.abc import Mapping
 from dataclasses import dataclass, fields
 from pathlib import Path
-from typing import Any, Mapping
+from typing import Any
 
 from .errors import ConfigError
 
 CONFIG_FILE = "ragchat.toml"
+LIBRARY_DIR = ".ragchat"  # a project's library folder, found in the current directory or a parent
+DB_FILE = "ragchat.db"
 
 
 @dataclass(frozen=True)
 class Settings:
-    db: Path = Path(".ragchat/ragchat.db")
+    db: Path = Path(LIBRARY_DIR) / DB_FILE  # load_settings resolves the real default: see find_library
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     model_dir: str = ""  # a local fastembed model directory; "" = resolve automatically
     model_cache: str = ""  # where the offline model is assembled; "" = user cache dir
@@ -45,7 +48,7 @@ class Settings:
     ollama_model: str = "llama3.2"
     ollama_timeout: float = 20.0
 
-    def replace(self, **changes: Any) -> "Settings":
+    def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 
@@ -103,6 +106,24 @@ def user_cache_dir() -> Path:
     return Path(base) / "ragchat"
 
 
+def user_data_dir() -> Path:
+    """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux, honouring
+    XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS; %LOCALAPPDATA%\\ragchat on Windows)."""
+    import platformdirs
+
+    return Path(platformdirs.user_data_dir("ragchat", appauthor=False))
+
+
+def find_library(cwd: Path | None = None) -> tuple[Path, str]:
+    """The default database and why: the nearest `.ragchat/` folder in `cwd` or its parents (as git
+    finds `.git`), else the one per-user library."""
+    start = (cwd or Path.cwd()).absolute()
+    for folder in (start, *start.parents):
+        if (folder / LIBRARY_DIR).is_dir():
+            return folder / LIBRARY_DIR / DB_FILE, f"default: nearest {LIBRARY_DIR}/ folder"
+    return user_data_dir() / DB_FILE, "default: per-user library"
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
@@ -146,4 +167,6 @@ def load_settings(
     for name, value in (overrides or {}).items():
         if value is not None:
             put(name, value, "flag")
+    if "db" not in values:
+        values["db"], origin["db"] = find_library(cwd)
     return Settings(**values), origin

@@ -15,6 +15,10 @@ class StoreError(RagchatError):
     """The database cannot be opened or used (not SQLite, future schema, no extension support)."""
 
 
+class LibraryMissing(StoreError):
+    """A command that only reads found no database where it looked (only ingest creates one)."""
+
+
 class ModelMismatchError(StoreError):
     """The database was built with another embedding model than the configured one."""
 

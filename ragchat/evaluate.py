@@ -25,9 +25,9 @@ import json
 import math
 import tempfile
 import time
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
-from typing import Callable, Iterable, Iterator, Mapping, Sequence
 
 import numpy as np
 from sqlite_utils import Database
@@ -60,6 +60,7 @@ class EvalTurn:
     assistant: str | None = None  # the recorded reply (None: store an empty one)
     gold: tuple[str, ...] = ()  # corpus-relative file names; non-empty = the turn is scored
     rewrite: str | None = None  # a human standalone rewrite (the oracle query)
+    reference: str | None = None  # a reference answer (scored by --answers)
 
 
 @dataclass(frozen=True)
@@ -137,7 +138,10 @@ def _parse_turn(data: object, where: str) -> EvalTurn:
     rewrite = data.get("rewrite")
     if rewrite is not None and (not isinstance(rewrite, str) or not rewrite.strip()):
         raise RagchatError(f"{where}: 'rewrite' must be a non-empty string")
-    return EvalTurn(user, assistant, tuple(dict.fromkeys(g.strip() for g in gold)), rewrite)
+    reference = data.get("reference")
+    if reference is not None and not isinstance(reference, str):
+        raise RagchatError(f"{where}: 'reference' must be a string")
+    return EvalTurn(user, assistant, tuple(dict.fromkeys(g.strip() for g in gold)), rewrite, reference or None)
 
 
 # --- metrics (file level, pure) ----------------------------------------------------------------
@@ -350,6 +354,7 @@ class ScoredTurn:
     ranked_files: tuple[str, ...]
     gold: tuple[str, ...]
     metrics: Mapping[str, float]
+    answer: AnswerScore | None = None  # --answers: the answer and its scores
 
     def to_row(self) -> dict:
         r = self.result.reformulation
@@ -361,7 +366,7 @@ class ScoredTurn:
             "context_weight": self.result.lineage.context_weight, "anchor_files": self.result.anchor_paths,
             "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
             "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
-        }
+        } | (self.answer.to_row() if self.answer else {})
 
 
 @dataclass
@@ -383,7 +388,7 @@ def session_name(strategy: str, item_id: str) -> str:
 def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence[EvalItem],
            strategies: Sequence[Strategy], *, ks: Sequence[int] = DEFAULT_KS, depth: int = EVAL_DEPTH,
            backend: OllamaBackend | None = None, on_progress: ProgressCallback | None = None,
-           on_notice: Callable[[str], None] = lambda message: None) -> EvalRun:
+           on_notice: Callable[[str], None] = lambda message: None, answers: bool = False) -> EvalRun:
     """Replay every item with every strategy; one embedder and one connection for all."""
     base = Conversation(db, CachingEmbedder(embedder), settings.replace(top_k=depth), "eval",
                         backend=backend, on_notice=on_notice)
@@ -396,7 +401,7 @@ def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence
         for item in (i for i in items if strategy.applies_to(i)):
             if on_progress:
                 on_progress(done, total, f"{strategy.name} {item.id}")
-            run.turns.extend(replay_item(base, strategy, item, ks))
+            run.turns.extend(replay_item(base, strategy, item, ks, answers=answers))
             done += 1
         run.seconds[strategy.name] = round(time.perf_counter() - started, 2)
     if on_progress:
@@ -404,19 +409,23 @@ def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence
     return run
 
 
-def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequence[int]) -> list[ScoredTurn]:
-    """One item in a fresh session: every turn through `Conversation.ask`, the scored ones scored."""
+def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequence[int], *,
+                answers: bool = False) -> list[ScoredTurn]:
+    """One item in a fresh session: every turn through `Conversation.ask`, the scored ones scored
+    (with `answers`, a ragchat strategy answers the scored turns that have a reference)."""
     name = session_name(strategy.name, item.id)
     sessions.clear_session(base.db, name)
     scored: list[ScoredTurn] = []
     conversation = replace(base, session=name, reformulator=strategy.reformulator(item))
     for turn in item.turns:
-        conversation.options = replace(strategy.options, recorded_answer=turn.assistant or "")
+        answering = answers and answers_strategy(strategy) and strategy.scores(turn) and bool(turn.reference)
+        conversation.options = replace(strategy.options, recorded_answer=None if answering else turn.assistant or "")
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
             ranked = tuple(distinct_files(chunk.document for chunk in result.chunks))
+            scored_answer = answer_of(base.db, result, turn.reference or "") if answering else None
             scored.append(ScoredTurn(item.id, result.turn, strategy.name, item.tags, result, ranked,
-                                     turn.gold, score(ranked, turn.gold, ks)))
+                                     turn.gold, score(ranked, turn.gold, ks), scored_answer))
     return scored
 
 
@@ -513,3 +522,150 @@ def _rows(run: EvalRun, turns: list[ScoredTurn]) -> tuple[GroupRow, ...]:
         versus = paired(mine, reference) if reference and strategy != PAIRED_AGAINST else None
         rows.append(GroupRow(strategy, len(mine), means, versus))
     return tuple(rows)
+
+
+# --- answer quality (`--answers`) --------------------------------------------------------------
+#
+# The scored turns of the ragchat strategies are answered (extractively without --llm) instead of
+# stored empty, and each answer is scored against the turn's `reference` on content words,
+# stemmed, as multisets. Two yardsticks from the same sources: `lead` (the top chunk from its
+# start, cut to the answer's length in words) and `oracle` (greedy: the sentence that raises F1
+# most, until none does; an upper bound for picking whole sentences).
+
+ANSWER_SYSTEMS = ("ragchat", "lead", "oracle")
+
+
+def answer_tokens(text: str) -> list[str]:
+    from .text import content_words, stem
+
+    return [stem(w) for w in content_words(text)]
+
+
+def overlap_scores(answer: Sequence[str], reference: Sequence[str]) -> tuple[float, float]:
+    """(F1, recall) of answer tokens against reference tokens, counted with multiplicity."""
+    from collections import Counter
+
+    common = sum((Counter(answer) & Counter(reference)).values())
+    if not common:
+        return 0.0, 0.0
+    precision, recall = common / len(answer), common / len(reference)
+    return 2 * precision * recall / (precision + recall), recall
+
+
+def lead_answer(top_chunk_text: str, length: int) -> str:
+    """The first `length` words of the top chunk (its first sentences, the lead baseline)."""
+    from .answer import lead_text
+    from .text import WORD
+
+    matches = list(WORD.finditer(lead_text(top_chunk_text)))
+    text = lead_text(top_chunk_text)
+    return text if len(matches) <= length else text[: matches[length - 1].end()] if length else ""
+
+
+def oracle_answer(chunk_texts: Sequence[str], reference: str) -> str:
+    """Greedy on F1: from all sentences (and their blocks) of the chunks, add the one that raises
+    F1 against the reference most, until none does; shown in reading order."""
+    from .answer import units
+
+    pool = [unit.text for text in chunk_texts for unit in units(text)]
+    tokens = [answer_tokens(text) for text in pool]
+    wanted = answer_tokens(reference)
+    chosen: list[int] = []
+    current: list[str] = []
+    best = 0.0
+    while True:
+        trials = [(overlap_scores(current + tokens[i], wanted)[0], -i) for i in range(len(pool)) if i not in chosen]
+        if not trials:
+            break
+        value, index = max(trials)
+        if value <= best + 1e-9:
+            break
+        best, chosen, current = value, [*chosen, -index], current + tokens[-index]
+    return " ".join(pool[i] for i in sorted(chosen))
+
+
+@dataclass(frozen=True)
+class AnswerScore:
+    """One answered turn: the answer, the chunks it was built from, and the three systems' scores."""
+
+    text: str
+    chunk_ids: tuple[int, ...]  # ranked: the sources the answer could draw from
+    reference: str
+    scores: Mapping[str, tuple[float, float, int]]  # system -> (F1, recall, length in words)
+
+    def to_row(self) -> dict:
+        return {"answer": self.text, "answer_chunk_ids": list(self.chunk_ids), "reference": self.reference,
+                "answer_scores": {name: {"f1": round(f1, 4), "recall": round(recall, 4), "words": length}
+                                  for name, (f1, recall, length) in self.scores.items()}}
+
+
+def score_answer(answer: str, chunk_texts: Sequence[str], chunk_ids: Sequence[int], reference: str) -> AnswerScore:
+    """Score an answer, the lead baseline and the oracle from the same ranked chunks."""
+    from .text import words
+
+    wanted = answer_tokens(reference)
+    length = len(words(answer))
+    texts = {"ragchat": answer, "lead": lead_answer(chunk_texts[0], length) if chunk_texts else "",
+             "oracle": oracle_answer(chunk_texts, reference)}
+    scores = {name: (*overlap_scores(answer_tokens(text), wanted), len(words(text))) for name, text in texts.items()}
+    return AnswerScore(answer, tuple(chunk_ids), reference, scores)
+
+
+def answers_strategy(strategy: Strategy) -> bool:
+    """The strategies whose scored turns `--answers` answers: ragchat and its ablations."""
+    return strategy.name.startswith("ragchat")
+
+
+@dataclass(frozen=True)
+class AnswerRow:
+    system: str
+    count: int
+    f1: float
+    recall: float
+    words: float
+
+
+@dataclass(frozen=True)
+class AnswerGroup:
+    name: str
+    strategy: str
+    rows: tuple[AnswerRow, ...]
+
+    @property
+    def closes_a_third(self) -> bool:
+        """ragchat's F1 >= lead + (oracle - lead) / 3."""
+        f1 = {row.system: row.f1 for row in self.rows}
+        return f1["ragchat"] >= f1["lead"] + (f1["oracle"] - f1["lead"]) / 3 - 1e-9
+
+
+def summarize_answers(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -> list[AnswerGroup]:
+    """Per answered strategy: overall, per value of each tag (when it varies) and the combined
+    groups asked for; mean F1, recall and length of ragchat, lead and oracle."""
+    answered = [t for t in run.turns if t.answer is not None]
+    selections: list[tuple[str, Callable[[ScoredTurn], bool]]] = [("overall", lambda t: True)]
+    for tag in sorted({tag for t in answered for tag in t.tags}):
+        seen = sorted({t.tags.get(tag, "") for t in answered})
+        if len(seen) > 1:
+            selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in seen]
+    for tag, chosen in groups:
+        selections.append((f"{tag}: {' + '.join(sorted(chosen))}", _tag_is(tag, chosen)))
+    found = []
+    for strategy in dict.fromkeys(t.strategy for t in answered):
+        for name, keep in selections:
+            mine = [t.answer for t in answered if t.strategy == strategy and keep(t) and t.answer is not None]
+            if not mine:
+                continue
+            rows = tuple(AnswerRow(system, len(mine), *(sum(a.scores[system][k] for a in mine) / len(mine)
+                                                        for k in range(3))) for system in ANSWER_SYSTEMS)
+            found.append(AnswerGroup(name, strategy, rows))
+    return found
+
+
+def answer_of(db: Database, result: TurnResult, reference: str) -> AnswerScore:
+    """A turn's answer scored on the chunks it could draw from (as the extractive answer does)."""
+    from .answer import answer_pool
+
+    chunks = answer_pool(sorted(result.chunks, key=lambda c: c.rank), result.plan == "reuse")
+    stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
+    kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
+    return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)

@@ -3,23 +3,29 @@
 from __future__ import annotations
 
 import json
-from typing import TYPE_CHECKING, Iterable, Mapping
+import re
+import textwrap
+from collections.abc import Iterable, Mapping
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import TYPE_CHECKING
 
+from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType
-from rich.panel import Panel
-from rich.text import Text
 from rich.markup import escape as escape_markup
-from rich.progress import (BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn,
-                           TimeElapsedColumn)
+from rich.padding import Padding
+from rich.panel import Panel
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
 from rich.segment import Segment
 from rich.table import Table
+from rich.text import Text
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
-from .text import PrintableStream, printable
+from .text import PrintableStream, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import GroupSummary
+    from .evaluate import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
 
@@ -47,6 +53,18 @@ console = PrintableConsole(highlight=False)
 err_console = PrintableConsole(stderr=True, highlight=False)
 
 
+MAX_WIDTH = 100  # tables and panels stop growing here: readable, and the same at 120 or 200 columns
+
+
+def width() -> int:
+    return min(console.width, MAX_WIDTH)
+
+
+def show(renderable: object) -> None:
+    """Print a table or panel at most MAX_WIDTH columns wide."""
+    console.print(renderable, width=width())
+
+
 def error(message: str) -> None:
     # soft_wrap: the error stays one line however narrow (or piped) the terminal is
     err_console.print(f"[bold red]Error:[/] {escape(message)}", soft_wrap=True)
@@ -67,20 +85,26 @@ class _RateColumn(ProgressColumn):
         return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
 
 
+def _progress_console(target: Console | None) -> Console:
+    """Progress goes to stderr (stdout stays the result) and is drawn only on a terminal."""
+    return target or err_console
+
+
 class IngestProgress:
     """A rich progress bar with one line for files and one for chunks (with chunks/s and an ETA);
     updated from the ingest's parsing and embedding threads (rich's Progress takes a lock)."""
 
     def __init__(self, target: Console | None = None) -> None:
+        shown = _progress_console(target)
         self._bar = Progress(
             TextColumn("[bold]{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}", style="dim"), _RateColumn(), TimeElapsedColumn(),
-            console=target or console, transient=False,
+            console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
         self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
 
-    def __enter__(self) -> "IngestProgress":
+    def __enter__(self) -> IngestProgress:
         self._bar.start()
         return self
 
@@ -100,14 +124,17 @@ class IngestProgress:
         self._bar.update(self._chunks, advance=count)
 
 
-def ingest_report(report: IngestReport) -> None:
+def ingest_report(report: IngestReport, database: Path | None = None) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
+    if report.reparsed:
+        parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
     # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written", soft_wrap=True)
+    where = f" to {escape(str(database))}" if database is not None else ""
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}", soft_wrap=True)
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for path, message in report.warnings:
@@ -134,8 +161,32 @@ def hit_row(hit: Hit) -> dict:
         "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank,
         "similarity": None if hit.similarity is None else round(hit.similarity, 4),
         "boost": hit.boost, "anchored": hit.anchored, "document": hit.chunk.path,
+        "page_start": hit.chunk.page_start, "page_end": hit.chunk.page_end,
+        "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
         "heading": hit.chunk.heading, "snippet": snippet(hit.chunk.text, 200),
     }
+
+
+def short_path(path: str, limit: int) -> str:
+    """A path shortened from the left, whole folders at a time: `…/advanced/authentication.md`."""
+    if len(path) <= limit:
+        return path
+    parts = path.split("/")
+    for start in range(1, len(parts)):
+        tail = "…/" + "/".join(parts[start:])
+        if len(tail) <= limit:
+            return tail
+    return "…" + path[-(limit - 1):] if limit > 1 else "…"
+
+
+def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None) -> Text:
+    """`document p. N › section` for a cell `limit` wide: the path shortened from the left so that
+    it and its pages fit one line, the section after it (wrapping at spaces when it must)."""
+    pages = source_label("", page_start, page_end)  # " p. 12", " pp. 12-13" or ""
+    text = Text(printable(short_path(path, max(limit - len(pages), 8)) + pages))
+    if heading:
+        text.append(printable(f" › {heading}"), style="dim")
+    return text
 
 
 def search_hits(hits: list[Hit], as_json: bool) -> None:
@@ -145,13 +196,17 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
     if not hits:
         console.print("[dim]No matching chunks.[/]")
         return
-    table = Table(show_lines=False)
-    for column, justify in [("#", "right"), ("score", "right"), ("vec", "right"), ("fts", "right"),
-                            ("document", "left"), ("heading", "left"), ("snippet", "left")]:
-        table.add_column(column, justify=justify, overflow="fold")
+    fixed = [("#", 2), ("score", 5), ("vec", 3), ("fts", 3)]
+    text_width = width() - sum(w for _, w in fixed) - 2 * (len(fixed) + 1) - 2
+    table = Table(box=box.SIMPLE_HEAD, pad_edge=False, width=width())
+    for name, size in fixed:
+        table.add_column(name, justify="right", width=size, no_wrap=True)
+    table.add_column("document › section / passage", ratio=1)
     for hit in hits:
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank),
-                      escape(hit.chunk.path), escape(hit.chunk.heading), escape(snippet(hit.chunk.text, 90)))
+        cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width,
+                      hit.chunk.page_start, hit.chunk.page_end)
+        cell.append("\n" + printable(snippet(hit.chunk.text, 2 * text_width)))
+        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell)
     console.print(table)
 
 
@@ -161,7 +216,10 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
         column.overflow = "fold"  # a long path or model name is wrapped, never cut short with "…"
     for name, value in vars(settings).items():
         table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
-    console.print(table)
+    show(table)
+    state = "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"
+    console.print(f"[bold]database:[/] {escape(str(settings.db))}{state} [dim]· {escape(origins.get('db', 'default'))}[/]",
+                  soft_wrap=True)
 
 
 # json.dumps escapes C0 controls (ESC becomes \u001b) but, with ensure_ascii=False, not DEL or C1
@@ -180,20 +238,24 @@ class StreamPrinter:
 
     def __init__(self) -> None:
         self._filter = PrintableStream()
+        self._wrap = _WordWrap()
 
     def __call__(self, piece: str) -> None:
         self._print(self._filter.feed(piece))
 
     def close(self) -> None:
         self._print(self._filter.flush())
+        self._wrap.finish()
 
-    @staticmethod
-    def _print(text: str) -> None:
+    def _print(self, text: str) -> None:
         if text:
-            console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
+            self._wrap(text)
 
 
 # --- conversation ------------------------------------------------------------------------------
+
+ECHO_LIMIT = 160  # a question or query echoed back is shortened to this, with an ellipsis
+
 
 def understood_as(result: TurnResult) -> str:
     if result.plan == "reuse":
@@ -202,7 +264,13 @@ def understood_as(result: TurnResult) -> str:
         label = "follow-up of the last answer"
     else:
         label = "new topic"
-    return f"understood as: {result.reformulation.semantic_query} ({label})"
+    return f"understood as: {snippet(result.reformulation.semantic_query, ECHO_LIMIT)} ({label})"
+
+
+def _wrapped() -> bool:
+    """Soft wrap (one long line) when piped, so output stays greppable; on a terminal rich wraps at
+    spaces, where the terminal itself would cut words at its edge."""
+    return not console.is_terminal
 
 
 def _mark(chunk: RetrievedChunk) -> str:
@@ -216,38 +284,168 @@ def _mark(chunk: RetrievedChunk) -> str:
     return " ".join(marks)
 
 
+_MARKS_WIDTH = len("anchored cited")
+
+
+def _panel_title(anchor_paths: list[str], room: int) -> str:
+    if not anchor_paths:
+        return "Sources"
+    title = f"Sources · anchored on {', '.join(anchor_paths)}"
+    if len(title) <= room:
+        return title
+    more = f" +{len(anchor_paths) - 1} more" if len(anchor_paths) > 1 else ""
+    head = "Sources · anchored on "
+    return head + short_path(anchor_paths[0], max(room - len(head) - len(more), 8)) + more
+
+
 def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing: list[str]) -> Panel:
-    table = Table(box=None, pad_edge=False, expand=True)
-    for column, justify in [("#", "right"), ("document", "left"), ("heading", "left"), ("score", "right"), ("", "left")]:
-        table.add_column(column, justify=justify, overflow="fold")
+    """Fixed column widths (only the document › section column takes what is left), so the panel
+    looks the same from turn to turn; at most MAX_WIDTH wide."""
+    inner = width() - 4
+    text_width = inner - 2 - 5 - _MARKS_WIDTH - 6
+    table = Table(box=None, pad_edge=False, width=inner)
+    table.add_column("#", justify="right", width=2, no_wrap=True)
+    table.add_column("document › section", ratio=1)
+    table.add_column("score", justify="right", width=5, no_wrap=True)
+    table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
     for chunk in chunks:
-        table.add_row(str(chunk.rank), escape(chunk.document), escape(chunk.heading or "-"),
+        leaf = (chunk.heading or "").split(" > ")[-1]
+        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end),
                       f"{chunk.score:.3f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(printable(f"anchor gone: {path} (removed or changed since the last turn)"), style="yellow"))
-    title = "Sources" + (f" · anchored on {', '.join(anchor_paths)}" if anchor_paths else "")
-    return Panel(Group(*parts), title=escape(title), title_align="left", border_style="blue")
+        parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
+                                    "last turn)"), style="yellow"))
+    return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
+                 border_style="blue", width=width())
+
+
+class _WordWrap:
+    """Streamed answer text, wrapped at spaces on a terminal (the terminal would cut words at its
+    edge); `finish` writes the word still held back and starts over."""
+
+    def __init__(self) -> None:
+        self.column = 0
+        self.held = ""
+
+    def __call__(self, piece: str) -> None:
+        if not console.is_terminal:
+            self._write(piece)
+            return
+        self.held += piece
+        while match := re.search(r"\s", self.held):
+            word, space, self.held = self.held[: match.start()], self.held[match.start()], self.held[match.end():]
+            self._word(word)
+            if space == "\n":
+                self._write("\n")
+                self.column = 0
+            elif self.column < console.width:
+                self._write(space)
+                self.column += 1
+
+    def _word(self, word: str) -> None:
+        if word and self.column and self.column + len(word) > console.width:
+            self._write("\n")
+            self.column = 0
+        self._write(word)
+        self.column += len(word)
+
+    def finish(self) -> None:
+        self._word(self.held)
+        self.held, self.column = "", 0
+
+    @staticmethod
+    def _write(text: str) -> None:
+        console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def token(piece: str) -> None:
     """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
-    StreamPrinter: it also drops an escape sequence split across pieces whole."""
+    StreamPrinter: it also drops an escape sequence split across pieces whole, and wraps at spaces."""
     console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
+
+
+def preview(text: str, limit: int = 400) -> Text:
+    """The start of an answer for the resume line: its own line breaks kept (bullets stay on their
+    lines), spaces inside a line collapsed, cut at a word with an ellipsis past `limit` characters."""
+    kept: list[str] = []
+    used = 0
+    for line in text.splitlines():
+        flat = " ".join(line.split())
+        if not flat:
+            continue
+        if used + len(flat) > limit:
+            kept.append(snippet(flat, max(limit - used, 20)))
+            if not kept[-1].endswith("…"):
+                kept[-1] += " …"
+            break
+        kept.append(flat)
+        used += len(flat)
+    return Text(printable("\n".join(kept)))
+
+
+def cited_sentences(answer: str, number: int) -> list[str]:
+    """The parts of an answer that cite [number], without the markers and list bullets."""
+    found = []
+    for segment, markers in re.findall(r"([^\[\]]+?)\s*((?:\[\d+\])+)", answer):
+        if f"[{number}]" in markers:
+            sentence = re.sub(r"^\s*(?:[-*•]|\d+\.)\s+", "", segment.strip()).strip()
+            if len(sentence) > 8:
+                found.append(sentence)
+    return found
+
+
+def passage(chunk: RetrievedChunk, text: str, answer: str) -> None:
+    """Source N of the last answer: where it is (document, pages when known, heading path) and its
+    text, the sentences the answer took from it highlighted."""
+    where = _place(chunk.document, chunk.heading.replace(" > ", " › "), width() - 6, chunk.page_start, chunk.page_end)
+    head = Text(f"[{chunk.rank}] ", style="bold") + where
+    body = Text(printable(text.strip()))
+    for sentence in cited_sentences(answer, chunk.rank):
+        body.highlight_regex(r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow")
+    console.print(head, width=width())
+    console.print(Padding(body, (0, 0, 0, 4)), width=width())
+    if cited_sentences(answer, chunk.rank):
+        console.print("[dim]    highlighted: what the answer took from this passage[/]", width=width())
 
 
 def lineage_sources(lineage: Lineage) -> Panel:
     return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
 
 
+CODE_FENCE = re.compile(r"^([ \t]*)(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\2[ \t]*$", re.MULTILINE | re.DOTALL)
+
+
+def answer_body(text: str, target: Console | None = None) -> None:
+    """An answer: prose as plain text (printable, no markup), each fenced code block as code
+    (rich Syntax: highlighted by its language, never wrapped or joined into one line)."""
+    from rich.syntax import Syntax
+
+    out = target or console
+    start = 0
+    for match in CODE_FENCE.finditer(text):
+        before = text[start:match.start()].strip("\n")
+        if before:
+            out.print(Text(printable(before)), soft_wrap=_wrapped())
+        code = textwrap.dedent(printable(match.group(4))).rstrip("\n")
+        width = max((len(line) for line in code.splitlines()), default=1)
+        # as wide as its longest line, never cropped or wrapped: code copied from here still runs
+        out.print(Syntax(code, match.group(3) or "text", theme="ansi_dark", word_wrap=False, code_width=width,
+                         background_color="default"), crop=False)
+        start = match.end()
+    rest = text[start:].strip("\n")
+    if rest or start == 0:
+        out.print(Text(printable(rest)), soft_wrap=_wrapped())
+
+
 def turn(result: TurnResult, streamed: bool = False) -> None:
     """The answer (unless it was streamed), how the question was understood, the sources.
     Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
-        console.print(escape(result.answer))
+        answer_body(result.answer)
     else:
         console.print()
-    console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=True)
+    console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
     console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
 
 
@@ -258,47 +456,86 @@ def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: st
     return data
 
 
+def _hanging(rows: list[tuple[str, str]]) -> Table:
+    """`  name            value` lines whose values wrap under themselves, not under the name."""
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(width=17, no_wrap=True)
+    grid.add_column(ratio=1)
+    for name, value in rows:
+        grid.add_row(f"  {name}", value)
+    return grid
+
+
+def _inspect_rows(chunks: list[dict]) -> list:
+    """The chunk table as fixed-width lines, each chunk's `document › section` on its own line
+    below its figures: it reads at 80 columns and the columns never move."""
+    idw = max([5, *(len(str(c["chunk_id"])) for c in chunks)])
+    header = f"{'#':>2} {'chunk':>{idw}} {'vec':>3} {'fts':>3} {'sim':>5} {'rrf':>5} {'boost':>5} {'score':>5} marks"
+    rows: list = [Text(header, style="bold"), Text("─" * len(header), style="dim")]
+    for c in chunks:
+        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
+        sim = "-" if c["similarity"] is None else f"{c['similarity']:.3f}"
+        rows.append(Text(f"{c['rank']:>2} {c['chunk_id']:>{idw}} {_rank(c['vector_rank']):>3} {_rank(c['fts_rank']):>3} "
+                         f"{sim:>5} {c['rrf'] or 0:>5.3f} {c['boost']:>5.2f} {c['score']:>5.3f} {marks}"))
+        heading = (c["heading"] or "").replace(" > ", " › ")
+        rows.append(Padding(_place(c["document"], heading, width() - 4, c.get("page_start"), c.get("page_end")),
+                            (0, 0, 0, 3)))
+    return rows
+
+
 def inspect_view(data: dict) -> None:
     r = data["reformulation"]
     console.print(f"[bold]Turn {data['turn']}[/] (message {data['message_id']})")
-    console.print(f"[bold]question[/]        {escape(str(data['question']))}")
+    console.print(f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}", width=width())
     console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
     console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
-    for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning"):
-        console.print(f"  {key:<15} {escape(str(r.get(key)))}")
+    show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT)))
+                   for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning")]))
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
     console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
-    for query in data.get("queries", []):
-        console.print(f"  {query['name']:<15} {query['weight']:.2f}  {escape(query['query'])}")
+    show(_hanging([(query["name"], f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}")
+                   for query in data.get("queries", [])]))
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
-    table = Table(pad_edge=False)
-    for name in ("#", "chunk", "vec", "fts", "sim", "rrf", "boost", "score", "marks"):
-        table.add_column(name, justify="left" if name == "marks" else "right", no_wrap=True)
-    table.add_column("document › section", overflow="fold", ratio=1)
-    for c in data["chunks"]:
-        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
-        leaf = (c["heading"] or "").split(" > ")[-1]
-        table.add_row(str(c["rank"]), str(c["chunk_id"]), _rank(c["vector_rank"]), _rank(c["fts_rank"]),
-                      "-" if c["similarity"] is None else f"{c['similarity']:.3f}", f"{c['rrf'] or 0:.3f}",
-                      f"{c['boost']:.2f}", f"{c['score']:.3f}", marks,
-                      escape(c["document"] + (f" › {leaf}" if leaf else "")))
-    console.print(table)
+    show(Group(*_inspect_rows(data["chunks"])))
     console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
     console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))
     for message in data["notices"]:
         console.print(f"  [yellow]notice:[/] {escape(message)}")
 
 
-def sessions_table(rows: list[dict]) -> None:
+def ago(stamp: str, now: datetime | None = None) -> str:
+    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago", or the date."""
+    try:
+        then = datetime.fromisoformat(stamp)
+    except (TypeError, ValueError):
+        return str(stamp)
+    if then.tzinfo is None:
+        then = then.replace(tzinfo=UTC)
+    seconds = ((now or datetime.now(UTC)) - then).total_seconds()
+    if seconds < 60:
+        return "just now"
+    if seconds < 3600:
+        return f"{int(seconds // 60)} min ago"
+    if seconds < 86400:
+        return f"{int(seconds // 3600)} h ago"
+    if seconds < 86400 * 14:
+        days = int(seconds // 86400)
+        return "yesterday" if days == 1 else f"{days} days ago"
+    return then.date().isoformat()
+
+
+def sessions_table(rows: list[dict], now: datetime | None = None) -> None:
     if not rows:
         console.print("[dim]No sessions yet: `ragchat chat --session NAME` starts one.[/]")
         return
-    table = Table("session", "turns", "last activity", "created")
+    table = Table("session", "turns", "last used", "first question")
     for row in rows:
-        table.add_row(escape(row["name"]), str(row["turns"]), row["updated_at"], row["created_at"])
-    console.print(table)
+        first = row.get("first_question")
+        table.add_row(escape(row["name"]), str(row["turns"]), ago(row["updated_at"], now),
+                      escape(snippet(first, 60)) if first else "[dim](no questions yet)[/]")
+    show(table)
 
 
 # --- eval ----------------------------------------------------------------------------------------
@@ -308,14 +545,15 @@ class EvalProgress:
     """A rich progress bar over items x strategies; `update` is the replay's progress callback."""
 
     def __init__(self, target: Console | None = None) -> None:
+        shown = _progress_console(target)
         self._bar = Progress(
             TextColumn("[bold]replay  "), BarColumn(), MofNCompleteColumn(),
             TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
-            console=target or console, transient=False,
+            console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._task = self._bar.add_task("replay", total=None, detail="")
 
-    def __enter__(self) -> "EvalProgress":
+    def __enter__(self) -> EvalProgress:
         self._bar.start()
         return self
 
@@ -356,4 +594,25 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
             if overall:
                 extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
+        console.print(table)
+
+
+def answer_tables(groups: list[AnswerGroup]) -> None:
+    """Answer quality: one table per answered strategy, a row per group, F1 / recall / words for
+    ragchat, lead and oracle; "yes" when ragchat closes a third of the lead-oracle gap."""
+    if not groups:
+        console.print("[dim]answer quality: no answered turn had a reference[/]")
+        return
+    for strategy in dict.fromkeys(g.strategy for g in groups):
+        table = Table(title=f"answer quality: {escape(strategy)}", title_justify="left", title_style="bold")
+        table.add_column("group")
+        table.add_column("turns", justify="right")
+        for system in ("ragchat", "lead", "oracle"):
+            table.add_column(f"{system}\nF1 / R / words", justify="right")
+        table.add_column("1/3 of\nthe gap", justify="right")
+        for group in (g for g in groups if g.strategy == strategy):
+            cells = [f"{row.f1:.3f} / {row.recall:.3f} / {row.words:.0f}" for row in group.rows]
+            table.add_row(escape(group.name), str(group.rows[0].count), *cells, "yes" if group.closes_a_third else "no")
+        table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
+                         "as ragchat's answer; oracle: greedy best sentences of the same chunks")
         console.print(table)

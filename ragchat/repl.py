@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import shlex
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from prompt_toolkit import PromptSession
-from prompt_toolkit.history import FileHistory, InMemoryHistory
+from prompt_toolkit.completion import CompleteEvent, Completer, Completion
+from prompt_toolkit.document import Document
+from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 from . import render
 from .app import App
@@ -17,49 +20,97 @@ from .ingest.pipeline import ingest
 from .store import library, sessions
 from .text import printable
 
-HELP = """Ask anything about your documents; follow-ups ("what about X?", "summarize it") are understood.
-  /help           this help
+HELP = """Ask anything about your documents; follow-ups ("what about X?") are understood.
+  /help           this help (or type help)
   /ingest PATH    ingest files or folders (same as `ragchat ingest`)
-  /sources        the sources of the last answer
+  /sources [N]    the last answer's sources, or source N's passage
   /inspect [N]    the trace of the last turn (or turn N)
   /new NAME       start a new session
+  /resume NAME    continue an existing session
   /sessions       list sessions
-  /exit           leave (Ctrl-D works too; Ctrl-C cancels the current answer)"""
+  /clear          clear the screen (or type clear)
+  /exit           leave (or type exit or quit; Ctrl-D works too)
+Ctrl-C cancels the current answer; Tab completes commands and session names."""
+
+BARE_COMMANDS = {"help", "exit", "quit", "clear"}  # typed without the slash, these are commands, not questions
+
+
+class SlashCompleter(Completer):
+    """Tab completion: slash commands at the start of the line, session names after /new and /resume."""
+
+    def __init__(self, repl: Repl) -> None:
+        self.repl = repl
+
+    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+        text = document.text_before_cursor
+        if not text.startswith("/"):
+            return
+        name, space, partial = text.partition(" ")
+        if not space:
+            for command in self.repl.commands:
+                if command.startswith(name.lower()):
+                    yield Completion(command, start_position=-len(name))
+        elif name.lower() in {"/new", "/resume"}:
+            for session in sessions.session_names(self.repl.app.db):
+                if session.startswith(partial):
+                    yield Completion(session, start_position=-len(partial))
 
 
 class Repl:
-    def __init__(self, app: App, session: str, *, input: Any = None, output: Any = None) -> None:
+    def __init__(self, app: App, session: str, *, input: Any = None, output: Any = None,
+                 lines: Iterable[str] | None = None) -> None:
+        """`lines`: questions and commands read from a pipe, one a line (no prompt, no terminal)."""
         self.app = app
         self.session = session
-        history_file = Path(app.settings.db).parent / "chat_history"
-        try:
-            history_file.parent.mkdir(parents=True, exist_ok=True)
-            if not history_file.exists():  # the questions asked are as private as the database
-                os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-            history = FileHistory(str(history_file))
-        except OSError:
-            history = InMemoryHistory()
-        self.prompt = PromptSession(history=history, input=input, output=output)
+        self.lines = lines
+        if lines is None:
+            history_file = Path(app.settings.db).parent / "chat_history"
+            try:
+                if not history_file.exists():  # the questions asked are as private as the database
+                    os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
+                history: History = FileHistory(str(history_file))
+            except OSError:
+                history = InMemoryHistory()
+            self.prompt: PromptSession[str] = PromptSession(history=history, input=input, output=output,
+                                                            completer=SlashCompleter(self))
         self.commands: dict[str, Callable[[str], bool]] = {
             "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/inspect": self._inspect,
-            "/new": self._new, "/sessions": self._sessions, "/exit": lambda arg: False, "/quit": lambda arg: False,
+            "/new": self._new, "/resume": self._resume_command, "/sessions": self._sessions, "/clear": self._clear,
+            "/exit": lambda arg: False, "/quit": lambda arg: False,
         }
         self._start_conversation()
 
     def _start_conversation(self) -> None:
         self.conversation = self.app.conversation(self.session, on_notice=render.notice)
 
-    def run(self) -> None:
-        self._banner()
+    def _read(self) -> Iterator[str]:
+        """What the user typed, one line at a time: from the prompt, or from a pipe (echoed, so the
+        output reads as a transcript)."""
+        if self.lines is not None:
+            for line in self.lines:
+                text = line.rstrip("\r\n")
+                if text.strip():
+                    echo = render.snippet(text, render.ECHO_LIMIT)
+                    render.console.print(f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
+                                         soft_wrap=True)
+                yield text
+            return
         while True:
             try:
-                text = self.prompt.prompt(f"{printable(self.session)}> ").strip()
+                yield self.prompt.prompt(f"{printable(self.session)}> ")
             except KeyboardInterrupt:
                 continue
             except EOFError:
-                break
+                return
+
+    def run(self) -> None:
+        self._banner()
+        for line in self._read():
+            text = line.strip()
             if not text:
                 continue
+            if text.lower() in BARE_COMMANDS:
+                text = "/" + text.lower()
             if text.startswith("/"):
                 if not self._command(text):
                     break
@@ -72,7 +123,12 @@ class Repl:
         render.console.print(f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
                              f"{docs} documents, {chunks} chunks")
         problem = self.app.backend_problem()
-        answer_mode = "Ollama answers" if problem is None else f"{problem}: heuristic reformulation, extractive answers"
+        if problem is None:
+            answer_mode = "Ollama answers"
+        elif self.app.settings.ollama == "off":  # the user's choice: nothing to warn about
+            answer_mode = "Extractive answers"
+        else:
+            answer_mode = f"{problem}: heuristic reformulation, extractive answers"
         render.console.print(f"[dim]{render.escape(answer_mode)}. /help for commands.[/]")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
@@ -85,9 +141,10 @@ class Repl:
             return
         reply = next((m for m in history if m.role == "assistant" and m.id > last_user.id), None)
         render.console.print(f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last was:[/]")
-        render.console.print(f"[dim]> {render.escape(last_user.content)}[/]")
+        render.console.print(f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
+                             width=render.width())
         if reply:
-            render.console.print(f"[dim]{render.escape(render.snippet(reply.content, 400))}[/]")
+            render.console.print(render.preview(reply.content, 400), style="dim", width=render.width())
 
     def _ask(self, text: str) -> None:
         streaming = self.conversation.backend_in_use() is not None
@@ -96,9 +153,11 @@ class Repl:
             result = self.conversation.ask(text, on_token=printer if streaming else None)
             printer.close()
         except KeyboardInterrupt:
+            printer.close()
             render.notice("cancelled")
             return
         except RagchatError as exc:
+            printer.close()
             render.error(str(exc))
             return
         render.turn(result, streamed=streaming and result.answer_mode == "llm")
@@ -117,41 +176,85 @@ class Repl:
             render.error(str(exc))
             return True
 
+    @staticmethod
+    def _no_argument(name: str, arg: str) -> None:
+        if arg:
+            raise RagchatError(f"{name} takes no argument (got {arg!r})")
+
     def _help(self, arg: str) -> bool:
+        self._no_argument("/help", arg)
         render.console.print(HELP, markup=False)
+        return True
+
+    def _clear(self, arg: str) -> bool:
+        self._no_argument("/clear", arg)
+        render.console.clear()
         return True
 
     def _ingest(self, arg: str) -> bool:
         if not arg:
-            render.error("usage: /ingest PATH [PATH ...]")
-            return True
-        paths = [Path(p).expanduser() for p in shlex.split(arg)]
+            raise RagchatError("usage: /ingest PATH [PATH ...]")
+        try:
+            paths = [Path(p).expanduser() for p in shlex.split(arg)]
+        except ValueError as exc:  # an unclosed quote
+            raise RagchatError(f"/ingest: {exc}") from None
         with render.IngestProgress() as progress:
             report = ingest(self.app.db, self.app.settings, paths, lambda: self.app.embedder, progress=progress)
-        render.ingest_report(report)
+        render.ingest_report(report, self.app.settings.db)
         return True
 
     def _sources(self, arg: str) -> bool:
-        render.console.print(render.lineage_sources(self.app.turn(self.session).lineage))
+        if arg and not arg.isdigit():
+            raise RagchatError(f"/sources wants a source number, not {arg!r} (usage: /sources [N])")
+        last = self.app.turn(self.session)
+        if not arg:
+            render.console.print(render.lineage_sources(last.lineage))
+            return True
+        chunk = next((c for c in last.lineage.chunks if c.rank == int(arg)), None)
+        if chunk is None:
+            ranks = [c.rank for c in last.lineage.chunks]
+            raise RagchatError(f"the last answer has no source {arg}"
+                               + (f" (it has {min(ranks)}-{max(ranks)})" if ranks else " (it has none)"))
+        stored = library.chunks_by_ids(self.app.db, [chunk.chunk_id]).get(chunk.chunk_id)
+        if stored is None:
+            raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
+        render.passage(chunk, stored.text, last.answer)
         return True
 
     def _inspect(self, arg: str) -> bool:
         if arg and not arg.isdigit():
-            raise SessionError(f"/inspect wants a turn number, not {arg!r}")
+            raise SessionError(f"/inspect wants a turn number, not {arg!r} (usage: /inspect [N])")
         chosen = self.app.turn(self.session, int(arg) if arg else None)
         render.inspect_view(render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer))
         return True
 
+    def _switch(self, name: str) -> None:
+        self.session = name
+        self._start_conversation()
+        render.console.print(f"[bold]session {render.escape(name)}[/]")
+
     def _new(self, arg: str) -> bool:
         if not arg:
-            render.error("usage: /new NAME")
+            raise RagchatError("usage: /new NAME")
+        existing = next((row for row in sessions.sessions(self.app.db) if row["name"] == arg), None)
+        if existing is not None and existing["turns"]:
+            render.notice(f"session {arg} exists already ({existing['turns']} turn(s), last used "
+                          f"{render.ago(existing['updated_at'])}): /resume {arg} continues it, "
+                          "or /new with another name starts afresh")
             return True
-        self.session = arg
-        self._start_conversation()
-        render.console.print(f"[bold]session {render.escape(arg)}[/]")
+        sessions.session_id(self.app.db, arg)  # started: /sessions lists it
+        self._switch(arg)
+        return True
+
+    def _resume_command(self, arg: str) -> bool:
+        if not arg:
+            raise RagchatError("usage: /resume NAME (/sessions lists them)")
+        sessions.session_id(self.app.db, arg, create=False)  # a clear error when there is no such session
+        self._switch(arg)
         self._resume()
         return True
 
     def _sessions(self, arg: str) -> bool:
+        self._no_argument("/sessions", arg)
         render.sessions_table(sessions.sessions(self.app.db))
         return True

@@ -95,6 +95,15 @@ def subject_words(text: str) -> list[str]:
     return [w for w in content_words(text) if w not in FILLER]
 
 
+def source_label(path: str, page_start: int | None = None, page_end: int | None = None) -> str:
+    """"guide.pdf p. 12", "guide.pdf pp. 12-13", or just the path when the chunk has no pages."""
+    if page_start is None:
+        return path
+    if page_end is None or page_end == page_start:
+        return f"{path} p. {page_start}"
+    return f"{path} pp. {page_start}-{page_end}"
+
+
 def one_line(text: str, limit: int | None = None) -> str:
     """The text on one line (whitespace runs become one space), cut to `limit` with an ellipsis."""
     line = " ".join(text.split())

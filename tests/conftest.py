@@ -4,14 +4,14 @@ library ingested once per run (tests that change a library get their own copy)."
 from __future__ import annotations
 
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import pytest
-from typer.testing import CliRunner
-
 from helpers import MODEL_CACHE, SAMPLE_DOCS, settings_for
 from ollama_server import free_port_url
+from typer.testing import CliRunner
+
 from ragchat.config import Settings
 from ragchat.embed import FastEmbedder, load_embedder
 from ragchat.ingest.pipeline import ingest
@@ -25,6 +25,11 @@ def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]
         if key.startswith("RAGCHAT_"):
             monkeypatch.delenv(key)
     monkeypatch.setenv("XDG_CONFIG_HOME", str(tmp_path / "xdg-config"))
+    monkeypatch.setenv("XDG_DATA_HOME", str(tmp_path / "xdg-data"))  # the per-user library
+    from ragchat.config import user_data_dir
+
+    # never the real user's library, whatever the platform (macOS and Windows ignore XDG_DATA_HOME)
+    assert user_data_dir().is_relative_to(tmp_path), user_data_dir()
     monkeypatch.setenv("RAGCHAT_MODEL_CACHE", MODEL_CACHE)
     monkeypatch.setenv("RAGCHAT_OLLAMA_HOST", free_port_url())
     monkeypatch.setenv("RAGCHAT_OLLAMA_TIMEOUT", "3")

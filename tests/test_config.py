@@ -8,8 +8,8 @@ from dataclasses import fields
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke
+
 from ragchat.config import Settings, load_settings, user_config_dir
 from ragchat.errors import ConfigError
 from ragchat.store import library
@@ -34,13 +34,14 @@ def test_user_config_dir_follows_xdg(tmp_path: Path) -> None:
     assert user_config_dir() == tmp_path / "xdg-config" / "ragchat"
 
 
-def test_defaults_with_nothing_configured(project: Path) -> None:
+def test_defaults_with_nothing_configured(project: Path, tmp_path: Path) -> None:
     settings, origins = load_settings({}, {}, project)
-    assert settings == Settings()
-    assert origins == {f.name: "default" for f in fields(Settings)}
+    per_user = tmp_path / "xdg-data" / "ragchat" / "ragchat.db"  # no .ragchat/ above: the per-user library
+    assert settings == Settings(db=per_user)
+    assert origins == {**{f.name: "default" for f in fields(Settings)}, "db": "default: per-user library"}
 
 
-def test_each_layer_overrides_the_one_below(user_toml: Path, project: Path) -> None:
+def test_each_layer_overrides_the_one_below(user_toml: Path, project: Path, tmp_path: Path) -> None:
     user_toml.write_text('top_k = 3\nrrf_k = 30\nollama_model = "user-model"\nanchor_boost = 0.1\n')
     (project / "ragchat.toml").write_text('top_k = 4\nrrf_k = 40\nollama_model = "project-model"\n')
     environ = {"RAGCHAT_TOP_K": "5", "RAGCHAT_RRF_K": "50", "UNRELATED": "x"}
@@ -48,21 +49,21 @@ def test_each_layer_overrides_the_one_below(user_toml: Path, project: Path) -> N
 
     settings, origins = load_settings(overrides, environ, project)
     assert (settings.top_k, settings.rrf_k, settings.ollama_model, settings.anchor_boost, settings.db) == (
-        6, 50, "project-model", 0.1, Path(".ragchat/ragchat.db")
+        6, 50, "project-model", 0.1, tmp_path / "xdg-data" / "ragchat" / "ragchat.db"
     )
     assert {name: origins[name] for name in ("top_k", "rrf_k", "ollama_model", "anchor_boost", "db")} == {
         "top_k": "flag",
         "rrf_k": "env RAGCHAT_RRF_K",
         "ollama_model": str(project / "ragchat.toml"),
         "anchor_boost": str(user_toml),
-        "db": "default",
+        "db": "default: per-user library",
     }
     # peel the layers off one by one
     assert load_settings({}, environ, project)[0].top_k == 5
     assert load_settings({}, {}, project)[0].top_k == 4
     assert load_settings({}, {}, project.parent)[0].top_k == 3  # no project file there
     user_toml.unlink()
-    assert load_settings({}, {}, project.parent) == (Settings(), {f.name: "default" for f in fields(Settings)})
+    assert load_settings({}, {}, project.parent)[0] == Settings(db=tmp_path / "xdg-data" / "ragchat" / "ragchat.db")
 
 
 def test_values_are_coerced_to_their_types(project: Path) -> None:

@@ -10,8 +10,9 @@ import json
 from pathlib import Path
 
 import pytest
-
 from helpers import ask_json, invoke
+
+from ragchat.answer import CITATION, split_sentences
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 
@@ -99,9 +100,9 @@ def test_tell_me_more_says_something_new(library_db: Path, runner) -> None:
     ask_json(runner, library_db, "s3b", "tell me more")
     second_answer = sessions.messages(db, sessions.session_id(db, "s3b"))[-1].content
     db.close()
-    lines = {line.rsplit(" [", 1)[0] for line in first_answer.splitlines() if line.startswith("- ")}
-    new_lines = {line.rsplit(" [", 1)[0] for line in second_answer.splitlines() if line.startswith("- ")}
-    assert new_lines and not (new_lines & lines)
+    said = {sentence.strip() for sentence in split_sentences(CITATION.sub("", first_answer))}
+    new = {sentence.strip() for sentence in split_sentences(CITATION.sub("", second_answer))}
+    assert new and said and not (new & said)
 
 
 @pytest.mark.parametrize(

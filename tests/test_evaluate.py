@@ -8,8 +8,8 @@ import math
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke, settings_for
+
 from ragchat import evaluate
 from ragchat.conversation.models import Exchange, ReformulationInput
 from ragchat.errors import RagchatError

@@ -7,13 +7,14 @@ A small corpus of its own is ingested with the real model; every test gets a pri
 from __future__ import annotations
 
 import json
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import pytest
-
 from helpers import ask_json, invoke, settings_for
 from ollama_server import Content, Failure, FakeOllama, Slow, Stream, free_port_url
+
 from ragchat.conversation.ollama_reformulator import SCHEMA
 from ragchat.ingest.pipeline import ingest
 from ragchat.store.db import open_db

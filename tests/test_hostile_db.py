@@ -10,16 +10,15 @@ import time
 from pathlib import Path
 
 import pytest
-
 from helpers import invoke, settings_for
+from test_hostile_ingest import RAGCHAT, chunk_ids_by_path, documents_written, library_problems, run_cli, write_corpus
+
 from ragchat.cli import app
 from ragchat.errors import RagchatError
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 from ragchat.store.schema import KNOWN
-from test_hostile_ingest import (RAGCHAT, chunk_ids_by_path, documents_written, library_problems, run_cli,
-                                 write_corpus)
 
 WILLS = """# Wills
 
@@ -174,6 +173,11 @@ def file_where_the_db_folder_goes(tmp_path: Path) -> dict[str, str]:
     return {}
 
 
+def empty_library(tmp_path: Path) -> dict[str, str]:
+    open_db(tmp_path / "empty.db").close()
+    return {}
+
+
 def broken_toml(tmp_path: Path) -> dict[str, str]:
     (tmp_path / "ragchat.toml").write_text("top_k = [\n")
     return {}
@@ -186,16 +190,17 @@ def bad_top_k(tmp_path: Path) -> dict[str, str]:
 # name -> (prepare the working folder, returning extra environment; arguments; what the error says)
 KNOWN_ERRORS = {
     "not-sqlite": (notes_named_db, ["ask", "hello", "--db", "notes.db"], "notes.db is not a SQLite database"),
-    "db-folder-blocked": (file_where_the_db_folder_goes, ["ask", "hello", "--db", "afile/x.db"],
+    "db-folder-blocked": (file_where_the_db_folder_goes, ["ingest", ".", "--db", "afile/x.db"],
                           "cannot create folder afile for database afile/x.db: File exists"),
-    "empty-library": (nothing, ["ask", "hello", "--db", "empty.db"], "the library is empty"),
+    "no-library": (nothing, ["ask", "hello", "--db", "x.db"], "no library at x.db: `ragchat ingest PATH` creates it"),
+    "empty-library": (empty_library, ["ask", "hello", "--db", "empty.db"], "the library is empty"),
     "bad-setting": (bad_top_k, ["search", "hello", "--db", "x.db"],
                     "invalid value for top_k: 'many' (expected int) in env RAGCHAT_TOP_K"),
     "broken-config-file": (broken_toml, ["config"], "ragchat.toml"),
     "nothing-to-ingest": (nothing, ["ingest", "no-such-folder", "--db", "x.db"],
                           "nothing could be ingested: 1 file(s) skipped "
                           "(first: no-such-folder: no such file or folder)"),
-    "no-sessions": (nothing, ["inspect", "last-turn", "--db", "x.db"], "no sessions yet"),
+    "no-sessions": (empty_library, ["inspect", "last-turn", "--db", "empty.db"], "no sessions yet"),
 }
 
 

@@ -21,10 +21,10 @@ import time
 from pathlib import Path
 
 import pytest
+from helpers import invoke, pdf_bytes
 from pypdf import PdfReader, PdfWriter
 from sqlite_utils.utils import sqlite3 as sqlite  # the SQLite library ragchat uses
 
-from helpers import invoke, pdf_bytes
 from ragchat.store.db import open_db
 
 RAGCHAT = str(Path(sys.executable).parent / "ragchat")

@@ -6,10 +6,10 @@ import time
 from collections.abc import Callable, Iterator
 
 import pytest
+from ollama_server import FakeOllama, free_port_url
 
 from ragchat.errors import BackendUnavailable
 from ragchat.llm import OllamaBackend
-from ollama_server import FakeOllama, free_port_url
 
 MODEL = "llama3.2"
 SCHEMA = {

@@ -7,14 +7,18 @@ import signal
 import threading
 from pathlib import Path
 
+import pytest
+from helpers import settings_for
+from ollama_server import FakeOllama
+from prompt_toolkit.completion import CompleteEvent
+from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
-from helpers import settings_for
-from ollama_server import FakeOllama
 from ragchat.app import App
 from ragchat.repl import Repl
 from ragchat.store import sessions
+from ragchat.store.db import open_db
 
 
 def run_repl(db: Path, lines: list[str], session: str = "r1", **settings) -> None:
@@ -75,6 +79,7 @@ def test_ingest_from_the_repl(tmp_path: Path, capsys) -> None:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "kettle.md").write_text("# Kettles\n\nDescale a kettle with citric acid every month.\n")
+    open_db(tmp_path / "fresh.db").close()  # an empty library (`chat` never creates one)
     run_repl(tmp_path / "fresh.db", [f"/ingest {docs}", "how often should I descale the kettle?"])
     out = capsys.readouterr().out
     assert "the library is empty" in out
@@ -122,5 +127,105 @@ def test_ollama_failure_is_announced_once_per_session(library_db: Path, capsys) 
     assert out.count("Ollama reformulation failed (invalid JSON in reply); using the heuristic reformulator") == 1
     db = App(settings_for(library_db)).db
     lineages = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "once")) if m.lineage]
-    assert [l["reformulation"]["reformulator"] for l in lineages] == ["heuristic"] * 3
-    assert all(any("invalid JSON" in n for n in l["notices"]) for l in lineages[1:])  # recorded every turn
+    assert [lineage["reformulation"]["reformulator"] for lineage in lineages] == ["heuristic"] * 3
+    assert all(any("invalid JSON" in n for n in lineage["notices"]) for lineage in lineages[1:])  # recorded every turn
+
+
+# --- conventions: bare words, bad arguments, /new on an existing name, /sources N, completion ------
+
+
+def test_bare_help_exit_quit_clear_are_commands_not_questions(library_db: Path, capsys) -> None:
+    run_repl(library_db, ["help", "clear", "Tell me about heat pumps", "exit", "never asked"], session="bare")
+    out = capsys.readouterr().out
+    assert "/sources [N]" in out and "bye" in out
+    db = App(settings_for(library_db)).db
+    asked = [m.content for m in sessions.messages(db, sessions.session_id(db, "bare")) if m.role == "user"]
+    assert asked == ["Tell me about heat pumps"]  # neither "help" nor "clear" reached the documents
+    run_repl(library_db, ["quit", "never asked either"], session="bare")
+    assert len(sessions.messages(db, sessions.session_id(db, "bare"))) == 2
+
+
+@pytest.mark.parametrize("line, expected", [
+    ("/inspect abc", "Error: /inspect wants a turn number, not 'abc'"),
+    ("/inspect 9", "Error: session 'args' has no turn 9 (it has turns 1-1)"),
+    ("/sources x", "Error: /sources wants a source number, not 'x'"),
+    ("/sources 99", "Error: the last answer has no source 99 (it has 1-"),
+    ("/sessions now", "Error: /sessions takes no argument (got 'now')"),
+    ("/new", "Error: usage: /new NAME"),
+    ("/resume nobody", "Error: no session named 'nobody'"),
+    ("/ingest 'unclosed", "Error: /ingest: No closing quotation"),
+])
+def test_bad_arguments_are_one_error_line(line: str, expected: str, library_db: Path, capsys) -> None:
+    run_repl(library_db, ["Tell me about heat pumps", line, "/sources"], session="args")
+    captured = capsys.readouterr()
+    errors = [line for line in captured.err.splitlines() if line.startswith("Error:")]
+    assert len(errors) == 1 and errors[0].startswith(expected), captured.err
+    assert "Turn 1" not in captured.out  # `/inspect abc` no longer shows the last turn
+    assert captured.out.count("Sources") == 2  # the answer's panel, and the REPL went on to /sources
+
+
+def test_new_on_an_existing_session_offers_to_resume_it(library_db: Path, capsys) -> None:
+    run_repl(library_db, ["Tell me about heat pumps"], session="old")
+    capsys.readouterr()
+    run_repl(library_db, ["/new old", "/resume old", "How does it work?"], session="other")
+    out = capsys.readouterr().out
+    assert "session old exists already (1 turn(s), last used just now): /resume old continues it" in out
+    assert "resuming: 1 earlier turn(s)" in out and "anchored on heat_pumps_explained.md" in out
+    db = App(settings_for(library_db)).db
+    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "old"))] == ["user", "assistant"] * 2
+
+
+def test_sources_n_shows_the_passage_with_the_cited_sentences(library_db: Path, capsys, monkeypatch) -> None:
+    from rich.console import Console
+
+    from ragchat import render
+    from ragchat.store import library
+
+    run_repl(library_db, ["What makes a will legally binding in South Africa?"], session="src")
+    app = App(settings_for(library_db))
+    last = app.turn("src")
+    number = next(c.rank for c in last.lineage.chunks if render.cited_sentences(last.answer, c.rank))
+    chosen = next(c for c in last.lineage.chunks if c.rank == number)
+    chunk_text = library.chunks_by_ids(app.db, [chosen.chunk_id])[chosen.chunk_id].text
+    app.close()
+
+    screen = Console(width=100, force_terminal=True, color_system="standard", highlight=False, record=True)
+    monkeypatch.setattr(render, "console", screen)
+    run_repl(library_db, [f"/sources {number}"], session="src")
+    plain = " ".join(screen.export_text(clear=False).split())
+    where = chosen.document + (f" › {chosen.heading.replace(' > ', ' › ')}" if chosen.heading else "")
+    assert f"[{number}] {where}" in plain
+    assert " ".join(chunk_text.split()) in plain  # the whole passage
+    assert "highlighted: what the answer took from this passage" in plain
+    styled = screen.export_text(styles=True)
+    sentence = render.cited_sentences(last.answer, number)[0]
+    assert "\x1b[1;33m" + sentence.split()[0] in styled  # the cited sentence starts a bold yellow span
+
+
+def test_cited_sentences_are_found_without_markers_and_bullets() -> None:
+    from ragchat.render import cited_sentences
+
+    answer = "- A will needs two witnesses. [1]\n- Witnesses must be 14. [2][1]\n- Unrelated text here. [3]"
+    assert cited_sentences(answer, 1) == ["A will needs two witnesses.", "Witnesses must be 14."]
+    assert cited_sentences(answer, 4) == []
+
+
+def test_tab_completes_commands_and_session_names(library_db: Path) -> None:
+    run_repl(library_db, ["Tell me about heat pumps"], session="heatpumps")
+    app = App(settings_for(library_db))
+    with create_pipe_input() as keyboard:
+        repl = Repl(app, "other", input=keyboard, output=DummyOutput())
+        completer = repl.prompt.completer
+        assert completer is not None
+
+        def complete(text: str) -> list[str]:
+            return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+
+        assert complete("/ses") == ["/sessions"]
+        assert complete("/in") == ["/ingest", "/inspect"]
+        assert complete("/resume heat") == ["heatpumps"]
+        assert complete("/new ") == sorted(complete("/new "))
+        assert "heatpumps" in complete("/new ") and complete("what about /new") == []
+        keyboard.close()
+    # (Tab itself is prompt-toolkit's: it completes asynchronously, after a piped Enter would submit)
+    app.close()

@@ -146,6 +146,7 @@ def test_an_existing_database_keeps_the_permissions_its_user_chose(tmp_path: Pat
 
 
 def test_the_chat_input_history_is_private(tmp_path: Path, usual_umask) -> None:
+    open_db(tmp_path / "chat" / "lib.db").close()  # `chat` opens a library, never creates one
     app = App(settings_for(tmp_path / "chat" / "lib.db"))
     with create_pipe_input() as keyboard:
         keyboard.send_text("/sessions\r")

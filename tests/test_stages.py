@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import numpy as np
 import pytest
-
 from fakes import FakeChat
+
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus
@@ -303,3 +303,8 @@ def test_a_new_subject_is_not_anchored_on_the_old_sources() -> None:
     chosen = plan(turn_context(), new_subject, SETTINGS, TurnOptions())
     assert chosen.kind == "search" and chosen.anchoring.boost == 0.0
     assert {q.name for q in chosen.queries} >= {"context/vector", "previous/vector"}, "its context still counts"
+
+
+def test_the_prompt_names_a_pdf_passage_with_its_pages() -> None:
+    chunk = StoredChunk(21, 2, "guide.pdf", "Guide", "Timeouts", "Set timeout=10.", 0, page_start=3, page_end=4)
+    assert '<passage id="1" source="guide.pdf pp. 3-4 — Timeouts">' in answering.answers.passage(answering.answers.Source(1, chunk))

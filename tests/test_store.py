@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 import sqlite_utils.utils
 import sqlite_vec
+from helpers import invoke, settings_for
 from sqlite_utils import Database
 
-from helpers import invoke, settings_for
 from ragchat.errors import ModelMismatchError, StoreError
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import library

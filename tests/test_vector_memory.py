@@ -7,8 +7,8 @@ from pathlib import Path
 
 import numpy as np
 import pytest
-
 from helpers import settings_for
+
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import library
 from ragchat.store.db import open_db

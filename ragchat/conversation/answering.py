@@ -80,16 +80,22 @@ def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink |
 
 
 def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Settings) -> Answered:
+    """Sentences of the sources ranked by the (reformulated) question; a meta-request draws on
+    all the sources (the last ones first), "summarize" on the most central sentences of each of
+    the last sources, "example" on code blocks and examples first. Never what the last answer
+    said, unless asked to summarise."""
     lineage = inputs.lineage
     meta = lineage.plan == "reuse"
-    question = lineage.question.lower()
+    question = lineage.question
+    summarise = meta and bool(answers.SUMMARY_CUES.search(question))
     priors = {c.rank: c.similarity or 0.0 for c in lineage.chunks}
+    reused = [c.rank for c in lineage.chunks if c.reused]
     r = lineage.reformulation
     reply = answers.extractive(
-        f"{r.semantic_query} {r.keyword_query}", inputs.sources if meta else inputs.sources[:4], corpus.idf,
+        f"{r.semantic_query} {r.keyword_query}", answers.answer_pool(inputs.sources, meta), corpus.idf,
         priors=priors, count=settings.extractive_sentences + (1 if meta else 0), weak=lineage.weak,
-        want_examples="example" in question or "instance" in question,
-        exclude=inputs.window.last.assistant if meta and "summar" not in question else "",
+        want_examples=bool(answers.EXAMPLE_REQUEST.search(question)),
+        exclude="" if summarise else inputs.window.last.assistant, summarise=summarise, cover=reused,
     )
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)

@@ -35,9 +35,11 @@ def names(text: str, sentence_start: bool = False) -> list[str]:
         for match in NAME.finditer(sentence):
             if match.start() == 0 and not sentence_start:
                 continue
-            name = match.group(0).lower()
-            if not all(w in STOPWORDS or w in QUESTION_WORDS for w in name.split()):
-                found.append(name)
+            parts = match.group(0).lower().split()
+            while parts and (parts[0] in STOPWORDS or parts[0] in QUESTION_WORDS):
+                parts = parts[1:]  # "In South Africa" at a sentence start names South Africa
+            if parts:
+                found.append(" ".join(parts))
     counts = {name: found.count(name) for name in found}
     return sorted(counts, key=lambda name: -counts[name])
 

@@ -92,6 +92,8 @@ class RetrievedChunk:
     anchored: bool
     reused: bool
     used: bool = False  # the answer stands on it (cited, or supported by it)
+    page_start: int | None = None  # pages of a PDF chunk
+    page_end: int | None = None
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -20,7 +20,7 @@ from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
 from . import answering
-from .answering import AnswerInputs, Answered
+from .answering import Answered, AnswerInputs
 from .corpus import CorpusView
 from .heuristic import HeuristicReformulator
 from .models import Lineage, Reformulation, TurnResult

@@ -30,7 +30,8 @@ from ragchat.ingest.loaders import ParsedDocument, Section
 _Span = tuple[int, int]
 
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")  # a run of text without a blank line
-_SENTENCE_GAP = re.compile(r"[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
+# a sentence end; not the last dot of "a.k.a." or "e.g." (a dot two characters back)
+_SENTENCE_GAP = re.compile(r"(?<!\.\w)[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
 _LINE = re.compile(r"[^\n]+")
 _WORD = re.compile(r"\S+")
 
@@ -44,6 +45,8 @@ class Chunk:
     heading_path: tuple[str, ...]
     start: int
     end: int
+    page_start: int | None = None  # the pages it lies on, for documents with pages (PDFs)
+    page_end: int | None = None
 
 
 def chunk_document(
@@ -55,7 +58,8 @@ def chunk_document(
     chunks: list[Chunk] = []
     for section in doc.sections:
         for start, end in _section_spans(doc.text, section, target, max_size, overlap):
-            chunks.append(Chunk(len(chunks), doc.text[start:end], section.heading_path, start, end))
+            pages = doc.page_range(start, end) or (None, None)
+            chunks.append(Chunk(len(chunks), doc.text[start:end], section.heading_path, start, end, *pages))
     return chunks
 
 
@@ -74,13 +78,36 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 def _section_spans(
     text: str, section: Section, target: int, max_size: int, overlap: int
 ) -> list[_Span]:
-    units = [
-        unit
-        for paragraph in _spans(_PARAGRAPH, text, section.start, section.end)
-        for unit in _split_long(text, paragraph, target, max_size)
-    ]
+    paragraphs = _keep_blocks_whole(text, _spans(_PARAGRAPH, text, section.start, section.end), max_size)
+    units = [unit for paragraph in paragraphs for unit in _split_long(text, paragraph, target, max_size)]
     cores = _merge_tiny(_pack(units, target), max_size, min(200, target // 5))
     return _add_overlap(text, cores, overlap, max_size)
+
+
+_FENCE_LINE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.M)
+_BLOCK_START = re.compile(r"(?:`{3,}|~{3,}|[-*+] |\d+[.)] |[^\n]* \| )")
+
+
+def _keep_blocks_whole(text: str, paragraphs: list[_Span], max_size: int) -> list[_Span]:
+    """Paragraphs of one code fence joined (blank lines inside code), and a sentence introducing
+    a list, table or code block ("...:") joined with it when both fit in max_size."""
+    joined: list[_Span] = []
+    open_fence = False
+    for start, end in paragraphs:
+        fences = len(_FENCE_LINE.findall(text, start, end))
+        if joined and open_fence:
+            joined[-1] = (joined[-1][0], end)
+        elif (
+            joined
+            and text[joined[-1][1] - 1] == ":"
+            and _BLOCK_START.match(text, start)
+            and end - joined[-1][0] <= max_size
+        ):
+            joined[-1] = (joined[-1][0], end)
+        else:
+            joined.append((start, end))
+        open_fence = open_fence != (fences % 2 == 1)
+    return joined
 
 
 def _spans(pattern: re.Pattern[str], text: str, start: int, end: int) -> list[_Span]:

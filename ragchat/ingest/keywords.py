@@ -10,7 +10,7 @@ from __future__ import annotations
 import math
 import re
 from collections import Counter
-from typing import Mapping
+from collections.abc import Mapping
 
 from ..text import QUESTION_WORDS, STOPWORDS, words
 
@@ -69,7 +69,7 @@ def select_keywords(documents: Mapping[int, Mapping[str, int]], per_document: in
         frequency.update(counts.keys())
     chosen: dict[int, list[str]] = {}
     for document_id, counts in documents.items():
-        def score(term: str) -> float:
+        def score(term: str, counts: Mapping[str, int] = counts) -> float:
             idf = math.log((total + 1) / (frequency[term] + 0.5)) + 1.0
             phrase_bonus = 1.5 if " " in term else 1.0
             return (1 + math.log(counts[term])) * idf * phrase_bonus

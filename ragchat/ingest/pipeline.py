@@ -17,11 +17,11 @@ from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
 from ..store import library
-from ..store.db import write
+from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import ParsedDocument, is_supported, parse_document, read_file
+from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
 
 if TYPE_CHECKING:
     import numpy as np
@@ -57,6 +57,7 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
+    reparsed: list[str] = field(default_factory=list)  # unchanged bytes, parsed again by a newer parser
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
@@ -68,7 +69,7 @@ class IngestReport:
     @property
     def ok(self) -> bool:
         """Anything was ingested, or everything was already up to date."""
-        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded)
+        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed)
 
 
 @dataclass(frozen=True)
@@ -84,6 +85,7 @@ class Pending:
     chunks: list[Chunk]
     title: str
     is_new: bool
+    reparsed: bool = False
 
 
 # --- finding files ---------------------------------------------------------------------------
@@ -195,7 +197,8 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     digest = hashlib.sha256(data).hexdigest()
     source = str(path.resolve())
     old = known.get(source)
-    if old and old["content_hash"] == digest:
+    stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
+    if old is not None and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
     parsed: ParsedDocument = parse_document(path, data)
@@ -208,9 +211,10 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     record = DocumentRecord(
         source=source, path=shown, root=str(found.root.resolve()), title=parsed.title,
         content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
-        term_counts=term_counts(parsed.text),
+        term_counts=term_counts(parsed.text), parser_version=PARSER_VERSION,
     )
-    return Pending(found, record, chunks, parsed.title, is_new=old is None)
+    reparsed = old is not None and old["content_hash"] == digest
+    return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
 def _display_path(found: Found) -> str:
@@ -352,12 +356,13 @@ def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
-        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end)
+        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end,
+                    c.page_start, c.page_end)
         for c in item.chunks
     ]
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
-    (report.added if item.is_new else report.updated).append(item.record.path)
+    (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(item.record.path)
 
 
 def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
@@ -428,7 +433,9 @@ def ingest(
         prune(db, report)
     else:
         report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
-    if report.added or report.updated or report.removed or _keywords_missing(db):
+    if report.added or report.updated or report.reparsed:
+        set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
+    if report.added or report.updated or report.reparsed or report.removed or _keywords_missing(db):
         refresh_keywords(db)
     missing = library.keywords_without_vectors(db)
     if missing:
@@ -444,6 +451,6 @@ def _keywords_missing(db: Database) -> bool:
 
 def _nothing_read(report: IngestReport) -> str:
     if not report.skipped:
-        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf)"
+        return "no supported files found (.md .markdown .txt .rst .html .htm .pdf .docx)"
     path, reason = report.skipped[0]
     return f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: {reason})"

@@ -5,14 +5,14 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
 import sqlite_utils
 import sqlite_utils.utils
 from sqlite_utils import Database
 
-from ..errors import StoreError
+from ..errors import LibraryMissing, StoreError
 from .schema import MIGRATIONS, SCHEMA_VERSION, check_schema_version
 
 SQLITE_HEADER = b"SQLite format 3\x00"
@@ -46,8 +46,23 @@ def _load_vec(db: Database) -> None:
         conn.enable_load_extension(True)
         sqlite_vec.load(conn)
         conn.enable_load_extension(False)
-    except Exception as exc:  # noqa: BLE001 - any failure here means the same thing to the user
+    except Exception as exc:
         raise StoreError(f"cannot load the sqlite-vec extension with {driver}: {exc}") from None
+
+
+def _check_exists(path: Path) -> None:
+    """For commands that only read: a missing (or empty) file is an error, never created."""
+    if not path.exists():
+        raise LibraryMissing(f"no library at {path}: `ragchat ingest PATH` creates it (or choose another --db)")
+    if path.is_file() and path.stat().st_size == 0:
+        raise LibraryMissing(f"{path} is an empty file, not a library: `ragchat ingest PATH --db {path}` fills it")
+
+
+def _check_is_ours(db: Database, path: Path) -> None:
+    """A SQLite file that holds other tables but none of ours belongs to another program."""
+    tables = set(db.table_names())
+    if tables and not tables & {"documents", "_sqlite_migrations"}:
+        raise StoreError(f"{path} is a SQLite database of another program; refusing to touch it (choose another --db)")
 
 
 def _create_private(path: Path) -> None:
@@ -68,10 +83,13 @@ def _create_private(path: Path) -> None:
             os.close(os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
 
 
-def open_db(path: Path | str, *, migrate: bool = True) -> Database:
-    """Open (creating if needed) the database with sqlite-vec loaded and the schema up to date."""
+def open_db(path: Path | str, *, migrate: bool = True, create: bool = True) -> Database:
+    """Open the database with sqlite-vec loaded and the schema up to date. With `create=False` (every
+    command but ingest) a missing database is a LibraryMissing error instead of a new file."""
     path = Path(path)
     if str(path) != ":memory:":
+        if not create:
+            _check_exists(path)
         _check_is_sqlite(path)
         try:
             _create_private(path)
@@ -85,6 +103,7 @@ def open_db(path: Path | str, *, migrate: bool = True) -> Database:
         _load_vec(db)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         db.execute("PRAGMA foreign_keys = ON")
+        _check_is_ours(db, path)
         check_schema_version(db)  # before WAL: a refused database is left exactly as it was
         if str(path) != ":memory:":
             with db.ensure_autocommit_on():

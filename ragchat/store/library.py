@@ -5,9 +5,10 @@ from __future__ import annotations
 import json
 import uuid
 import weakref
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
-from datetime import datetime, timezone
-from typing import TYPE_CHECKING, Iterable, Sequence
+from datetime import UTC, datetime
+from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
@@ -42,6 +43,7 @@ class DocumentRecord:
     mtime: float
     encoding: str
     term_counts: dict[str, int]
+    parser_version: int = 0
 
 
 @dataclass(frozen=True)
@@ -51,6 +53,8 @@ class ChunkRecord:
     heading: str
     start_char: int
     end_char: int
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 @dataclass(frozen=True)
@@ -62,10 +66,12 @@ class StoredChunk:
     heading: str
     text: str
     ordinal: int
+    page_start: int | None = None
+    page_end: int | None = None
 
 
 def now() -> str:
-    return datetime.now(timezone.utc).isoformat(timespec="seconds")
+    return datetime.now(UTC).isoformat(timespec="seconds")
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -176,6 +182,7 @@ def replace_document(
             "mtime": record.mtime, "encoding": record.encoding,
             "term_counts": json.dumps(record.term_counts), "chunk_count": len(chunks),
             "ingested_at": now(), "keywords": old["keywords"] if old else "[]",
+            "parser_version": record.parser_version,
         }
         if old:
             db.table("documents").update(old["id"], values)
@@ -202,9 +209,12 @@ def _insert_chunks(
     first = _next_ids(db, "chunks", len(chunks))
     ids = range(first, first + len(chunks))
     db.conn.executemany(
-        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?)",
-        [(i, document_id, c.ordinal, c.text, c.heading, c.start_char, c.end_char) for i, c in zip(ids, chunks)],
+        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char, page_start, page_end) "
+        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        [
+            (i, document_id, c.ordinal, c.text, c.heading, c.start_char, c.end_char, c.page_start, c.page_end)
+            for i, c in zip(ids, chunks)
+        ],
     )
     db.conn.executemany(
         "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (?, ?, ?, ?)",
@@ -271,7 +281,7 @@ def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in db.execute(
-            "SELECT c.id, c.document_id, d.path, d.title, c.heading, c.text, c.ordinal "
+            "SELECT c.id, c.document_id, d.path, d.title, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
             f"FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
             part,
         ):
@@ -378,7 +388,7 @@ class _InMemory:
         return {int(c): self.matrix[r].copy() for c, r in zip(wanted, rows) if self.ids[r] == c}
 
 
-_IN_MEMORY: "weakref.WeakKeyDictionary[Database, _InMemory]" = weakref.WeakKeyDictionary()
+_IN_MEMORY: weakref.WeakKeyDictionary[Database, _InMemory] = weakref.WeakKeyDictionary()
 
 
 def _in_memory(db: Database, searching: bool) -> _InMemory | None:

@@ -92,6 +92,16 @@ def m004_documents_version_index(db: Database) -> None:
     db.table("documents").create_index(["ingested_at", "chunk_count"], index_name="documents_version")
 
 
+@MIGRATIONS()
+def m005_pages_and_parser_version(db: Database) -> None:
+    # the first and last page of a chunk of a paged document (PDF); NULL for other formats
+    db.table("chunks").add_column("page_start", int)
+    db.table("chunks").add_column("page_end", int)
+    # the loaders.PARSER_VERSION a document was parsed with (NULL: before versions were kept),
+    # so `ingest` re-parses documents whose bytes are unchanged but whose parser improved
+    db.table("documents").add_column("parser_version", int)
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 

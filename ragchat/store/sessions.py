@@ -64,14 +64,42 @@ def latest_session(db: Database) -> str | None:
 
 
 def sessions(db: Database) -> list[dict]:
+    """Every session, most recently used first, with its number of turns and first question."""
     return [
-        dict(zip(("name", "created_at", "updated_at", "turns"), row))
+        dict(zip(("name", "created_at", "updated_at", "turns", "first_question"), row))
         for row in db.execute(
             "SELECT s.name, s.created_at, s.updated_at, "
-            "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user') "
+            "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user'), "
+            "(SELECT m.content FROM messages m WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.id LIMIT 1) "
             "FROM sessions s ORDER BY s.updated_at DESC, s.id DESC"
         )
     ]
+
+
+def session_names(db: Database) -> list[str]:
+    return [row[0] for row in db.execute("SELECT name FROM sessions ORDER BY name")]
+
+
+def delete_session(db: Database, name: str) -> int:
+    """Delete a session and its messages; returns how many turns it had."""
+    session = session_id(db, name, create=False)
+    with write(db):
+        turns = db.execute("SELECT count(*) FROM messages WHERE session_id = ? AND role = 'user'", [session]).fetchone()[0]
+        db.execute("DELETE FROM messages WHERE session_id = ?", [session])
+        db.execute("DELETE FROM sessions WHERE id = ?", [session])
+    return turns
+
+
+def rename_session(db: Database, old: str, new: str) -> None:
+    if not new.strip():
+        raise SessionError("the new session name is empty")
+    session = session_id(db, old, create=False)
+    if old == new:
+        return
+    with write(db):
+        if db.execute("SELECT 1 FROM sessions WHERE name = ?", [new]).fetchone():
+            raise SessionError(f"a session named {new!r} exists already (`ragchat sessions rm {new}` removes it)")
+        db.execute("UPDATE sessions SET name = ? WHERE id = ?", [new, session])
 
 
 def add_message(

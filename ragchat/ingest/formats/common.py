@@ -1,0 +1,60 @@
+"""What every format parser shares: the outline it returns and the text clean-up rules."""
+
+from __future__ import annotations
+
+import re
+import unicodedata
+from dataclasses import dataclass, field
+
+
+@dataclass(frozen=True)
+class Heading:
+    level: int
+    text: str
+    shown: bool = True  # False sets the heading path without adding a line (PDF "Page N")
+
+
+@dataclass(frozen=True)
+class PageBreak:
+    """Page `number` (1-based) starts here: its text is never merged with the page before."""
+
+    number: int
+
+
+Block = Heading | PageBreak | str
+
+
+@dataclass
+class Outline:
+    blocks: list[Block] = field(default_factory=list)
+    title: str = ""
+
+
+CONTROL_CHARS = re.compile(r"[\x00-\x08\x0b\x0e-\x1f\x7f\ufeff]")
+# soft hyphen, zero-width space/joiners, word joiner, invisible operators, BOM
+INVISIBLE_CHARS = re.compile(r"[\u00ad\u200b-\u200d\u2060-\u2064\ufeff]")
+_BLANK_RUNS = re.compile(r"\n{3,}")
+
+
+def clean_chars(text: str) -> str:
+    """NFKC (ligatures, full-width forms, no-break spaces), without invisible or control characters."""
+    return CONTROL_CHARS.sub("", INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text)))
+
+
+def normalise(text: str) -> str:
+    """Unix newlines, clean characters, no trailing spaces, at most one blank line in a row."""
+    text = text.replace("\r\n", "\n").replace("\r", "\n").replace("\f", "\n\n")
+    text = clean_chars(text)
+    text = "\n".join(line.rstrip() for line in text.split("\n"))
+    return _BLANK_RUNS.sub("\n\n", text).strip("\n")
+
+
+def has_letters(line: str) -> bool:
+    return sum(c.isalpha() for c in line) >= 2
+
+
+def code_fence(code: str, language: str = "") -> str:
+    """Code as a Markdown fence with its language, indentation intact (answers show it as code)."""
+    body = code.rstrip("\n")
+    ticks = "````" if "```" in body else "```"
+    return f"{ticks}{language}\n{body}\n{ticks}"

@@ -1,0 +1,98 @@
+"""Word .docx (python-docx): headings from the Title and Heading N styles, paragraphs, list
+paragraphs as "- item" lines (two spaces per level), tables as "cell | cell" lines."""
+
+from __future__ import annotations
+
+import io
+import re
+from typing import TYPE_CHECKING, Any
+
+from ragchat.errors import UnreadableFile
+
+from .common import Block, Heading, Outline
+
+if TYPE_CHECKING:
+    from docx.document import Document
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+_HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.I)
+_LIST_STYLE = re.compile(r"^list\b(?:.*?(\d))?", re.I)
+
+
+def parse_docx(data: bytes) -> Outline:
+    document = _open(data)
+    from docx.table import Table
+    from docx.text.paragraph import Paragraph
+
+    blocks: list[Block] = []
+    items: list[str] = []  # the open list's lines
+    title = ""
+    for element in document.element.body.iterchildren():
+        tag = element.tag.rsplit("}", 1)[-1]
+        if tag == "tbl":
+            blocks += _flush(items) + [_table_text(Table(element, document))]
+            continue
+        if tag != "p":
+            continue
+        paragraph = Paragraph(element, document)
+        text = paragraph.text.strip()
+        if not text:
+            continue
+        style = (paragraph.style.name if paragraph.style is not None else "") or ""
+        level = _list_level(paragraph, style)
+        if level is not None:
+            items.append("  " * level + "- " + text)
+            continue
+        blocks += _flush(items)
+        if style.lower() in ("title", "subtitle"):
+            title = title or text
+            blocks.append(Heading(1, text) if style.lower() == "title" else text)
+        elif match := _HEADING_STYLE.match(style):
+            blocks.append(Heading(int(match.group(1)) + (1 if title else 0), text))
+        else:
+            blocks.append(text)
+    blocks += _flush(items)
+    core_title = (document.core_properties.title or "").strip()
+    return Outline(blocks, title or core_title)
+
+
+def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx files need it
+    from docx import Document
+
+    try:
+        return Document(io.BytesIO(data))
+    except Exception as exc:  # a damaged zip or XML raises many exception types
+        detail = " ".join(str(exc).split())[:80] or type(exc).__name__
+        raise UnreadableFile(f"corrupt .docx: {detail}") from None
+
+
+def _flush(items: list[str]) -> list[Block]:
+    if not items:
+        return []
+    block = "\n".join(items)
+    items.clear()
+    return [block]
+
+
+def _list_level(paragraph: Paragraph, style: str) -> int | None:
+    """The nesting level of a list paragraph (from its numbering or "List Bullet 2"), else None."""
+    properties = paragraph._p.pPr
+    numbering: Any = properties.numPr if properties is not None else None
+    if numbering is not None and numbering.ilvl is not None and numbering.ilvl.val is not None:
+        return int(numbering.ilvl.val)
+    if match := _LIST_STYLE.match(style):
+        return int(match.group(1)) - 1 if match.group(1) else 0
+    return 0 if numbering is not None else None
+
+
+def _table_text(table: Table) -> str:
+    rows = []
+    for row in table.rows:
+        cells: list[str] = []
+        for cell in row.cells:
+            text = " ".join(cell.text.split())
+            if not cells or text != cells[-1]:  # a merged cell repeats in each column it spans
+                cells.append(text)
+        rows.append(" | ".join(cells))
+    return "\n".join(rows)

@@ -1,0 +1,222 @@
+"""Markdown (CommonMark + tables, via markdown-it-py) with the common mkdocs extensions.
+
+Before parsing, mkdocs-only syntax is rewritten line by line (outside code fences): admonitions
+(`!!! note "Title"`, `??? tip`, `=== "Tab"`) keep their title and dedented body; snippet includes
+(`--8<-- "file"`, `{* docs_src/... *}`) and mkdocstrings directives (`::: package.module` with
+their indented options) are dropped; YAML front matter gives the title and is dropped.
+Code stays a fence with its language; list items become "- item" lines, two spaces per level.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import TYPE_CHECKING
+
+from .common import Block, Heading, Outline, code_fence
+
+if TYPE_CHECKING:
+    from markdown_it import MarkdownIt
+    from markdown_it.token import Token
+
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.S | re.M)
+_YAML_KEY = re.compile(r"^\s*[\w-]+\s*:", re.M)
+_FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+_ADMONITION = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)(?:\s+\"([^\"]*)\"|\s+'([^']*)')?\s*$")
+_SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
+_SNIPPET_BRACES = re.compile(r"\{\*.*?\*\}")
+_MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
+_HEADING_ATTRS = re.compile(r"\s*\{[#.:][^}]*\}\s*$")
+
+
+def parse_markdown(text: str) -> Outline:
+    text, meta_title = _strip_front_matter(text)
+    blocks = _Renderer().render(_parser().parse(_mkdocs_lines(text.split("\n"))))
+    h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
+    return Outline(blocks, h1 or meta_title)
+
+
+@functools.cache
+def _parser() -> MarkdownIt:  # markdown-it is imported here: only Markdown files need it
+    from markdown_it import MarkdownIt
+
+    return MarkdownIt("commonmark").enable("table").enable("strikethrough")
+
+
+def _strip_front_matter(text: str) -> tuple[str, str]:
+    match = _FRONT_MATTER.match(text)
+    if not match or not _YAML_KEY.match(match.group(1)):
+        return text, ""
+    title = re.search(r"^title:[ \t]*(.+)$", match.group(1), re.M)
+    return text[match.end() :], title.group(1).strip().strip("\"'") if title else ""
+
+
+# --- mkdocs extensions ---------------------------------------------------------------------
+
+
+def _indent(line: str) -> int:
+    return len(line) - len(line.lstrip())
+
+
+def _indented_block_end(lines: list[str], i: int, indent: int) -> int:
+    """The end of the lines after `i - 1` that are blank or indented deeper than `indent`."""
+    end = i
+    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
+        i += 1
+        if lines[i - 1].strip():
+            end = i
+    return end
+
+
+def _mkdocs_lines(lines: list[str]) -> str:
+    out: list[str] = []
+    fence = ""
+    i = 0
+    while i < len(lines):
+        line = lines[i]
+        if fence:
+            out.append(line)
+            if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
+                fence = ""
+        elif match := _FENCE.match(line):
+            fence = match.group(1)
+            out.append(line)
+        elif match := _ADMONITION.match(line):
+            indent = len(match.group(1))
+            end = _indented_block_end(lines, i + 1, indent)
+            title = match.group(3) or match.group(4)
+            if title is None and not line.lstrip().startswith("==="):
+                title = match.group(2).replace("-", " ").capitalize()
+            body = [body_line[indent + 4 :] if body_line.strip() else "" for body_line in lines[i + 1 : end]]
+            out += ([" " * indent + title, ""] if title else []) + [
+                " " * indent + body_line if body_line else "" for body_line in _mkdocs_lines(body).split("\n")
+            ] + [""]
+            i = end
+            continue
+        elif _MKDOCSTRINGS.match(line):
+            i = _indented_block_end(lines, i + 1, _indent(line))
+            continue
+        elif _SNIPPET_LINE.match(line):
+            if line.strip().strip("-8<; ") == "" and i + 1 < len(lines):  # block form: files listed until the next marker
+                end = i + 1
+                while end < len(lines) and lines[end].strip() and not _SNIPPET_LINE.match(lines[end]):
+                    end += 1
+                i = end + 1 if end < len(lines) and _SNIPPET_LINE.match(lines[end]) else i + 1
+                continue
+        else:
+            out.append(_SNIPPET_BRACES.sub("", line))
+        i += 1
+    return "\n".join(out)
+
+
+# --- tokens -> blocks --------------------------------------------------------------------
+
+
+class _Renderer:
+    """Walks markdown-it's block tokens; a whole list (or table) becomes one block of lines."""
+
+    def __init__(self) -> None:
+        self.blocks: list[Block] = []
+        self.lists: list[list[str]] = []  # the open lists' markers: "-" or the next number
+        self.lines: list[str] = []  # the lines of the open list
+        self.item_started = False  # the open list item has its first line
+
+    def render(self, tokens: list[Token]) -> list[Block]:
+        i = 0
+        while i < len(tokens):
+            i = self._token(tokens, i)
+        self._flush()
+        return self.blocks
+
+    def _token(self, tokens: list[Token], i: int) -> int:
+        token = tokens[i]
+        kind = token.type
+        if kind == "heading_open":
+            inline = tokens[i + 1]
+            if token.markup in ("=", "-") and "\n" in inline.content:  # a dash line under a paragraph
+                self._text(_inline(inline))
+            else:
+                self._flush()
+                self.blocks.append(Heading(int(token.tag[1]), _HEADING_ATTRS.sub("", _inline(inline))))
+            return i + 3
+        if kind == "table_open":
+            return self._table(tokens, i)
+        if kind in ("bullet_list_open", "ordered_list_open"):
+            start = int(token.attrGet("start") or 1) if kind == "ordered_list_open" else 0
+            self.lists.append(["-" if not start else str(start)])
+        elif kind in ("bullet_list_close", "ordered_list_close"):
+            self.lists.pop()
+            if not self.lists:
+                self._flush()
+        elif kind == "list_item_open":
+            self.item_started = False
+        elif kind == "list_item_close" and self.lists and self.lists[-1][0] != "-":
+            self.lists[-1][0] = str(int(self.lists[-1][0]) + 1)
+        elif kind == "inline":
+            self._text(_inline(token))
+        elif kind in ("fence", "code_block"):
+            language = token.info.strip().split()[0] if token.info.strip() else ""
+            self._block(code_fence(token.content, language.strip("{}.")))
+        elif kind == "html_block":
+            if text := _strip_html(token.content).strip():
+                self._text(text)
+        return i + 1
+
+    def _table(self, tokens: list[Token], i: int) -> int:
+        rows: list[list[str]] = []
+        while tokens[i].type != "table_close":
+            if tokens[i].type == "tr_open":
+                rows.append([])
+            elif tokens[i].type == "inline" and rows:
+                rows[-1].append(" ".join(_inline(tokens[i]).split()))
+            i += 1
+        self._block("\n".join(" | ".join(row) for row in rows))
+        return i + 1
+
+    def _text(self, text: str) -> None:
+        if not self.lists:
+            self._block(text)
+            return
+        depth = len(self.lists) - 1
+        lines = text.split("\n")
+        if not self.item_started:
+            marker = "-" if self.lists[-1][0] == "-" else f"{self.lists[-1][0]}."
+            self.lines.append("  " * depth + f"{marker} {lines[0]}")
+            lines = lines[1:]
+            self.item_started = True
+        self.lines += ["  " * (depth + 1) + line for line in lines]
+
+    def _block(self, text: str) -> None:
+        if self.lists:  # code or a table inside a list item: its own lines, unindented
+            self.lines.append(text)
+            self.item_started = True
+            return
+        self._flush()
+        self.blocks.append(text)
+
+    def _flush(self) -> None:
+        if self.lines:
+            self.blocks.append("\n".join(self.lines))
+            self.lines = []
+
+
+_TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)
+
+
+def _strip_html(html: str) -> str:
+    from html import unescape
+
+    return unescape(_TAG.sub("", html))
+
+
+def _inline(token: Token) -> str:
+    """An inline token as plain text: markup, links' targets and images gone, code spans kept."""
+    parts: list[str] = []
+    for child in token.children or []:
+        if child.type in ("text", "code_inline"):
+            parts.append(child.content)
+        elif child.type in ("softbreak", "hardbreak"):
+            parts.append("\n")
+        elif child.type == "html_inline":
+            continue
+    return "".join(parts)

@@ -1,0 +1,256 @@
+"""Extractive answers (sentences, blocks, no repeats, summaries, examples), the answer-quality
+figures of `eval --answers`, and code blocks rendered as code."""
+
+from __future__ import annotations
+
+import io
+import json
+from pathlib import Path
+
+import pytest
+from helpers import invoke
+from rich.console import Console
+
+from ragchat import evaluate, render
+from ragchat.answer import Source, extractive, split_sentences, units
+from ragchat.store.library import StoredChunk
+
+
+def source(number: int, text: str) -> Source:
+    chunk = StoredChunk(id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text, ordinal=0)
+    return Source(number, chunk)
+
+
+def flat_idf(term: str) -> float:
+    return 1.0
+
+
+# --- the splitter -------------------------------------------------------------------------------
+
+
+def test_the_splitter_keeps_abbreviations_numbers_and_names_whole() -> None:
+    text = ("Ragchat, a.k.a. the chat, reads files, e.g. Markdown. It never splits i.e. Notes. "
+            "The U.S. Army asked Dr. Smith about version 2.5.1 on 3 May. Edit config.yaml then run it. "
+            "Costs rose by 3.5 percent. Done!")
+    assert split_sentences(text) == [
+        "Ragchat, a.k.a. the chat, reads files, e.g. Markdown.",
+        "It never splits i.e. Notes.",
+        "The U.S. Army asked Dr. Smith about version 2.5.1 on 3 May.",
+        "Edit config.yaml then run it.",
+        "Costs rose by 3.5 percent.",
+        "Done!",
+    ]
+
+
+def test_paragraphs_never_run_together() -> None:
+    assert split_sentences("First paragraph without a stop\n\nSecond one.") == [
+        "First paragraph without a stop", "Second one."]
+
+
+# --- blocks --------------------------------------------------------------------------------------
+
+
+FORMALITIES = """Section 2(1)(a) of the Wills Act lists the formalities as follows:
+- the will is in writing
+- it is signed by the testator
+  - or by another person in his presence
+- two witnesses sign it
+
+Unrelated closing remark about something else entirely."""
+
+
+def test_a_sentence_that_introduces_a_list_brings_it() -> None:
+    found = units(FORMALITIES)
+    assert found[0].sentence.startswith("Section 2(1)(a)") and found[0].kind == "list"
+    assert found[0].block.splitlines() == ["- the will is in writing", "- it is signed by the testator",
+                                           "  - or by another person in his presence", "- two witnesses sign it"]
+    answer = extractive("which formalities does the wills act list", [source(1, FORMALITIES)], flat_idf, count=1)
+    assert "- two witnesses sign it" in answer.text and "  - or by another person" in answer.text
+    assert answer.text.startswith("Section 2(1)(a) of the Wills Act lists the formalities as follows: [1]")
+
+
+def test_a_code_block_and_a_table_stay_intact() -> None:
+    text = ("Set a timeout on the client.\n```python\nclient = httpx.Client(timeout=10.0)\n"
+            "client.get(url)\n```\n\nThe limits are:\n\nname | default\ntimeout | 5.0\n")
+    found = units(text)
+    assert found[0].has_code and found[0].block == "```python\nclient = httpx.Client(timeout=10.0)\nclient.get(url)\n```"
+    assert found[1].kind == "table" and found[1].block == "name | default\ntimeout | 5.0"
+    answer = extractive("client timeout", [source(1, text)], flat_idf, count=2)
+    assert "```python\nclient = httpx.Client(timeout=10.0)\nclient.get(url)\n```" in answer.text
+
+
+def test_headings_and_cut_sentences_are_not_answers() -> None:
+    text = ("over the river and far away.\n\nWater tanks\nA tank stores rainwater for dry months. "
+            "The overflow pipe must lead")
+    kinds = [(u.kind, u.sentence) for u in units(text)]
+    assert kinds == [("fragment", "over the river and far away."), ("title", "Water tanks"),
+                     ("sentence", "A tank stores rainwater for dry months."),
+                     ("fragment", "The overflow pipe must lead")]
+
+
+# --- choosing sentences ----------------------------------------------------------------------------
+
+
+TANK = ("Rain barrels are popular in many gardens today. A first-flush diverter discards the first "
+        "dirty water from the roof. The tank should sit on a level, firm base. Overflow water must "
+        "drain away from the house foundations.")
+
+
+def test_the_top_chunks_best_sentence_is_always_in_and_reading_order_holds() -> None:
+    other = source(2, "A first-flush diverter discards dirty water; diverter diverter diverter first flush roof.")
+    answer = extractive("first flush diverter roof water", [source(1, TANK), other], flat_idf, count=2,
+                        priors={1: 0.0, 2: 0.9})
+    assert "A first-flush diverter discards the first dirty water from the roof." in answer.text
+    assert 1 in answer.used
+    assert answer.text.index("[1]") < answer.text.index("[2]") if 2 in answer.used else True
+
+
+def test_no_answer_repeats_what_the_last_answer_showed() -> None:
+    first = extractive("tank water", [source(1, TANK)], flat_idf, count=2)
+    again = extractive("tank water", [source(1, TANK)], flat_idf, count=2, exclude=first.text)
+    said = set(split_sentences(first.text.replace(" [1]", "")))
+    assert again.text and not said & set(split_sentences(again.text.replace(" [1]", "")))
+    everything = extractive("tank water", [source(1, TANK)], flat_idf, count=4)
+    assert extractive("tank water", [source(1, TANK)], flat_idf, count=4,
+                      exclude=everything.text).text == "The sources say nothing beyond the last answer."
+
+
+def test_summarise_covers_every_last_source_and_may_repeat() -> None:
+    sources = [source(1, TANK),
+               source(2, "Heat pumps move heat rather than make it. A heat pump defrosts its coil in winter."),
+               source(3, "Sourdough needs a lively starter. The starter is fed flour and water daily.")]
+    first = extractive("tank", sources, flat_idf, count=2)
+    summary = extractive("summarize it", sources, flat_idf, count=2, summarise=True, cover=[1, 2, 3],
+                         exclude=first.text)
+    assert summary.used == {1, 2, 3}
+
+
+def test_an_example_request_prefers_code() -> None:
+    text = ("The timeout option sets how long to wait for a response from the server.\n\n"
+            "Timeouts apply to connect, read, write and pool operations separately.\n\n"
+            "Use it like this\n\n```python\nhttpx.get(url, timeout=2.0)\n```")
+    plain = extractive("timeout option wait", [source(1, text)], flat_idf, count=1)
+    example = extractive("timeout option wait", [source(1, text)], flat_idf, count=1, want_examples=True)
+    assert "```" not in plain.text
+    assert "```python\nhttpx.get(url, timeout=2.0)\n```" in example.text
+
+
+# --- answer-quality figures ------------------------------------------------------------------------
+
+
+def test_f1_and_recall_on_stemmed_content_words() -> None:
+    reference = evaluate.answer_tokens("The tanks store rainwater for the garden, tanks.")
+    assert reference == ["tank", "store", "rainwater", "garden", "tank"]
+    answer = evaluate.answer_tokens("A tank holds water.")
+    assert answer == ["tank", "hold", "water"]
+    f1, recall = evaluate.overlap_scores(answer, reference)  # common: one "tank"
+    assert recall == pytest.approx(1 / 5)
+    assert f1 == pytest.approx(2 * (1 / 3) * (1 / 5) / (1 / 3 + 1 / 5))
+    assert evaluate.overlap_scores(["tank", "tank"], reference) == (pytest.approx(2 * 1 * 0.4 / 1.4), 0.4)
+    assert evaluate.overlap_scores([], reference) == (0.0, 0.0)
+
+
+def test_lead_is_cut_to_the_answers_length() -> None:
+    assert evaluate.lead_answer("Heading\nOne two three four. Five six seven.", 5) == "One two three four. Five"
+    assert evaluate.lead_answer("One two.", 10) == "One two."
+
+
+def test_the_oracle_picks_sentences_greedily_on_f1() -> None:
+    chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
+    assert evaluate.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.") == \
+        "Dogs bark at night. Birds sing in the morning."
+    scored = evaluate.score_answer("Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.")
+    assert scored.scores["oracle"][0] == 1.0 and scored.scores["ragchat"][0] == 0.0
+    assert scored.scores["lead"] == (0.0, 0.0, 4) and scored.chunk_ids == (7, 8)
+
+
+# --- end to end -------------------------------------------------------------------------------------
+
+
+DOCS = """# Client options
+
+## Timeouts
+
+The `timeout` option sets how many seconds the client waits for the server before it gives up.
+The default timeout is five seconds for connecting, reading and writing.
+
+Here is an example of setting the timeout option:
+
+```python
+import httpx
+
+client = httpx.Client(timeout=10.0)
+response = client.get("https://example.org")
+```
+
+## Proxies
+
+The proxy option routes every request through a proxy server.
+"""
+
+
+def test_give_me_an_example_shows_the_code_block_intact(runner, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "client.md").write_text(DOCS, encoding="utf-8")
+    (docs / "other.md").write_text("# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8")
+    db = tmp_path / "lib.db"
+    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    first = invoke(runner, "ask", "What does the timeout option do?", "--session", "t", "--db", db)
+    assert first.exit_code == 0, first.output
+    assert "sets how many seconds the client waits" in first.output, first.output
+    second = invoke(runner, "ask", "give me an example", "--session", "t", "--db", db)
+    assert second.exit_code == 0, second.output
+    lines = second.output.splitlines()
+    code = [line.strip() for line in lines]
+    assert "client = httpx.Client(timeout=10.0)" in code, second.output
+    assert 'response = client.get("https://example.org")' in code
+    assert "```" not in second.output  # rendered as code, not as fence markers
+
+
+def test_code_renders_as_syntax_and_prose_stays_inert() -> None:
+    buffer = io.StringIO()
+    target = Console(file=buffer, width=30, color_system=None)
+    render.answer_body("Use [bold]this[/bold]:\n\n```python\nvalue = some_function(argument_one, argument_two)\n```\n\nDone [1]",
+                       target)
+    out = buffer.getvalue()
+    assert "[bold]this[/bold]" in out
+    assert "\nvalue = some_function(argument_one, argument_two)" in out, "one line, not cropped or wrapped"
+    assert "Done [1]" in out
+
+
+# --- eval --answers ----------------------------------------------------------------------------------
+
+
+def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path) -> None:
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tanks.md").write_text("# Tanks\n\n" + TANK + "\n", encoding="utf-8")
+    (corpus / "pumps.md").write_text("# Heat pumps\n\nHeat pumps move heat rather than make it. "
+                                     "A heat pump defrosts its outdoor coil in winter.\n", encoding="utf-8")
+    items = [
+        {"id": "one", "tags": {"multi_turn": "N/A"}, "turns": [
+            {"user": "What does a first-flush diverter do?", "gold": ["tanks.md"],
+             "reference": "A first-flush diverter discards the first dirty water from the roof."}]},
+        {"id": "two", "tags": {"multi_turn": "Follow-up"}, "turns": [
+            {"user": "Tell me about heat pumps", "assistant": "Heat pumps move heat."},
+            {"user": "What happens in winter?", "gold": ["pumps.md"],
+             "reference": "In winter the heat pump defrosts its outdoor coil."}]},
+    ]
+    conversations = tmp_path / "set.jsonl"
+    conversations.write_text("\n".join(json.dumps(i) for i in items), encoding="utf-8")
+    out = tmp_path / "rows.jsonl"
+    result = invoke(runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat,last-turn",
+                    "--answers", "--out", out, "--db", tmp_path / "eval.db")
+    assert result.exit_code == 0, result.output
+    text = " ".join(result.output.split())
+    assert "answer quality: ragchat" in text and "multi_turn: Follow-up" in text
+    rows = {(r["strategy"], r["id"]): r for r in map(json.loads, out.read_text().splitlines())}
+    assert "answer" not in rows[("last-turn", "one")], "only ragchat strategies answer"
+    row = rows[("ragchat", "one")]
+    assert "first-flush diverter discards" in row["answer"] and row["answer_chunk_ids"]
+    assert set(row["answer_scores"]) == {"ragchat", "lead", "oracle"}
+    # the figures can be recomputed from the row
+    f1, recall = evaluate.overlap_scores(evaluate.answer_tokens(row["answer"]), evaluate.answer_tokens(row["reference"]))
+    assert row["answer_scores"]["ragchat"]["f1"] == round(f1, 4) and row["answer_scores"]["ragchat"]["recall"] == round(recall, 4)
+    assert row["answer_scores"]["oracle"]["f1"] >= row["answer_scores"]["ragchat"]["f1"]

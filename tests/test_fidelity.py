@@ -1,0 +1,244 @@
+"""Fidelity: what the chunks of real-looking pages contain, and what markup never leaks into them.
+
+The corpus: tests/fidelity/ (a mkdocs page, a texinfo HTML manual page, a Sphinx-style RST page),
+a PDF built page by page with helpers.pdf_bytes, and a .docx written with python-docx.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import pdf_bytes
+
+from ragchat.ingest.chunking import Chunk, chunk_document
+from ragchat.ingest.loaders import load_document, parse_document
+
+CORPUS = Path(__file__).parent / "fidelity"
+NEVER = ("!!!", "???", "--8<--", "{*", "*}", ":::", ":docstring:", ":members:", "Next:", "Previous:",
+         "- - ", "\u00ad", "\u200b", "man-\n", "[Contents]", "[Index]", ":ref:", ":linenos:")
+
+
+def chunks_of(path: Path) -> list[Chunk]:
+    return chunk_document(load_document(path))
+
+
+def joined(chunks: list[Chunk]) -> str:
+    return "\n\n".join(chunk.text for chunk in chunks)
+
+
+def by_heading(chunks: list[Chunk]) -> dict[tuple[str, ...], str]:
+    found: dict[tuple[str, ...], str] = {}
+    for chunk in chunks:
+        found[chunk.heading_path] = (found.get(chunk.heading_path, "") + "\n\n" + chunk.text).strip()
+    return found
+
+
+def assert_clean(chunks: list[Chunk]) -> None:
+    text = joined(chunks)
+    for leak in NEVER:
+        assert leak not in text, leak
+
+
+# --- mkdocs Markdown -------------------------------------------------------------------------
+
+
+def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
+    chunks = chunks_of(CORPUS / "timeouts.md")
+    sections = by_heading(chunks)
+    assert "Default timeouts\n\nThe default behavior is to raise a TimeoutException after 5 seconds" in sections[
+        ("Timeouts",)
+    ]
+    setting = sections[("Timeouts", "Setting and disabling timeouts")]
+    # the introducing sentence and the whole fence (blank line inside) in one chunk, indentation intact
+    assert (
+        "You can set timeouts for an individual request:\n\n```python\n# Using the top-level API:\n"
+        "httpx.get('http://example.com/api/v1/example', timeout=10.0)\n\n# Using a client instance:\n"
+        'with httpx.Client() as client:\n    client.get("http://example.com/api/v1/example", timeout=10.0)\n```'
+    ) in [chunk.text for chunk in chunks if chunk.heading_path[-1] == "Setting and disabling timeouts"][0]
+    assert "Tip\n\nTimeouts can also be set per client." in setting
+    limits = sections[("Timeouts", "Pool limits")]
+    assert limits.endswith(
+        "which define:\n\n- max_connections, the maximum number of allowable connections.\n- keep-alive settings:\n"
+        "  - max_keepalive_connections, the number of keep-alive connections.\n"
+        "  - keepalive_expiry, the time limit on idle connections."
+    )
+    assert sections[("Timeouts", "API")] == "The client reference ends here."
+    assert_clean(chunks)
+    for leak in ("httpx.AsyncClient", "show_source", "docs_src", "abbreviations.md", "description:"):
+        assert leak not in joined(chunks)
+
+
+def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
+    page = tmp_path / "limits.md"
+    page.write_text("---\ntitle: Resource limits\nsummary: x\n---\n\n## Pool\n\nSome text.\n", encoding="utf-8")
+    doc = load_document(page)
+    assert doc.title == "Resource limits" and "summary" not in doc.text
+
+
+# --- HTML manual ------------------------------------------------------------------------------
+
+
+def test_html_manual_page_drops_navigation_and_keeps_pre_as_code() -> None:
+    chunks = chunks_of(CORPUS / "manual.html")
+    assert [chunk.heading_path for chunk in chunks] == [("3 Thread Safety",)]
+    text = chunks[0].text
+    assert text.startswith("Widgets are safe to share between threads once built with widget_new.")
+    assert "The lock is taken automatically." in text  # soft hyphen and zero-width space removed
+    assert "```\nwidget_t *w = widget_new();\n  widget_lock(w);\n```" in text
+    assert "Next: this sentence starts with Next but is real text." in text  # prose is not navigation
+    assert "Copyright" not in text and "color" not in text
+    text_without_prose = text.replace("Next: this sentence", "")
+    assert_clean([Chunk(0, text_without_prose, (), 0, 0)])
+
+
+def test_html_main_element_limits_the_text(tmp_path: Path) -> None:
+    page = tmp_path / "page.html"
+    page.write_text(
+        "<html><body><div>Site banner text</div><main><article><header><h1>Guide"
+        "<a class=\"headerlink\" href=\"#guide\">\u00b6</a></h1></header>"
+        "<p>Body text.</p><pre><code class=\"language-python\">print('hi')\n    x = 1</code></pre>"
+        "<aside>Related links</aside></article></main><div>Cookie notice</div></body></html>",
+        encoding="utf-8",
+    )
+    doc = load_document(page)
+    assert doc.text == "Guide\n\nBody text.\n\n```python\nprint('hi')\n    x = 1\n```"
+
+
+# --- reStructuredText -------------------------------------------------------------------------
+
+
+def test_rst_page_with_directives() -> None:
+    chunks = chunks_of(CORPUS / "guide.rst")
+    sections = by_heading(chunks)
+    assert sections[("Backup Guide", "Introduction")] == (
+        "Backups protect your data against loss.\n\nAlways test a restore before you need it.\n\n"
+        "```bash\ntar -czf backup.tar.gz /home\n```"
+    )
+    assert sections[("Backup Guide", "Rotation")] == "Keep seven daily copies. See restore-section and the faq."
+    assert_clean(chunks)
+    assert "Table of Contents" not in joined(chunks) and "maxdepth" not in joined(chunks)
+    assert ".. " not in joined(chunks) and "::" not in joined(chunks)
+
+
+# --- PDF --------------------------------------------------------------------------------------
+
+
+def body(texts: list[str], top: float = 700, size: float = 11, step: float = 14) -> list[tuple[str, float, float]]:
+    return [(text, size, top - step * n) for n, text in enumerate(texts)]
+
+
+HANDBOOK_PDF = pdf_bytes(
+    [
+        [("Estate Planning Handbook", 20, 740)]
+        + body(["Contents", "1. Introduction .......... 2", "2. Risk Management . . . . . 3", "3. Witnesses 3"]),
+        [("1. Introduction", 16, 740)]
+        + body(["An estate plan needs careful man-", "agement of assets and a will that is",
+                "Self-evidently valid and co-signed."]),
+        [("2. Risk Management", 16, 740)] + body(["Insurance covers the rest of the risk."]),
+    ],
+    title="Estate Planning",
+)
+
+
+def test_pdf_hyphenation_joined_and_table_of_contents_is_not_headings() -> None:
+    doc = parse_document(Path("estate.pdf"), HANDBOOK_PDF)
+    chunks = chunk_document(doc)
+    headings = {heading for chunk in chunks for heading in chunk.heading_path}
+    assert headings == {"Estate Planning Handbook", "1. Introduction", "2. Risk Management"}
+    text = joined(chunks)
+    assert "careful management of assets" in text
+    assert "and co-signed." in text and "Self-evidently" in text  # real hyphens stay
+    assert "1. Introduction .......... 2" in text  # the contents stay text, not headings
+    assert_clean(chunks)
+
+
+def test_pdf_chunks_record_their_pages() -> None:
+    chunks = chunk_document(parse_document(Path("estate.pdf"), HANDBOOK_PDF))
+    pages = {chunk.heading_path[-1]: (chunk.page_start, chunk.page_end) for chunk in chunks}
+    assert pages == {"Estate Planning Handbook": (1, 1), "1. Introduction": (2, 2), "2. Risk Management": (3, 3)}
+
+
+def test_pdf_chunk_across_a_page_break_records_both_pages() -> None:
+    data = pdf_bytes([
+        [("Trusts", 16, 740)] + body(["A trust holds property for beneficiaries."]),
+        body(["The trustee manages it with care."]),
+    ])
+    chunks = chunk_document(parse_document(Path("trusts.pdf"), data))
+    assert [(chunk.text, chunk.page_start, chunk.page_end) for chunk in chunks] == [
+        ("A trust holds property for beneficiaries.\n\nThe trustee manages it with care.", 1, 2)
+    ]
+
+
+def test_plain_text_pdf_table_of_contents_lines_are_not_headings() -> None:
+    toc = [("1. Scope ..... 1", 11, 700), ("2. Terms ..... 2", 11, 660), ("3. Duties 3", 11, 620)]
+    data = pdf_bytes([toc, body(["The duties of a trustee are set out here."])])
+    doc = parse_document(Path("trust.pdf"), data)
+    assert all(section.heading_path in ((), ("Page 1",), ("Page 2",)) for section in doc.sections)
+    assert "1. Scope ..... 1" in doc.text
+
+
+# --- all formats ------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("suffix", [".md", ".txt", ".rst", ".html"])
+def test_nfkc_soft_hyphens_and_zero_width_characters(tmp_path: Path, suffix: str) -> None:
+    path = tmp_path / f"note{suffix}"
+    path.write_text("Heading\n\nThe \ufb01rst e\u00adxam\u200bple\u00a0costs \uff15 euros.\n", encoding="utf-8")
+    text = load_document(path).text
+    assert "The first example costs 5 euros." in text
+
+
+# --- .docx ------------------------------------------------------------------------------------
+
+
+def budget_docx(path: Path) -> Path:
+    import docx
+
+    document = docx.Document()
+    document.core_properties.title = "Budget (properties)"
+    document.add_heading("Household Budget", 0)
+    document.add_paragraph("Our plan for the year.")
+    document.add_heading("Income", 1)
+    document.add_paragraph("Salaries are paid monthly.")
+    document.add_heading("Savings", 2)
+    document.add_paragraph("We save in two ways:")
+    document.add_paragraph("Pension", style="List Bullet")
+    document.add_paragraph("Private pension", style="List Bullet 2")
+    document.add_paragraph("Emergency fund", style="List Bullet")
+    table = document.add_table(rows=2, cols=2)
+    for (row, column), text in {(0, 0): "Item", (0, 1): "Amount", (1, 0): "Rent", (1, 1): "900"}.items():
+        table.cell(row, column).text = text
+    document.save(str(path))
+    return path
+
+
+def test_docx_headings_from_styles_lists_and_tables(tmp_path: Path) -> None:
+    doc = load_document(budget_docx(tmp_path / "budget.docx"))
+    assert doc.title == "Household Budget"
+    sections = by_heading(chunk_document(doc))
+    assert sections == {
+        ("Household Budget",): "Our plan for the year.",
+        ("Household Budget", "Income"): "Salaries are paid monthly.",
+        ("Household Budget", "Income", "Savings"): (
+            "We save in two ways:\n- Pension\n  - Private pension\n- Emergency fund\n\nItem | Amount\nRent | 900"
+        ).replace(":\n-", ":\n\n-"),
+    }
+
+
+def test_damaged_docx_is_skipped_with_a_reason(tmp_path: Path) -> None:
+    from ragchat.errors import UnreadableFile
+
+    path = tmp_path / "broken.docx"
+    path.write_bytes(b"PK\x03\x04 not really a zip")
+    with pytest.raises(UnreadableFile, match="corrupt .docx"):
+        load_document(path)
+
+
+def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
+    from ragchat.ingest.chunking import _sentences
+
+    text = "The keep-alive pool, a.k.a. Connection reuse, is on. It saves time, e.g. TLS handshakes. Done."
+    spans = _sentences(text, (0, len(text)))
+    assert [text[a:b] for a, b in spans] == [
+        "The keep-alive pool, a.k.a. Connection reuse, is on.", "It saves time, e.g. TLS handshakes.", "Done."]
