@@ -78,7 +78,7 @@ class Conversation:
         lineage = self._lineage(context, reformulation, chosen, retrieval, started)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
-        answered = self._answer(lineage, context, on_token)
+        answered = self._supported(lineage, self._answer(lineage, context, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
@@ -131,11 +131,16 @@ class Conversation:
         return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
                                 on_token=on_token, on_fallback=lambda notice: self._announce((notice,)))
 
+    def _supported(self, lineage: Lineage, answered: Answered) -> Answered:
+        """An LLM answer without citations stands on the chunks most like it; the answer's vector,
+        embedded for that, is kept for the history window (not embedded twice)."""
+        if answered.used is not None or answered.mode != "llm":
+            return answered
+        used, vector = answering.supported(self.db, self.embedder, lineage, answered.text)
+        return replace(answered, used=used, vector=vector)
+
     def _answered(self, lineage: Lineage, answered: Answered, started: float) -> Lineage:
-        used = answered.used
-        if used is None and answered.mode == "llm":
-            used, _ = answering.supported(self.db, self.embedder, lineage, answered.text)
-        done = lineage.with_answer(answered.mode, used, answered.notices)
+        done = lineage.with_answer(answered.mode, answered.used, answered.notices)
         return replace(done, timings_ms={**done.timings_ms, "total": round((time.perf_counter() - started) * 1000, 1)})
 
     def _announce(self, notices: tuple[str, ...]) -> None:
