@@ -34,7 +34,7 @@ class Settings:
     # ~52 chunks/s, 8 ~48, 16-32 slower, and the arena grows with the batch (32: 1.8 GB peak, 8: 0.7 GB)
     embed_batch: int = 4
     top_k: int = 8
-    rrf_k: int = 60
+    rrf_k: int = 20
     vector_weight: float = 0.7
     fts_weight: float = 0.3
     candidates: int = 40  # how deep each retriever looks before fusion

@@ -254,3 +254,44 @@ def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path)
     f1, recall = evaluate.overlap_scores(evaluate.answer_tokens(row["answer"]), evaluate.answer_tokens(row["reference"]))
     assert row["answer_scores"]["ragchat"]["f1"] == round(f1, 4) and row["answer_scores"]["ragchat"]["recall"] == round(recall, 4)
     assert row["answer_scores"]["oracle"]["f1"] >= row["answer_scores"]["ragchat"]["f1"]
+
+
+def test_the_ceiling_ranker_rescores_eval_rows(runner, tmp_path: Path) -> None:
+    """benchmarks/answer_ceiling.py reads `eval --answers --out` rows and the eval's database: the
+    sentence sharing most words with the reference comes first, and each group gets a row."""
+    import subprocess
+    import sys
+
+    ceiling = Path(__file__).resolve().parent.parent / "benchmarks" / "answer_ceiling.py"
+    corpus = tmp_path / "corpus"
+    corpus.mkdir()
+    (corpus / "tanks.md").write_text("# Tanks\n\n" + TANK + "\n", encoding="utf-8")
+    item = {"id": "one", "tags": {"multi_turn": "N/A"}, "turns": [
+        {"user": "What does a first-flush diverter do?", "gold": ["tanks.md"],
+         "reference": "A first-flush diverter discards the first dirty water from the roof."}]}
+    conversations = tmp_path / "set.jsonl"
+    conversations.write_text(json.dumps(item), encoding="utf-8")
+    out, db = tmp_path / "rows.jsonl", tmp_path / "eval.db"
+    assert invoke(runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat", "--answers",
+                  "--out", out, "--db", db).exit_code == 0
+    done = subprocess.run([sys.executable, str(ceiling), str(out), "--db", str(db)], capture_output=True, text=True,
+                          timeout=120, check=True)
+    lines = {line.split(" | ")[0]: line.split(" | ") for line in done.stdout.splitlines()[1:]}
+    assert set(lines) == {"N/A", "overall"} and lines["N/A"][1] == "1"
+    ceiling_one = float(lines["N/A"][4].split()[0])
+    row = json.loads(out.read_text().splitlines()[0])
+    assert ceiling_one >= row["answer_scores"]["lead"]["f1"] and ceiling_one > 0.5
+
+
+def test_the_ceiling_takes_the_sentences_the_reference_uses_most() -> None:
+    import importlib.util
+
+    spec = importlib.util.spec_from_file_location("answer_ceiling", Path(__file__).resolve().parent.parent
+                                                  / "benchmarks" / "answer_ceiling.py")
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
+    assert module.ceiling_answer(chunks, "Dogs bark at night.", 1) == "Dogs bark at night."
+    assert module.ceiling_answer(chunks, "Dogs bark at night; birds sing in the morning.", 2) == \
+        "Dogs bark at night. Birds sing in the morning."

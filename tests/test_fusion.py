@@ -15,10 +15,10 @@ def lists(vector: list[int], fts: list[int], vector_weight: float = 0.7, fts_wei
 def test_rrf_hand_computed() -> None:
     scores = rrf_scores(lists([1, 2, 3], [2, 1, 4]))
     assert scores == pytest.approx({
-        1: 0.7 + 0.3 * 61 / 62,
-        2: 0.7 * 61 / 62 + 0.3,
-        3: 0.7 * 61 / 63,  # only in the vector list
-        4: 0.3 * 61 / 63,  # only in the FTS list
+        1: 0.7 + 0.3 * 21 / 22,
+        2: 0.7 * 21 / 22 + 0.3,
+        3: 0.7 * 21 / 23,  # only in the vector list
+        4: 0.3 * 21 / 23,  # only in the FTS list
     })
 
 
@@ -31,12 +31,12 @@ def test_rank_one_in_every_list_scores_exactly_one() -> None:
 
 def test_other_k_and_weights_and_empty_lists() -> None:
     assert rrf_scores(lists([1, 2], [], 1.0, 0.0), k=10) == pytest.approx({1: 1.0, 2: 11 / 12})
-    assert rrf_scores(lists([], [5, 6], 0.0, 1.0)) == pytest.approx({5: 1.0, 6: 61 / 62})
+    assert rrf_scores(lists([], [5, 6], 0.0, 1.0)) == pytest.approx({5: 1.0, 6: 21 / 22})
     assert rrf_scores(lists([], [])) == {}
 
 
 def test_duplicate_ids_keep_their_first_rank() -> None:
-    assert rrf_scores(lists([5, 6, 5], [9, 9])) == pytest.approx({5: 0.7, 6: 0.7 * 61 / 62, 9: 0.3})
+    assert rrf_scores(lists([5, 6, 5], [9, 9])) == pytest.approx({5: 0.7, 6: 0.7 * 21 / 22, 9: 0.3})
 
 
 @pytest.mark.parametrize("weights", [(0.0, 0.0), (-0.5, 0.0), (-1.0, -1.0)])
@@ -49,8 +49,8 @@ def test_a_weighted_context_list_adds_in_proportion() -> None:
     base = lists([1, 2], [1, 2])
     context = RankedList("context/vector", "vector", (2, 1), 0.35)  # half the question's vector weight
     scores = rrf_scores([*base, context])
-    total = (0.7 + 0.3 + 0.35) / 61
-    assert scores[2] == pytest.approx((0.7 / 62 + 0.3 / 62 + 0.35 / 61) / total)
+    total = (0.7 + 0.3 + 0.35) / 21
+    assert scores[2] == pytest.approx((0.7 / 22 + 0.3 / 22 + 0.35 / 21) / total)
     assert scores[1] > scores[2], "a context list weighing less than the question's own cannot overturn it"
     assert fuse([*base, RankedList("context/vector", "vector", (2, 1), 0.0)], {1: 1, 2: 1})[0].chunk_id == 1
 
@@ -59,8 +59,8 @@ def test_fuse_orders_by_score_and_reports_best_ranks_per_kind() -> None:
     document_of = {1: 10, 2: 10, 3: 20, 4: 30}
     fused = fuse(lists([1, 2, 3], [3, 4]), document_of)
     assert [item.chunk_id for item in fused] == [3, 1, 2, 4]
-    assert fused[0] == Fused(3, 20, 3, 1, pytest.approx(0.7 * 61 / 63 + 0.3), 0.0,
-                             pytest.approx(0.7 * 61 / 63 + 0.3), False,
+    assert fused[0] == Fused(3, 20, 3, 1, pytest.approx(0.7 * 21 / 23 + 0.3), 0.0,
+                             pytest.approx(0.7 * 21 / 23 + 0.3), False,
                              {"question/vector": 3, "question/fts": 1})
     assert all(item.boost == 0.0 and not item.anchored and item.score == item.rrf for item in fused)
     assert [(item.vector_rank, item.fts_rank) for item in fused] == [(3, 1), (1, None), (2, None), (None, 2)]
@@ -117,5 +117,5 @@ def test_ties_break_by_chunk_id() -> None:
     document_of = {9: 1, 4: 1, 6: 2, 2: 3}
     fused = fuse(lists([9, 6], [4, 2], 0.5, 0.5), document_of)
     assert [(item.chunk_id, round(item.score, 6)) for item in fused] == [
-        (4, 0.5), (9, 0.5), (2, round(0.5 * 61 / 62, 6)), (6, round(0.5 * 61 / 62, 6))
+        (4, 0.5), (9, 0.5), (2, round(0.5 * 21 / 22, 6)), (6, round(0.5 * 21 / 22, 6))
     ]

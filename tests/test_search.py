@@ -181,7 +181,7 @@ def test_hits_carry_their_ranks_and_similarity(corpus_db: Path, embedder) -> Non
     top = hits[0]
     assert (top.chunk.path, top.fts_rank) == ("beekeeping.md", 1)
     assert top.vector_rank is not None and top.vector_rank > 1
-    assert top.score == pytest.approx((0.7 / (60 + top.vector_rank) + 0.3 / 61) * 61)
+    assert top.score == pytest.approx((0.7 / (20 + top.vector_rank) + 0.3 / 21) * 21)  # rrf_k = 20
     assert -1.0 <= top.similarity <= 1.0
     assert [hit.score for hit in hits] == sorted((hit.score for hit in hits), reverse=True)
     assert [(h.chunk.path, h.vector_rank, h.fts_rank, h.similarity, h.score) for h in fts_only] == [

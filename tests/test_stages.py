@@ -11,7 +11,7 @@ from fakes import FakeChat
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.heuristic import HeuristicReformulator, own_confidence
+from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_confidence
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
 from ragchat.conversation.ollama_reformulator import OllamaReformulator
@@ -132,9 +132,22 @@ def test_filler_never_becomes_a_query_term() -> None:
 
 def test_a_short_question_in_other_terms_is_a_new_topic() -> None:
     r = reformulate("what hydration should a beginner use?", [("What makes a will legally binding?", "Two witnesses.")],
-                    anchors=(7, 8))
+                    anchors=(7, 8), best=0.6, margin=0.1)
     assert r.topic_shift and not r.is_follow_up
-    assert r.context_need <= 0.1
+    assert r.context_need == NEW_TOPIC_NEED
+
+
+def test_a_new_topic_the_question_alone_cannot_find_keeps_more_context() -> None:
+    """New words that find nothing close on their own ("Major characters" after a talk about a
+    novel) may still lean on the conversation: the need grows as the question's own best match
+    weakens, and stays below the question's own weight and without anchoring."""
+    earlier = [("What makes a will legally binding?", "Two witnesses.")]
+    needs = [reformulate("what hydration should a beginner use?", earlier, anchors=(7, 8), best=best).context_need
+             for best in (0.6, 0.45, 0.4, 0.35, 0.2)]
+    assert needs == sorted(needs) and needs[0] == needs[1] == NEW_TOPIC_NEED
+    assert needs[-1] == NEW_TOPIC_NEED + WEAK_NEED and needs[2] == pytest.approx(NEW_TOPIC_NEED + WEAK_NEED / 2)
+    weak = reformulate("what hydration should a beginner use?", earlier, anchors=(7, 8), best=0.2)
+    assert weak.topic_shift and not weak.is_follow_up and "finds little" in weak.reasoning
 
 
 def test_a_short_question_in_the_conversations_terms_continues_it() -> None:

@@ -10,7 +10,10 @@ queries, which always count in full (see `plan.py`). A wrong guess therefore cos
 - follow-up cues (a pronoun or "the document" pointing back, an elliptical opening, no subject
   of its own) -> a follow-up: need 1, less when the question alone finds a confident hit;
 - a question whose own rare terms the conversation and its sources lack -> a new topic, however
-  short: it keeps only a little context (NEW_TOPIC_NEED, 0.1), in case the guess is wrong;
+  short: it keeps only a little context (NEW_TOPIC_NEED, 0.1), in case the guess is wrong, and
+  more (up to WEAK_NEED more) when the question alone finds nothing close: new words that say
+  too little to stand alone ("Major characters", "What kind of food should I eat?") lean on the
+  conversation after all;
 - otherwise it may continue the conversation: need falls with the share of its terms that are
   foreign to the conversation and with its own retrieval confidence.
 Pointers that point at nothing in the conversation are not cues: a pronoun after a name in the
@@ -36,7 +39,8 @@ MAX_CONTEXT_TERMS = 8
 MAX_KEYWORD_TERMS = 5
 FOREIGN_SHARE = 0.25  # a term with less of its chunks in the anchor documents points elsewhere
 SHIFT_WEIGHT = 0.6  # most of the question's weight in terms foreign to the conversation: new topic
-NEW_TOPIC_NEED = 0.1  # a new topic keeps a little context, in case the guess is wrong
+NEW_TOPIC_NEED = 0.1  # a new topic keeps a little context, in case the guess is wrong...
+WEAK_NEED = 0.4  # ...and this much more when the question alone finds nothing close (see own_weakness)
 FOREIGN_DAMPING = 0.7  # how much a question's terms foreign to the conversation lower its need
 WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+)$", re.IGNORECASE)
 
@@ -47,6 +51,12 @@ def own_confidence(best: float, margin: float) -> float:
     closeness = min(max((best - 0.4) / 0.3, 0.0), 1.0)
     lead = min(max(margin / 0.1, 0.0), 1.0)
     return closeness * lead
+
+
+def own_weakness(best: float) -> float:
+    """0..1: how little the question alone finds: 1 when its best chunk is barely related
+    (cosine <= 0.35), 0 from a plausible match (>= 0.45) up."""
+    return min(max((0.45 - best) / 0.1, 0.0), 1.0)
 
 
 def _resolved(question: str, pointer: str, referent: str) -> str:
@@ -80,8 +90,11 @@ class HeuristicReformulator:
             return self._follow_up(data, signals, question_vector, "; ".join(cues), need)
         need = (1 - FOREIGN_DAMPING * foreign) * (1 - 0.5 * confidence)
         if foreign >= SHIFT_WEIGHT:
-            return self._follow_up(data, signals, question_vector, f"new topic: {where} not in the conversation "
-                                   "or its sources", min(need, NEW_TOPIC_NEED), topic_shift=True)
+            weakness = own_weakness(data.own_best)
+            why = f"new topic: {where} not in the conversation or its sources" + (
+                "; the question alone finds little, so some context stays" if weakness > 0 else "")
+            return self._follow_up(data, signals, question_vector, why, min(need, NEW_TOPIC_NEED) + WEAK_NEED * weakness,
+                                   topic_shift=True)
         return self._follow_up(data, signals, question_vector, "may continue the conversation", need)
 
     # --- decisions -------------------------------------------------------------------------

@@ -56,7 +56,7 @@ def _ranks(ids: Sequence[int]) -> dict[int, int]:
     return ranks
 
 
-def rrf_scores(lists: Sequence[RankedList], *, k: int = 60) -> dict[int, float]:
+def rrf_scores(lists: Sequence[RankedList], *, k: int = 20) -> dict[int, float]:
     """Normalised weighted RRF of ranked id lists (lists of weight 0 count for nothing)."""
     total = sum(max(item.weight, 0.0) for item in lists)
     if total <= 0:
@@ -80,7 +80,7 @@ def fuse(
     lists: Sequence[RankedList],
     document_of: Mapping[int, int],
     *,
-    k: int = 60,
+    k: int = 20,
     anchoring: Anchoring = Anchoring(),
     protect: int | None = None,
     protect_within: int = 3,
