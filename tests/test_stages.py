@@ -36,6 +36,8 @@ VECTOR = np.zeros(4, dtype=np.float32)
     ("What about that?", ["that"]),
     ("How did the state that borders Mexico get its name", []),  # relative "that"; "its" after a name
     ("What is HAART therapy and how does it differ from AZT?", []),  # the antecedent is in the question
+    ("How did the U.S. state that borders no other derive its name?", []),  # a dotted acronym is a name too
+    ("What is the process for applying for it?", ["it"]),
     ("Is it true that volunteers are essential?", []),  # expletive "it"
     ("For which groups is it important to vaccinate?", []),
     ("Does this app work offline?", ["this app"]),

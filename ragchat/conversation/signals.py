@@ -106,7 +106,8 @@ EXPLETIVE = re.compile(
 
 def _named_positions(question: str, tokens: list[str]) -> list[int]:
     """Token positions of capitalised words that do not start a sentence (names, acronyms)."""
-    capitalised = {m.group(0).lower() for m in re.finditer(r"(?<=[\w,;:)] )[A-Z][\w'’.-]*", question)}
+    capitalised = {token for m in re.finditer(r"(?<=[\w,;:)] )[A-Z][\w'’.-]*", question)
+                   for token in words(m.group(0))}  # "U.S." -> "u", "s", as the question's tokens
     return [i for i, t in enumerate(tokens) if t in capitalised and t not in STOPWORDS and t not in PERSONAL]
 
 
