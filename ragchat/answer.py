@@ -393,15 +393,41 @@ def extractive(query: str, sources: Sequence[Source], idf: Callable[[str], float
         if code is not None and code not in chosen:
             chosen.append(code)
     floor = scores[by_score[0]] - SCORE_MARGIN if not summarise else -math.inf
-    for i in by_score:
-        if len(chosen) >= count or scores[i] < floor:
-            break
-        if i not in chosen and not any(_similar(stems_of[i], stems_of[j]) for j in chosen):
-            chosen.append(i)
+    # units sharing a word with the question come first; one sharing none (a summary and an
+    # example aside) only fills places they leave: its chunk's rank alone does not make it an
+    # answer ("... expensive, slow and uncertain" must not push out the list of formalities)
+    relevant = [summarise or want_examples or bool(weights.keys() & stems_of[i]) for i in range(len(candidates))]
+    if exclude and not any(relevant) and any(weights.keys() & _unit_stems(u) for _, u in _candidates(sources, "")):
+        return Answer("The sources say nothing beyond the last answer.", frozenset())
+    for only_relevant in (True, False):
+        for i in by_score:
+            if len(chosen) >= count or scores[i] < floor:
+                break
+            if (i not in chosen and (relevant[i] or not chosen or not only_relevant)
+                    and not any(_similar(stems_of[i], stems_of[j]) for j in chosen)):
+                chosen.append(i)
+    for i in list(chosen):  # "... lists the formalities. In summary, a will is valid only if:" + the list
+        following = _leads_into_block(candidates, i)
+        if following is not None and following not in chosen:
+            chosen.append(following)
     chosen.sort(key=lambda i: (order[candidates[i][0]], candidates[i][1].position))
     picked = [candidates[i] for i in chosen]
     head = f"{NOT_COVERED} The closest passages say:\n" if weak else ""
     return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+
+def _leads_into_block(candidates: Sequence[tuple[int, Unit]], i: int) -> int | None:
+    """The candidate right after sentence `i` in the same chunk when it is the lead-in of a list,
+    table or code block ("In summary, a will is valid only if:" + the list): a sentence that
+    announces what follows brings it along, even across one more sentence."""
+    number, unit = candidates[i]
+    if unit.block or i + 1 >= len(candidates):
+        return None
+    next_number, following = candidates[i + 1]
+    if (next_number == number and following.position == unit.position + 1 and following.block
+            and INTRODUCES.search(following.sentence)):
+        return i + 1
+    return None
 
 
 def lead_text(text: str) -> str:

@@ -3,6 +3,8 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
+from typing import Any
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 SENTENCE_END = re.compile(r"(?<=[.!?])[\"')\]]*\s+(?=[\"'(\[]?[A-Z0-9])")
@@ -78,12 +80,19 @@ FILLER = frozenset(
 )
 
 
+@lru_cache(maxsize=1)
+def _english() -> Any:
+    import snowballstemmer
+
+    return snowballstemmer.stemmer("english")
+
+
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
-    """A crude stem, only to compare words across messages (FTS5 does the real stemming)."""
-    for suffix in ("ations", "ation", "ings", "ing", "ies", "es", "s", "ed"):
-        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
-            return word[: -len(suffix)]
-    return word
+    """The English (Porter2) stem, to compare words across messages and sentences the way FTS5's
+    porter tokenizer does: "formality"/"formalities", "service"/"services", "policy"/"policies"
+    meet ("formalit" vs "formality", "servic" vs "service" with the earlier suffix stripping)."""
+    return _english().stemWord(word)
 
 
 def stems(text: str) -> set[str]:

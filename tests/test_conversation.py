@@ -254,3 +254,13 @@ def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, ru
     assert turn["reformulation"]["topic_shift"] is True
     assert turn["chunks"][0]["document"] == SOURDOUGH
     assert not any(c["anchored"] for c in turn["chunks"])
+
+
+def test_the_formalities_question_shows_the_list_of_formalities(library_db: Path, runner) -> None:
+    """The sentence that says the Act lists the formalities brings the list after it, and a
+    sentence sharing no word with the question does not take its place."""
+    turn = ask_json(runner, library_db, "formal", "What formalities does a will need?")
+    answer = turn["answer"]
+    assert "lists the formalities" in answer and "valid only if:" in answer
+    assert "it is in writing" in answer and "each page other than the last is also signed" in answer
+    assert "expensive, slow and uncertain" not in answer
