@@ -262,6 +262,8 @@ def understood_as(result: TurnResult) -> str:
         label = "reusing the last sources"
     elif result.reformulation.is_follow_up and not result.reformulation.topic_shift:
         label = "follow-up of the last answer"
+    elif result.turn <= 1:
+        label = "first question of the session"
     else:
         label = "new topic"
     return f"understood as: {snippet(result.reformulation.semantic_query, ECHO_LIMIT)} ({label})"

@@ -194,7 +194,8 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
 
 
 def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) -> None:
-    invoke(runner, "ask", "What makes a will legally binding in South Africa?", "--session", "r", "--db", library_db)
+    first = invoke(runner, "ask", "What makes a will legally binding in South Africa?", "--session", "r", "--db", library_db)
+    assert "(first question of the session)" in first.stdout and "(new topic)" not in first.stdout
     result = invoke(runner, "ask", "what age must a witness be", "--session", "r", "--db", library_db)
     assert result.exit_code == 0, result.output
     assert "14 years" in result.stdout
@@ -223,6 +224,8 @@ def test_a_short_new_question_starts_a_new_topic(library_db: Path, runner) -> No
     assert turn["chunks"][0]["document"] == SOURDOUGH
     assert not any(c["anchored"] for c in turn["chunks"])
     assert WILLS not in {c["document"] for c in turn["chunks"][:3]}
+    shown = invoke(runner, "ask", "How big a rainwater tank does a household need?", "--session", "n1", "--db", library_db)
+    assert "(new topic)" in " ".join(shown.stdout.split())
 
 
 def test_what_about_x_searches_x(library_db: Path, runner) -> None:
