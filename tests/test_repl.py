@@ -5,6 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
+import time
 from pathlib import Path
 
 import pytest
@@ -99,13 +100,25 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
 
         server.default = reply
         server.stream(["Rainwater ", "tanks ", "are ", "sized ", "by ", "roof ", "area ", "[1]."], delay=0.4)
-        timer = threading.Timer(1.0, lambda: os.kill(os.getpid(), signal.SIGINT))
-        timer.start()
+        done = threading.Event()
+
+        def interrupt_while_streaming() -> None:
+            # SIGINT once two pieces are out (six more follow, 0.4 s apart): mid-stream however
+            # slow the start-up is on a loaded machine
+            deadline = time.monotonic() + 120
+            while len(server.sent_at) < 2 and time.monotonic() < deadline and not done.is_set():
+                time.sleep(0.02)
+            if len(server.sent_at) >= 2 and not done.is_set():
+                os.kill(os.getpid(), signal.SIGINT)
+
+        watcher = threading.Thread(target=interrupt_while_streaming, daemon=True)
+        watcher.start()
         try:
             run_repl(library_db, ["How big should a rainwater tank be?", "/sources"], session="cc",
                      ollama="on", ollama_host=server.url, ollama_timeout=5.0)
         finally:
-            timer.cancel()
+            done.set()
+            watcher.join(timeout=5)
     out = capsys.readouterr().out
     assert "answer cancelled" in out
     assert "Sources" in out  # /sources still ran: the program went on
