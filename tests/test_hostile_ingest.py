@@ -241,8 +241,11 @@ def documents_written(db_path: Path) -> int:
 def start_and_interrupt(folder: Path, db_path: Path, sig: signal.Signals) -> subprocess.CompletedProcess[str]:
     """Start a real ingest; send `sig` once at least one document is in the database."""
     env = {**os.environ, "RAGCHAT_EMBED_BATCH": "2"}  # small batches: documents land one after another
+    # a shell that starts the tests in the background hands them SIGINT ignored, and Python keeps
+    # an ignored SIGINT ignored: the child gets the default back, as a terminal's ingest has it
     process = subprocess.Popen([RAGCHAT, "ingest", str(folder), "--db", str(db_path)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     deadline = time.monotonic() + 120
     while documents_written(db_path) == 0:
         assert process.poll() is None, f"ingest ended before the signal: {process.communicate()}"

@@ -112,6 +112,9 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
                 os.kill(os.getpid(), signal.SIGINT)
 
         watcher = threading.Thread(target=interrupt_while_streaming, daemon=True)
+        # Ctrl-C as a terminal delivers it, even when the tests were started with SIGINT ignored
+        # (a background job of a non-interactive shell)
+        previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         watcher.start()
         try:
             run_repl(library_db, ["How big should a rainwater tank be?", "/sources"], session="cc",
@@ -119,6 +122,7 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
         finally:
             done.set()
             watcher.join(timeout=5)
+            signal.signal(signal.SIGINT, previous if previous is not None else signal.SIG_DFL)
     out = capsys.readouterr().out
     assert "answer cancelled" in out
     assert "Sources" in out  # /sources still ran: the program went on
