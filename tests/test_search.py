@@ -9,6 +9,7 @@ from pathlib import Path
 import pytest
 from helpers import invoke, settings_for
 
+from ragchat.conversation.corpus import CorpusView
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.fts import build_match
 from ragchat.search.hybrid import SearchRequest, search
@@ -242,3 +243,18 @@ def test_search_on_an_empty_library_says_to_ingest_first(tmp_path: Path, runner,
         result = invoke(runner, "search", "who may witness a will", "--mode", mode, *extra, "--db", path)
         assert result.exit_code == 1 and result.stdout == ""
         assert result.output.count("\n") == 1 and "the library is empty: run `ragchat ingest PATH` first" in result.output
+
+
+def test_corpus_statistics_count_a_term_as_a_phrase_in_the_real_fts_table(corpus_db: Path) -> None:
+    """The store-backed corpus view counts "laying queen" where the words stand together, as the
+    in-memory one does: a name is as rare as the name, not as common as its most common word."""
+    db = open_db(corpus_db)
+    try:
+        view = CorpusView(db)
+        assert view.chunk_frequency("laying queen") == 1
+        assert view.chunk_frequency("queen laying") == 0  # both words in one chunk, not as a phrase
+        assert view.chunk_frequency("compost") >= view.chunk_frequency("compost heap") == 1
+        assert view.idf("compost heap") >= view.idf("compost")
+        assert view.chunk_frequency("the of") == 0  # nothing searchable
+    finally:
+        db.close()

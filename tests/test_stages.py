@@ -41,6 +41,9 @@ VECTOR = np.zeros(4, dtype=np.float32)
     ("Is it true that volunteers are essential?", []),  # expletive "it"
     ("For which groups is it important to vaccinate?", []),
     ("Does this app work offline?", ["this app"]),
+    ("What can I do there?", ["there"]),
+    ("What happens to the body when there isn't enough pressure?", []),  # existential "there"
+    ("Is there a fee, and will there be a hearing?", []),
 ])
 def test_anaphora(question: str, expected: list[str]) -> None:
     assert anaphora(question) == expected
@@ -99,12 +102,12 @@ CORPUS = MemoryCorpus(CHUNKS.items())
 
 
 def reformulate(question: str, earlier: list[tuple[str, str]], anchors: tuple[int, ...] = (),
-                best: float = 0.3, margin: float = 0.0) -> Reformulation:
+                best: float = 0.3, margin: float = 0.0, corpus: MemoryCorpus = CORPUS) -> Reformulation:
     last = Exchange(*earlier[-1]) if earlier else Exchange()
     data = ReformulationInput(question=question, last=last, anchor_chunk_ids=anchors,
                               earlier_questions=tuple(q for q, _ in earlier), topic_questions=tuple(q for q, _ in earlier),
                               own_best=best, own_margin=margin)
-    return HeuristicReformulator(CORPUS).reformulate(data, VECTOR)
+    return HeuristicReformulator(corpus).reformulate(data, VECTOR)
 
 
 def test_a_first_question_stands_alone() -> None:
@@ -116,6 +119,45 @@ def test_a_pronoun_is_resolved_to_the_topic() -> None:
     r = reformulate("What would happen if they died out?", [("Tell me about bees", "Bees pollinate crops.")])
     assert r.is_follow_up and r.context_need == 1.0 - 0.7 * own_confidence(0.3, 0.0)
     assert "bees" in r.semantic_query.lower()
+
+
+def test_a_name_is_as_rare_as_the_name_not_as_its_words() -> None:
+    """A term counts where it occurs as a phrase, as FTS5 counts it: a two-word name is rarer
+    than its words (so names outrank the common words they are made of)."""
+    assert CORPUS.chunk_frequency("university of pennsylvania") == 2
+    assert CORPUS.chunk_frequency("pennsylvania university") == 0  # both words there, not the phrase
+    assert CORPUS.chunk_frequency("donald trump") == 1 < CORPUS.chunk_frequency("trump") == 2
+    assert CORPUS.idf("donald trump") > CORPUS.idf("trump")
+
+
+PLACES = MemoryCorpus({
+    1: "Jurors in Ventura County serve for one day or one trial.",
+    2: "The Superior Court of California in Ventura County publishes local rules for civil cases.",
+    3: "Each county court adopts local rules; Orange County has its own.",
+    4: "The California Integrated Water Quality System tracks permits for water boards.",
+    5: "Dwayne Johnson trains six days a week to get in shape for his film roles.",
+    6: "Water boards issue permits; the system lists each permit.",
+}.items())
+
+
+def test_a_demonstrative_with_a_noun_is_resolved_to_the_name_that_holds_it() -> None:
+    """"this county" after a talk about Ventura County is Ventura County: the rewrite says it in
+    full, as a person rewriting the question would."""
+    r = reformulate("What local rules does the court have in this county?",
+                    [("How long do jurors serve in Ventura County?", "One day or one trial.")], corpus=PLACES)
+    assert r.is_follow_up
+    assert r.semantic_query.lower().startswith("what local rules does the court have in ventura county?")
+    assert "ventura county" in r.keyword_query
+
+
+def test_he_is_never_replaced_by_a_long_name_of_a_thing() -> None:
+    """A person's pronoun does not stand for "California Integrated Water Quality System": the
+    question keeps its own words and the name joins only as context."""
+    r = reformulate("How did he get in shape for his roles?",
+                    [("What is the California Integrated Water Quality System?", "It tracks permits.")], corpus=PLACES)
+    assert r.semantic_query.startswith("How did he get in shape for his roles?")
+    named = reformulate("How did he get in shape?", [("Who is Dwayne Johnson?", "An actor.")], corpus=PLACES)
+    assert named.semantic_query.lower().startswith("how did dwayne johnson get in shape?")
 
 
 def test_what_about_x_makes_x_the_subject() -> None:

@@ -14,7 +14,7 @@ from typing import Protocol
 import numpy as np
 from sqlite_utils import Database
 
-from ..search.fts import build_match
+from ..search.fts import phrase_match
 from ..store import library
 from ..text import stem, words
 
@@ -50,7 +50,7 @@ class CorpusView:
         return self._frequency(term)
 
     def _chunk_frequency(self, term: str) -> int:
-        match = build_match(term)
+        match = phrase_match(term)
         return library.fts_chunk_frequency(self.db, match) if match else 0
 
     def idf(self, term: str) -> float:
@@ -59,7 +59,7 @@ class CorpusView:
 
     def share_in(self, term: str, chunk_ids: Sequence[int]) -> float:
         """Which share of the chunks holding `term` lie among `chunk_ids` (0 when none hold it)."""
-        match = build_match(term)
+        match = phrase_match(term)
         total = self.chunk_frequency(term)
         if not match or not chunk_ids or not total:
             return 0.0
@@ -87,13 +87,17 @@ class MemoryCorpus:
     """Corpus statistics over a few texts held in memory (for unit tests and small tools)."""
 
     def __init__(self, chunks: Iterable[tuple[int, str]], keywords: dict[int, list[str]] | None = None) -> None:
-        self._stems = {chunk_id: {stem(w) for w in words(text)} for chunk_id, text in chunks}
+        self._stems = {chunk_id: tuple(stem(w) for w in words(text)) for chunk_id, text in chunks}
         self.total_chunks = max(len(self._stems), 1)
         self._keywords = keywords or {}
 
     def _holding(self, term: str) -> set[int]:
-        wanted = {stem(w) for w in words(term)}
-        return {cid for cid, stems in self._stems.items() if wanted and wanted <= stems}
+        """The chunks holding the term as a phrase (its stems in a row), as FTS5 counts it."""
+        wanted = tuple(stem(w) for w in words(term))
+        if not wanted:
+            return set()
+        return {cid for cid, found in self._stems.items()
+                if any(found[i: i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1))}
 
     def chunk_frequency(self, term: str) -> int:
         return len(self._holding(term))

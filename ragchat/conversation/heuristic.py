@@ -30,7 +30,7 @@ from dataclasses import replace
 import numpy as np
 
 from ..text import content_words, stem, stems, subject_words, words
-from .context import conversation_terms, names, pick_terms
+from .context import Term, conversation_terms, names, pick_terms
 from .corpus import CorpusStats
 from .models import Reformulation, ReformulationInput
 from .signals import DEICTIC_NOUNS, Signals, read_signals
@@ -57,6 +57,31 @@ def own_weakness(best: float) -> float:
     """0..1: how little the question alone finds: 1 when its best chunk is barely related
     (cosine <= 0.35), 0 from a plausible match (>= 0.45) up."""
     return min(max((0.45 - best) / 0.1, 0.0), 1.0)
+
+
+PERSON_PRONOUNS = frozenset("he she him his her hers".split())
+MAX_PERSON_NAME_WORDS = 3
+
+
+def _fits(pointer: str, referent: str) -> bool:
+    """Whether a pronoun can stand for a referent: "he" and "she" name a person, and a person's
+    name is short ("Andre Gunder Frank", not "California Integrated Water Quality System")."""
+    return pointer not in PERSON_PRONOUNS or len(referent.split()) <= MAX_PERSON_NAME_WORDS
+
+
+def _named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] | None:
+    """A demonstrative with a noun of its own ("this county") and the conversation's term that
+    names that noun ("ventura county"): what it points at, said in full."""
+    for cue in anaphora:
+        head, _, noun = cue.partition(" ")
+        if head not in {"this", "that", "these", "those"} or not noun or noun in DEICTIC_NOUNS:
+            continue
+        wanted = stem(noun)
+        for term in terms:
+            parts = [stem(w) for w in words(term.text)]
+            if wanted in parts and len(parts) > 1:
+                return cue, term.text
+    return None
 
 
 def _resolved(question: str, pointer: str, referent: str) -> str:
@@ -158,8 +183,17 @@ class HeuristicReformulator:
         referent = next((t for t in context if sources.get(t) != "answer"), None)
         pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or a.split()[1] in DEICTIC_NOUNS), None)
         deictic = bool(pointer and len(pointer.split()) > 1)
-        if referent and pointer and (deictic or sources.get(referent) == "referent"):  # "how does it work?" -> "how does heat pump work?"
+        named = _named_referent(signals.anaphora, terms)
+        resolved = False
+        if named:  # "in this County" -> "in ventura county"
+            pointer, referent = named
             semantic = _resolved(semantic, pointer, referent)
+            resolved = True
+        elif referent and pointer and (deictic or sources.get(referent) == "referent") and _fits(pointer, referent):
+            # "how does it work?" -> "how does heat pump work?"
+            semantic = _resolved(semantic, pointer, referent)
+            resolved = True
+        if resolved:
             context = [t for t in context if t != referent]
         if context:
             semantic = f"{semantic} ({', '.join(context)})"

@@ -96,6 +96,10 @@ def explicit_shift(question: str) -> tuple[bool, str]:
     return True, rest or question
 
 
+BE = frozenset("is are was were be been isn't aren't wasn't weren't".split())
+# "there" before these is existential ("there isn't", "there may be"), not a place pointed at
+EXISTENTIAL = BE | frozenset("will would may might can could should must has have had seem seems appear "
+                             "appears exist exists won't can't".split())
 PERSONAL = frozenset("it its they them their theirs he she him her his hers".split())
 EXPLETIVE = re.compile(
     r"^(?:is|was|isn't) it (?:\w+ )?(?:true|possible|necessary|safe|legal|required|okay|ok|better|worth|normal"
@@ -136,8 +140,8 @@ def anaphora(question: str) -> list[str]:
             found.append(f"the {following}")
         elif token in ANAPHORA and token not in {"this", "that", "these", "those", "same", "other", "there"}:
             found.append(token)
-        elif token == "there" and index > 0 and tokens[index - 1] not in {"is", "are", "was", "were", "be"}:
-            found.append(token)
+        elif token == "there" and index > 0 and tokens[index - 1] not in BE and following not in EXISTENTIAL:
+            found.append(token)  # "what can I do there?"; not "is there", "when there isn't enough air"
     return list(dict.fromkeys(found))
 
 

@@ -35,3 +35,13 @@ def build_match(query: str, max_terms: int = MAX_TERMS) -> str | None:
     """A MATCH expression ORing the query's terms, or None when nothing searchable is left."""
     terms = match_terms(query, max_terms)
     return " OR ".join(terms) if terms else None
+
+
+def phrase_match(term: str) -> str | None:
+    """A MATCH expression for one term as a whole ("andre gunder frank" as a phrase, so that a
+    name is as rare as the name, not as common as its most common word), or None when it holds
+    nothing searchable."""
+    tokens = words(term)
+    if not any(token not in STOPWORDS for token in tokens):
+        return None
+    return _quote(" ".join(tokens))
