@@ -160,6 +160,46 @@ def test_he_is_never_replaced_by_a_long_name_of_a_thing() -> None:
     assert named.semantic_query.lower().startswith("how did dwayne johnson get in shape?")
 
 
+# one topic: every chunk speaks of bees, so "bees" is the commonest word of the corpus
+HIVE = MemoryCorpus(enumerate([
+    "Bees pollinate crops and bees make honey.",
+    "Honey bees live in hives; the bees follow a queen.",
+    "Bees die in winter when the hive runs out of stores; bees cluster for warmth.",
+    "Varroa mites weaken bees and spread viruses among bees.",
+    "Wild bees nest in the ground; solitary bees do not make honey.",
+    "If pollinators died out, many fruits would vanish and food prices would rise.",
+    "Beekeepers treat colonies against mites in autumn.",
+]))
+
+
+def rewrite(question: str, earlier: list[tuple[str, str]], understood: str = "") -> str:
+    data = ReformulationInput(question=question, last=Exchange(*earlier[-1]), topic_questions=tuple(q for q, _ in earlier),
+                              earlier_questions=tuple(q for q, _ in earlier), last_semantic_query=understood)
+    return HeuristicReformulator(HIVE).reformulate(data, VECTOR).semantic_query
+
+
+@pytest.mark.parametrize(("question", "earlier", "understood", "expected"), [
+    # the subject of a one-topic corpus is its commonest word, and still what "they" points at
+    ("What would happen if they died out?", [("Why are bees important?", "They pollinate.")], "",
+     "What would happen if bees died out?"),
+    ("How do they survive the winter?", [("Tell me about honey bees", "They live in hives.")], "",
+     "How do honey bees survive the winter?"),
+    # the subject stays the subject: "them" is what the last question's "they" was
+    ("What harms them?", [("Why are bees important?", "."), ("Do they make honey?", "Yes.")], "Do bees make honey?",
+     "What harms bees?"),
+    # "it" wants a singular, "they" a plural
+    ("What is it made of?", [("Why are bees important?", "."), ("Do they make honey?", "Yes.")], "Do bees make honey?",
+     "What is honey made of?"),
+    ("What is its colour?", [("Tell me about honey", "It is sweet.")], "", "What is honey's colour?"),
+    # chat discourse and words that point at no noun are left as they are
+    ("Got it. How is it harvested?", [("Tell me about honey", "It is sweet.")], "", "Got it. How is honey harvested?"),
+    ("Are mites such a problem there?", [("Tell me about honey", "It is sweet.")], "", "Are mites such a problem there?"),
+])
+def test_a_pronoun_is_replaced_by_what_it_points_at(question: str, earlier: list[tuple[str, str]], understood: str,
+                                                    expected: str) -> None:
+    assert rewrite(question, earlier, understood).split(" (")[0] == expected
+
+
 def test_what_about_x_makes_x_the_subject() -> None:
     r = reformulate("What about Ivanka?", [("Where did Donald Trump go to college?", "He went to Wharton.")],
                     best=0.8, margin=0.2)

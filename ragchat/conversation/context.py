@@ -12,7 +12,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ..text import QUESTION_WORDS, STOPWORDS, sentences, stem, stems, subject_words
+from ..text import QUESTION_WORDS, STOPWORDS, sentences, stem, stems, subject_words, words
 from .corpus import CorpusStats
 
 DECAY = 0.6  # a topic term's weight shrinks by this factor per turn since it was said
@@ -93,3 +93,94 @@ def pick_terms(terms: list[Term], question_words: list[str], limit: int, drop_na
         if len(picked) >= limit:
             break
     return picked
+
+
+# --- referents: what a pronoun points at --------------------------------------------------------
+
+PLURAL_POINTERS = frozenset("they them their theirs these those".split())
+PERSON_POINTERS = frozenset("he she him his her hers".split())
+MAX_PERSON_NAME_WORDS = 3  # "Andre Gunder Frank"; "California Integrated Water Quality System" is a thing
+PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")
+
+
+@dataclass(frozen=True)
+class Referent:
+    text: str
+    is_name: bool
+
+
+def looks_plural(phrase: str) -> bool:
+    """"bees", "honey bees", "policies" - a head noun in -s (not "glass", "virus", "analysis")."""
+    head = phrase.split()[-1]
+    return len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is", "'s"))
+
+
+def _known_phrase(corpus: CorpusStats, run: list[str]) -> str | None:
+    """The longest stretch of a run of content words that the corpus holds as a phrase ("bees
+    died" is not in the corpus; "bees" is): verbs glued to a noun fall away."""
+    for size in range(min(len(run), 3), 0, -1):
+        for start in range(len(run) - size + 1):
+            phrase = " ".join(run[start: start + size])
+            if corpus.chunk_frequency(phrase) > 0:
+                return phrase
+    return None
+
+
+def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
+    """The things a message names, most specific first: names, then phrases, then single
+    words, each in the order said. A phrase is a run of subject words the corpus knows ("honey
+    bees", "small claims court"); a word that only says how ("how long", "how much") or how
+    something is done ("quickly") names nothing."""
+    subject = set(subject_words(text))
+    named = set(names(text))
+    found: list[Referent] = []
+    run: list[str] = []
+    tokens = words(text)
+    for index, word in enumerate([*tokens, ""]):
+        if word and word in subject and not (index and tokens[index - 1] == "how") and not word.endswith("ly"):
+            run.append(word)
+            continue
+        if run:
+            phrase = _known_phrase(corpus, run)
+            if phrase:
+                found.append(Referent(phrase, any(stems(phrase) == stems(n) for n in named)))
+        run = []
+    found.sort(key=lambda r: (not r.is_name, " " not in r.text))  # stable: said order within a kind
+    return list({r.text: r for r in found}.values())
+
+
+def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], last_query: str,
+                        last_answer: str) -> list[Referent]:
+    """What a pronoun may point at, most likely first: what the last question's own pronoun was
+    understood as (the subject stays the subject: "how does the state pay for it?" -> Medi-Cal,
+    not the state), the things the last question named, then earlier questions of the topic,
+    newest first, then names leading the last answer."""
+    questions = list(reversed(topic_questions))
+    understood = PARENTHESIS.sub("", last_query) if last_query else ""
+    said = stems(questions[0]) if questions else set()
+    found = [r for r in noun_phrases(corpus, understood) if not stems(r.text) <= said] if understood else []
+    for text in questions:
+        found.extend(noun_phrases(corpus, text))
+    for name in names(lead(last_answer), sentence_start=True)[:3]:
+        if corpus.chunk_frequency(name) > 0:
+            found.append(Referent(name, True))
+    return list({r.text: r for r in found}.values())
+
+
+def agrees(pointer: str, referent: Referent) -> bool:
+    """Whether a pronoun can stand for a referent: "they" for a plural or a name, "it" for a
+    singular or a name, "he"/"she" for a short name only."""
+    if pointer in PERSON_POINTERS:
+        return referent.is_name and len(referent.text.split()) <= MAX_PERSON_NAME_WORDS
+    if referent.is_name:
+        return True
+    return looks_plural(referent.text) == (pointer in PLURAL_POINTERS)
+
+
+def pick_referent(pointer: str, candidates: list[Referent], question: str) -> str | None:
+    """The most likely thing a pronoun points at that the question does not name itself."""
+    own = stems(question)
+    for candidate in candidates:
+        if agrees(pointer, candidate) and not stems(candidate.text) <= own:
+            return candidate.text
+    return None

@@ -30,10 +30,10 @@ from dataclasses import replace
 import numpy as np
 
 from ..text import content_words, stem, stems, subject_words, words
-from .context import Term, conversation_terms, names, pick_terms
+from .context import Term, conversation_terms, names, pick_referent, pick_terms, referent_candidates
 from .corpus import CorpusStats
 from .models import Reformulation, ReformulationInput
-from .signals import DEICTIC_NOUNS, Signals, read_signals
+from .signals import DEICTIC_NOUNS, DISCOURSE, Signals, read_signals
 
 MAX_CONTEXT_TERMS = 8
 MAX_KEYWORD_TERMS = 5
@@ -59,16 +59,6 @@ def own_weakness(best: float) -> float:
     return min(max((0.45 - best) / 0.1, 0.0), 1.0)
 
 
-PERSON_PRONOUNS = frozenset("he she him his her hers".split())
-MAX_PERSON_NAME_WORDS = 3
-
-
-def _fits(pointer: str, referent: str) -> bool:
-    """Whether a pronoun can stand for a referent: "he" and "she" name a person, and a person's
-    name is short ("Andre Gunder Frank", not "California Integrated Water Quality System")."""
-    return pointer not in PERSON_PRONOUNS or len(referent.split()) <= MAX_PERSON_NAME_WORDS
-
-
 def _named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] | None:
     """A demonstrative with a noun of its own ("this county") and the conversation's term that
     names that noun ("ventura county"): what it points at, said in full."""
@@ -84,11 +74,20 @@ def _named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] |
     return None
 
 
+# the pointers a referent may replace ("such", "there", "same", "other" point too, but at no noun)
+PRONOUNS = frozenset("it its they them their theirs he she him his her hers this that these those".split())
+POSSESSIVE = frozenset("its their theirs his her hers".split())
+
+
 def _resolved(question: str, pointer: str, referent: str) -> str:
-    """The question with its first pointing phrase replaced by what it points at."""
-    pattern = re.compile(rf"\b{re.escape(pointer)}\b", re.IGNORECASE)
-    replaced, count = pattern.subn(referent, question, count=1)
-    return replaced if count else f"{question} ({referent})"
+    """The question with its first pointing phrase (outside chat discourse such as "got it")
+    replaced by what it points at: "its genre" -> "the novel's genre"."""
+    chat = [m.span() for m in DISCOURSE.finditer(question)]
+    for match in re.finditer(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE):
+        if not any(start <= match.start() < end for start, end in chat):
+            said = f"{referent}'s" if pointer.lower() in POSSESSIVE else referent
+            return question[: match.start()] + said + question[match.end():]
+    return f"{question} ({referent})"
 
 
 class HeuristicReformulator:
@@ -180,21 +179,21 @@ class HeuristicReformulator:
         context = pick_terms(terms, [*signals.content, *words(data.question)], MAX_CONTEXT_TERMS, drop_names=new_name)
         sources = {t.text: t.source for t in terms}
         semantic = data.question.strip()
-        referent = next((t for t in context if sources.get(t) != "answer"), None)
         pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or a.split()[1] in DEICTIC_NOUNS), None)
-        deictic = bool(pointer and len(pointer.split()) > 1)
         named = _named_referent(signals.anaphora, terms)
-        resolved = False
+        referent: str | None = None
         if named:  # "in this County" -> "in ventura county"
             pointer, referent = named
+        elif pointer in PRONOUNS:  # "what would happen if they died out?" -> "... if bees died out?"
+            candidates = referent_candidates(self.corpus, topic, data.last_semantic_query, data.last.assistant)
+            referent = pick_referent(pointer, candidates if not new_name else [], data.question)
+        elif pointer and " " in pointer:  # "the document", "this article": the topic's best term
+            referent = next((t for t in context if sources.get(t) != "answer"), None)
+        if pointer and referent:
             semantic = _resolved(semantic, pointer, referent)
-            resolved = True
-        elif referent and pointer and (deictic or sources.get(referent) == "referent") and _fits(pointer, referent):
-            # "how does it work?" -> "how does heat pump work?"
-            semantic = _resolved(semantic, pointer, referent)
-            resolved = True
-        if resolved:
-            context = [t for t in context if t != referent]
+            context = [t for t in context if not stems(t) <= stems(referent)]
+        else:
+            referent = next((t for t in context if sources.get(t) != "answer"), None)
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
         keywords = self._keyword_query(data.question, vector, [*([referent] if referent else []), *context],

@@ -48,7 +48,10 @@ ELLIPSIS = re.compile(
 DISCOURSE = re.compile(
     r"\b(?:got it|i see|i get it|that'?s (?:it|all|great|interesting|helpful|good|clear|cool|nice|useful|amazing)"
     r"|(?:it|this|that) (?:is|was|sounds|seems|makes sense)(?: (?:great|interesting|helpful|good|clear|cool|"
-    r"nice|useful|amazing|fascinating|so|very|really)\b)+|makes sense|thank(?:s| you)(?: for (?:that|this|it))?)\b[,.!]*",
+    r"nice|useful|amazing|fascinating|so|very|really)\b)+|makes sense|thank(?:s| you)(?: for (?:that|this|it))?)\b[,.!]*"
+    # a short reaction said as a statement: "That is fine.", "This is impressive!", "It's a pity."
+    r"|(?:^|(?<=[.!?] ))(?:it|this|that)(?:'s| is| was| sounds| seems| looks)(?: (?:so|very|really|quite|a|an))?"
+    r" \w+(?: \w+)?[.!]+",
     re.IGNORECASE,
 )
 
