@@ -4,6 +4,8 @@ the plan, and the lineage. No database, no embedding model: fast."""
 
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import pytest
 from fakes import FakeChat
@@ -309,6 +311,20 @@ def test_the_questions_own_lists_always_weigh_in_full() -> None:
     assert max(w for n, w in weights.items() if n.endswith("vector")) == weights["question/vector"]
     assert chosen.kind == "anchored_search" and chosen.anchoring.boost == pytest.approx(0.15)
     assert chosen.anchoring.exclude == frozenset({30}) and chosen.anchoring.reach == 10
+
+
+def test_the_previous_question_joins_as_it_was_understood() -> None:
+    """"Does it need witnesses?" was understood as "Does a will need witnesses?": that, not the
+    bare pronoun, goes with the next question; a question typed differently goes as typed."""
+    history = (message(1, "user", "Does it need witnesses?", [1, 0, 0, 0]), message(2, "assistant", "Two.", [1, 0, 0, 0]))
+    said = Reformulation("Does a will need witnesses? (testator, signature)", "will", True, False, False, "r", "heuristic", 1.0)
+    last = Lineage("Does it need witnesses?", 1, said, "search")
+    context = replace(turn_context(), history=history, window=select_window(list(history), VECTOR, 0), last=last)
+    queries = {q.name: q.query for q in plan(context, reformulation(0.5), SETTINGS, TurnOptions()).queries}
+    assert queries["previous/vector"] == "Does a will need witnesses? what age must a witness be?"
+    other = replace(context, last=replace(last, question="Something else?"))
+    queries = {q.name: q.query for q in plan(other, reformulation(0.5), SETTINGS, TurnOptions()).queries}
+    assert queries["previous/vector"] == "Does it need witnesses? what age must a witness be?"
 
 
 def test_a_standalone_question_has_only_its_own_lists() -> None:

@@ -149,6 +149,12 @@ def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
     return list({r.text: r for r in found}.values())
 
 
+def understood(query: str) -> str:
+    """A reformulated query without the context terms appended to it: the question as it was
+    understood ("do bees make honey?" for "do they make honey?")."""
+    return PARENTHESIS.sub("", query) if query else ""
+
+
 def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], last_query: str,
                         last_answer: str) -> list[Referent]:
     """What a pronoun may point at, most likely first: what the last question's own pronoun was
@@ -156,9 +162,9 @@ def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], l
     not the state), the things the last question named, then earlier questions of the topic,
     newest first, then names leading the last answer."""
     questions = list(reversed(topic_questions))
-    understood = PARENTHESIS.sub("", last_query) if last_query else ""
+    understood_last = understood(last_query)
     said = stems(questions[0]) if questions else set()
-    found = [r for r in noun_phrases(corpus, understood) if not stems(r.text) <= said] if understood else []
+    found = [r for r in noun_phrases(corpus, understood_last) if not stems(r.text) <= said] if understood_last else []
     for text in questions:
         found.extend(noun_phrases(corpus, text))
     for name in names(lead(last_answer), sentence_start=True)[:3]:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..search.fusion import Anchoring
+from .context import understood
 from .models import Plan, QueryList, Reformulation
 from .reading import TurnContext
 from .signals import without_deixis
@@ -71,6 +72,16 @@ def _queries(question: str, previous: str, reformulation: Reformulation, weight:
     return tuple(lists)
 
 
+def _previous(context: TurnContext) -> str:
+    """The previous question as it was understood ("how does the state pay for Medi-Cal?"
+    rather than "... for it?"), when its turn searched; else as it was typed."""
+    last = context.last
+    typed = context.window.last.user
+    if last is None or last.question != typed or last.reformulation.is_meta:
+        return typed
+    return understood(last.reformulation.semantic_query) or typed
+
+
 def _protect(context: TurnContext, options: TurnOptions) -> int | None:
     probe = context.probe
     if not options.fusion or not probe.ids:
@@ -90,5 +101,5 @@ def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
         reach = ANCHOR_REACH if options.fusion else 10**9
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
-    return RetrievalPlan(kind, _queries(context.question, context.window.last.user, reformulation, weight, settings, options),
+    return RetrievalPlan(kind, _queries(context.question, _previous(context), reformulation, weight, settings, options),
                          weight, anchoring, _protect(context, options), reuse)
