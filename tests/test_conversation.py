@@ -259,6 +259,22 @@ def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, ru
     assert not any(c["anchored"] for c in turn["chunks"])
 
 
+def test_pronouns_are_resolved_to_what_they_point_at_and_left_alone_when_nothing_fits(library_db: Path, runner) -> None:
+    """On the real library: "it" after a question on wills is the will, not South Africa; "they"
+    with no plural to point at stays as typed (the conversation joins as context only); after
+    "How do heat pumps work?", "they" are the heat pumps, and the search finds their document."""
+    ask_json(runner, library_db, "p1", "What makes a will legally binding in South Africa?")
+    it = ask_json(runner, library_db, "p1", "who can witness it?")
+    assert it["reformulation"]["semantic_query"].startswith("who can witness will?")
+    they = ask_json(runner, library_db, "p1", "can they be relatives of the heir?")
+    assert they["reformulation"]["semantic_query"].startswith("can they be relatives of the heir? (")
+    assert "south africa" not in they["reformulation"]["semantic_query"].split(" (")[0]
+    ask_json(runner, library_db, "p1", "How do heat pumps work?")
+    pumps = ask_json(runner, library_db, "p1", "are they efficient in winter?")
+    assert pumps["reformulation"]["semantic_query"].startswith("are heat pumps efficient in winter?")
+    assert pumps["chunks"][0]["document"] == "heat_pumps_explained.md"
+
+
 def test_the_formalities_question_shows_the_list_of_formalities(library_db: Path, runner) -> None:
     """The sentence that says the Act lists the formalities brings the list after it, and a
     sentence sharing no word with the question does not take its place."""

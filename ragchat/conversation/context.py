@@ -127,8 +127,7 @@ def _known_phrase(corpus: CorpusStats, run: list[str]) -> str | None:
 
 
 def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
-    """The things a message names, most specific first: names, then phrases, then single
-    words, each in the order said. A phrase is a run of subject words the corpus knows ("honey
+    """The things a message names, in the order said (a question's subject comes early). A phrase is a run of subject words the corpus knows ("honey
     bees", "small claims court"); a word that only says how ("how long", "how much") or how
     something is done ("quickly") names nothing."""
     subject = set(subject_words(text))
@@ -145,7 +144,6 @@ def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
             if phrase:
                 found.append(Referent(phrase, any(stems(phrase) == stems(n) for n in named)))
         run = []
-    found.sort(key=lambda r: (not r.is_name, " " not in r.text))  # stable: said order within a kind
     return list({r.text: r for r in found}.values())
 
 
@@ -174,13 +172,13 @@ def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], l
 
 
 def agrees(pointer: str, referent: Referent) -> bool:
-    """Whether a pronoun can stand for a referent: "they" for a plural or a name, "it" for a
-    singular or a name, "he"/"she" for a short name only."""
+    """Whether a pronoun can stand for a referent: "they" for a plural ("bees", "the Beatles"),
+    "it" for a singular or a name ("South Africa", "Windows"), "he"/"she" for a short name only."""
     if pointer in PERSON_POINTERS:
         return referent.is_name and len(referent.text.split()) <= MAX_PERSON_NAME_WORDS
-    if referent.is_name:
-        return True
-    return looks_plural(referent.text) == (pointer in PLURAL_POINTERS)
+    if pointer in PLURAL_POINTERS:
+        return looks_plural(referent.text)
+    return referent.is_name or not looks_plural(referent.text)
 
 
 def pick_referent(pointer: str, candidates: list[Referent], question: str) -> str | None:
