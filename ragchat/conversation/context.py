@@ -97,6 +97,9 @@ def pick_terms(terms: list[Term], question_words: list[str], limit: int, drop_na
 
 # --- referents: what a pronoun points at --------------------------------------------------------
 
+# the pointers a referent may replace ("such", "there", "same", "other" point too, but at no noun)
+PRONOUNS = frozenset("it its they them their theirs he she him his her hers this that these those".split())
+POSSESSIVE = frozenset("its their theirs his her hers".split())
 PLURAL_POINTERS = frozenset("they them their theirs these those".split())
 PERSON_POINTERS = frozenset("he she him his her hers".split())
 MAX_PERSON_NAME_WORDS = 3  # "Andre Gunder Frank"; "California Integrated Water Quality System" is a thing
@@ -127,9 +130,10 @@ def _known_phrase(corpus: CorpusStats, run: list[str]) -> str | None:
 
 
 def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
-    """The things a message names, in the order said (a question's subject comes early). A phrase is a run of subject words the corpus knows ("honey
-    bees", "small claims court"); a word that only says how ("how long", "how much") or how
-    something is done ("quickly") names nothing."""
+    """The things a message names, in the order said (a question's subject comes early). A
+    phrase is a run of subject words the corpus knows ("honey bees", "small claims court"); a
+    word that only says how ("how long", "how much") or how something is done ("quickly") names
+    nothing."""
     subject = set(subject_words(text))
     named = set(names(text))
     found: list[Referent] = []

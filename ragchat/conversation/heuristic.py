@@ -30,7 +30,16 @@ from dataclasses import replace
 import numpy as np
 
 from ..text import content_words, stem, stems, subject_words, words
-from .context import Term, conversation_terms, names, pick_referent, pick_terms, referent_candidates
+from .context import (
+    POSSESSIVE,
+    PRONOUNS,
+    Term,
+    conversation_terms,
+    names,
+    pick_referent,
+    pick_terms,
+    referent_candidates,
+)
 from .corpus import CorpusStats
 from .models import Reformulation, ReformulationInput
 from .signals import DEICTIC_NOUNS, DISCOURSE, Signals, read_signals
@@ -74,9 +83,9 @@ def _named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] |
     return None
 
 
-# the pointers a referent may replace ("such", "there", "same", "other" point too, but at no noun)
-PRONOUNS = frozenset("it its they them their theirs he she him his her hers this that these those".split())
-POSSESSIVE = frozenset("its their theirs his her hers".split())
+def _possessive(referent: str) -> str:
+    """"honey" -> "honey's", "bees" -> "bees'"."""
+    return f"{referent}'" if referent.endswith("s") else f"{referent}'s"
 
 
 def _resolved(question: str, pointer: str, referent: str) -> str:
@@ -85,7 +94,7 @@ def _resolved(question: str, pointer: str, referent: str) -> str:
     chat = [m.span() for m in DISCOURSE.finditer(question)]
     for match in re.finditer(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE):
         if not any(start <= match.start() < end for start, end in chat):
-            said = f"{referent}'s" if pointer.lower() in POSSESSIVE else referent
+            said = _possessive(referent) if pointer.lower() in POSSESSIVE else referent
             return question[: match.start()] + said + question[match.end():]
     return f"{question} ({referent})"
 
