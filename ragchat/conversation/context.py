@@ -2,9 +2,14 @@
 
 Historical query expansion (see RESEARCH.md): the *topic* terms of the current topic's first
 question persist (with decay over the turns since), the *recent* terms come from the last
-question, and *referents* (names, noun phrases) are what pronouns point at: the earlier user
-turns' and the last answer's lead sentences'. Every term is weighted by its corpus idf, and chat
-filler ("interesting", "oh", "clear") never becomes a term. Pure: only corpus statistics are read.
+question. Every term is weighted by its corpus idf, and chat filler ("interesting", "oh",
+"clear") never becomes a term.
+
+*Referents* are what pronouns point at, chosen without idf (in a corpus all about bees, "bees" is
+the commonest word and still what "they" means): the things the topic's questions name, in the
+order said, the last question's own referent first, then names leading the last answer; a
+pronoun takes the first that agrees with it in number and person. Pure: only corpus statistics
+are read.
 """
 
 from __future__ import annotations
