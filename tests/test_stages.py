@@ -13,7 +13,7 @@ from fakes import FakeChat
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_confidence
+from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_closeness
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
 from ragchat.conversation.ollama_reformulator import OllamaReformulator
@@ -119,7 +119,7 @@ def test_a_first_question_stands_alone() -> None:
 
 def test_a_pronoun_is_resolved_to_the_topic() -> None:
     r = reformulate("What would happen if they died out?", [("Tell me about bees", "Bees pollinate crops.")])
-    assert r.is_follow_up and r.context_need == 1.0 - 0.7 * own_confidence(0.3, 0.0)
+    assert r.is_follow_up and r.context_need == 1.0 - 0.7 * own_closeness(0.3) == 1.0
     assert "bees" in r.semantic_query.lower()
 
 
@@ -247,6 +247,11 @@ def test_a_confident_question_needs_less_context() -> None:
     unsure = reformulate("what age must a witness be?", [("Is a will binding?", "Yes.")], anchors=(7, 8))
     sure = reformulate("what age must a witness be?", [("Is a will binding?", "Yes.")], anchors=(7, 8), best=0.8, margin=0.2)
     assert sure.context_need < unsure.context_need
+    # several documents answering it closely (no lead of one over the next) is standing alone too
+    several = reformulate("what age must a witness be?", [("Is a will binding?", "Yes.")], anchors=(7, 8), best=0.8, margin=0.0)
+    assert several.context_need == sure.context_need < unsure.context_need
+    pointing = reformulate("what age must its witness be?", [("Is a will binding?", "Yes.")], best=0.7, margin=0.0)
+    assert pointing.is_follow_up and pointing.context_need == pytest.approx(0.3)
 
 
 def test_meta_requests_keep_the_last_query() -> None:

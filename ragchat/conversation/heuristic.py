@@ -8,14 +8,14 @@ queries, which always count in full (see `plan.py`). A wrong guess therefore cos
   query (need 1);
 - explicit shift ("now tell me about X") -> X stands alone (need 0);
 - follow-up cues (a pronoun or "the document" pointing back, an elliptical opening, no subject
-  of its own) -> a follow-up: need 1, less when the question alone finds a confident hit;
+  of its own) -> a follow-up: need 1, less when the question alone comes close to some chunk;
 - a question whose own rare terms the conversation and its sources lack -> a new topic, however
   short: it keeps only a little context (NEW_TOPIC_NEED, 0.1), in case the guess is wrong, and
   more (up to WEAK_NEED more) when the question alone finds nothing close: new words that say
   too little to stand alone ("Major characters", "What kind of food should I eat?") lean on the
   conversation after all;
 - otherwise it may continue the conversation: need falls with the share of its terms that are
-  foreign to the conversation and with its own retrieval confidence.
+  foreign to the conversation and with how close the question alone comes.
 Pointers that point at nothing in the conversation are not cues: a pronoun after a name in the
 same question ("What is HAART and how does it differ ..."), an expletive "it" ("is it true
 that"), a relative "that", a demonstrative whose noun the conversation never mentioned ("this
@@ -54,12 +54,16 @@ FOREIGN_DAMPING = 0.7  # how much a question's terms foreign to the conversation
 WHAT_ABOUT = re.compile(r"^\s*(?:and\s+)?(?:what|how)\s+about\s+(.+)$", re.IGNORECASE)
 
 
+def own_closeness(best: float) -> float:
+    """0..1: how close the question alone comes to some chunk (cosine 0.4 -> 0, 0.7 -> 1): how
+    well it stands alone, whether one document or several answer it."""
+    return min(max((best - 0.4) / 0.3, 0.0), 1.0)
+
+
 def own_confidence(best: float, margin: float) -> float:
-    """0..1: how clearly the question alone finds its answer (a close chunk, well ahead of the
-    next document)."""
-    closeness = min(max((best - 0.4) / 0.3, 0.0), 1.0)
-    lead = min(max(margin / 0.1, 0.0), 1.0)
-    return closeness * lead
+    """0..1: how clearly the question alone finds *one* document (a close chunk, well ahead of
+    the next document): what it takes to name a new subject."""
+    return own_closeness(best) * min(max(margin / 0.1, 0.0), 1.0)
 
 
 def own_weakness(best: float) -> float:
@@ -115,13 +119,15 @@ class HeuristicReformulator:
         if signals.is_meta:
             return self._meta(data)
         foreign, where = self.foreign_share(data, own)
-        confidence = own_confidence(data.own_best, data.own_margin)
+        # how much the question stands alone lowers its need; the margin (which document) does not
+        # enter: a question that several documents answer closely stands alone just as well
+        closeness = own_closeness(data.own_best)
         signals = self._grounded(signals, data)
         cues = signals.follow_up_cues() + ([] if own else ["no subject of its own"])
         if cues:  # it points at the conversation, whatever its own words
-            need = 1.0 if not own else 1.0 - 0.7 * confidence
+            need = 1.0 if not own else 1.0 - 0.7 * closeness
             return self._follow_up(data, signals, question_vector, "; ".join(cues), need)
-        need = (1 - FOREIGN_DAMPING * foreign) * (1 - 0.5 * confidence)
+        need = (1 - FOREIGN_DAMPING * foreign) * (1 - 0.5 * closeness)
         if foreign >= SHIFT_WEIGHT:
             weakness = own_weakness(data.own_best)
             why = f"new topic: {where} not in the conversation or its sources" + (
