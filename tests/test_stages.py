@@ -194,6 +194,8 @@ def rewrite(question: str, earlier: list[tuple[str, str]], understood: str = "")
      "What is honey made of?"),
     ("What is its colour?", [("Tell me about honey", "It is sweet.")], "", "What is honey's colour?"),
     ("Where is their hive?", [("Tell me about wild bees", "They nest in the ground.")], "", "Where is wild bees' hive?"),
+    # the verb after a subject pronoun names nothing: "it" is the hive, not "treat"
+    ("Is it expensive?", [("How do I treat a hive against mites?", "In autumn.")], "", "Is hive expensive?"),
     # chat discourse and words that point at no noun are left as they are
     ("Got it. How is it harvested?", [("Tell me about honey", "It is sweet.")], "", "Got it. How is honey harvested?"),
     ("Are mites such a problem there?", [("Tell me about honey", "It is sweet.")], "", "Are mites such a problem there?"),

@@ -108,6 +108,8 @@ POSSESSIVE = frozenset("its their theirs his her hers".split())
 PLURAL_POINTERS = frozenset("they them their theirs these those".split())
 PERSON_POINTERS = frozenset("he she him his her hers".split())
 MAX_PERSON_NAME_WORDS = 3  # "Andre Gunder Frank"; "California Integrated Water Quality System" is a thing
+# a word right after these is no thing named: "how long", "how do I set a timeout", "can we merge"
+NOT_A_NOUN_AFTER = frozenset("how i you we they he she".split())
 PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")
 
 
@@ -137,15 +139,15 @@ def _known_phrase(corpus: CorpusStats, run: list[str]) -> str | None:
 def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
     """The things a message names, in the order said (a question's subject comes early). A
     phrase is a run of subject words the corpus knows ("honey bees", "small claims court"); a
-    word that only says how ("how long", "how much") or how something is done ("quickly") names
-    nothing."""
+    word that only says how ("how long", "how much") or how something is done ("quickly"), and the
+    verb after a subject pronoun ("how do I *set* a timeout?"), name nothing."""
     subject = set(subject_words(text))
     named = set(names(text))
     found: list[Referent] = []
     run: list[str] = []
     tokens = words(text)
     for index, word in enumerate([*tokens, ""]):
-        if word and word in subject and not (index and tokens[index - 1] == "how") and not word.endswith("ly"):
+        if word and word in subject and not (index and tokens[index - 1] in NOT_A_NOUN_AFTER) and not word.endswith("ly"):
             run.append(word)
             continue
         if run:
