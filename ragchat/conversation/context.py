@@ -19,6 +19,7 @@ from dataclasses import dataclass
 
 from ..text import QUESTION_WORDS, STOPWORDS, sentences, stem, stems, subject_words, words
 from .corpus import CorpusStats
+from .signals import DEICTIC_NOUNS
 
 DECAY = 0.6  # a topic term's weight shrinks by this factor per turn since it was said
 NAME = re.compile(r"(?:[A-Z][\w'’-]+)(?: (?:[A-Z][\w'’-]+|of|de|van|von))*(?<! of)")
@@ -156,6 +157,19 @@ def noun_phrases(corpus: CorpusStats, text: str) -> list[Referent]:
                 found.append(Referent(phrase, any(stems(phrase) == stems(n) for n in named)))
         run = []
     return list({r.text: r for r in found}.values())
+
+
+def named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] | None:
+    """A demonstrative with a noun of its own ("this county") and the conversation's term that
+    names that noun ("ventura county"): what it points at, said in full."""
+    for cue in anaphora:
+        head, _, noun = cue.partition(" ")
+        if head not in {"this", "that", "these", "those"} or not noun or noun in DEICTIC_NOUNS:
+            continue
+        for term in terms:
+            if stem(noun) in stems(term.text) and len(words(term.text)) > 1:
+                return cue, term.text
+    return None
 
 
 def understood(query: str) -> str:

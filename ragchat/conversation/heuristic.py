@@ -33,8 +33,8 @@ from ..text import content_words, stem, stems, subject_words, words
 from .context import (
     POSSESSIVE,
     PRONOUNS,
-    Term,
     conversation_terms,
+    named_referent,
     names,
     pick_referent,
     pick_terms,
@@ -70,21 +70,6 @@ def own_weakness(best: float) -> float:
     """0..1: how little the question alone finds: 1 when its best chunk is barely related
     (cosine <= 0.35), 0 from a plausible match (>= 0.45) up."""
     return min(max((0.45 - best) / 0.1, 0.0), 1.0)
-
-
-def _named_referent(anaphora: list[str], terms: list[Term]) -> tuple[str, str] | None:
-    """A demonstrative with a noun of its own ("this county") and the conversation's term that
-    names that noun ("ventura county"): what it points at, said in full."""
-    for cue in anaphora:
-        head, _, noun = cue.partition(" ")
-        if head not in {"this", "that", "these", "those"} or not noun or noun in DEICTIC_NOUNS:
-            continue
-        wanted = stem(noun)
-        for term in terms:
-            parts = [stem(w) for w in words(term.text)]
-            if wanted in parts and len(parts) > 1:
-                return cue, term.text
-    return None
 
 
 def _possessive(referent: str) -> str:
@@ -195,7 +180,7 @@ class HeuristicReformulator:
         sources = {t.text: t.source for t in terms}
         semantic = data.question.strip()
         pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or a.split()[1] in DEICTIC_NOUNS), None)
-        named = _named_referent(signals.anaphora, terms)
+        named = named_referent(signals.anaphora, terms)
         referent: str | None = None
         if named:  # "in this County" -> "in ventura county"
             pointer, referent = named
