@@ -358,14 +358,17 @@ def eval_command(
     corpus: Annotated[Path, typer.Option("--corpus", metavar="DIR", show_default=False,
                                          help="Folder with the set's documents.")],
     strategies: Annotated[str | None, typer.Option(metavar="LIST", help="Comma-separated: ragchat, last-turn, "
-        "full-history, prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window.")] = None,
+        "full-history, prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window, "
+        "ragchat-no-fusion; replayed models: ragchat+recorded, ragchat+echo, ragchat+drift, ragchat+flip, "
+        "reply-alone (the recorded rewrite searched alone).")] = None,
     k: Annotated[str, typer.Option("--k", metavar="LIST", help="Recall cut-offs, comma-separated.")] = "5,10",
     out: Annotated[Path | None, typer.Option("--out", metavar="FILE",
                                                 help="Write one JSON line per scored turn and strategy.")] = None,
     group: Annotated[list[str] | None, typer.Option(metavar="TAG=V1,V2",
                                                        help="Extra breakdown (repeatable).")] = None,
     depth: Annotated[int, typer.Option(callback=_positive, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
-    llm: Annotated[bool, typer.Option("--llm", help="Reformulate with Ollama when it is reachable.")] = False,
+    llm: Annotated[bool, typer.Option("--llm", help="Also replay with your Ollama model (strategy ragchat+ollama, "
+        "next to ragchat without a model).")] = False,
     db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "
                                                "(default: a temporary one).")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
@@ -376,25 +379,29 @@ def eval_command(
     from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
-    chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items)
+    chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items, llm=llm)
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
         ctx = make_app(db=path, ollama="auto" if llm else "off", create=True)
         try:
+            if llm and ctx.backend_problem():
+                raise RagchatError(f"--llm: {ctx.backend_problem()}")
             with render.IngestProgress() as progress:
                 report = evaluate.prepare_library(ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress)
             render.ingest_report(report)
             missing = evaluate.missing_gold(ctx.db, items)
             if missing:
                 render.notice(f"{len(missing)} gold file(s) not in the corpus (e.g. {missing[0]})")
-            if llm and ctx.backend_problem():
-                render.notice(f"{ctx.backend_problem()}: heuristic reformulation")
             with render.EvalProgress() as bar:
                 run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
                                       backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
+    if run.prompt_chars:
+        mean = sum(run.prompt_chars) / len(run.prompt_chars)
+        render.console.print(f"[dim]model requests: {len(run.prompt_chars)}, prompt {mean:.0f} characters "
+                             f"(~{mean / 4:.0f} tokens) on average[/]")
     if answers:
         render.answer_tables(evaluate.summarize_answers(run, groups))
     if out:

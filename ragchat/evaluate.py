@@ -28,6 +28,7 @@ import time
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 from sqlite_utils import Database
@@ -40,7 +41,8 @@ from .conversation.turn import Conversation
 from .embed import Embedder
 from .errors import RagchatError
 from .ingest.pipeline import IngestReport, Progress, ingest
-from .llm import OllamaBackend
+from .llm import ChatBackend
+from .replay import REPLAYED, REPLY_FIELDS, ReplayServer, replay_server, reply_for
 from .store import library, sessions
 
 EVAL_DEPTH = 20  # chunks retrieved per turn for scoring (the chat's top_k is 8)
@@ -61,6 +63,7 @@ class EvalTurn:
     gold: tuple[str, ...] = ()  # corpus-relative file names; non-empty = the turn is scored
     rewrite: str | None = None  # a human standalone rewrite (the oracle query)
     reference: str | None = None  # a reference answer (scored by --answers)
+    llm_reply: Mapping[str, Any] | None = None  # a model's recorded reply to the reformulation request
 
 
 @dataclass(frozen=True)
@@ -141,7 +144,17 @@ def _parse_turn(data: object, where: str) -> EvalTurn:
     reference = data.get("reference")
     if reference is not None and not isinstance(reference, str):
         raise RagchatError(f"{where}: 'reference' must be a string")
-    return EvalTurn(user, assistant, tuple(dict.fromkeys(g.strip() for g in gold)), rewrite, reference or None)
+    return EvalTurn(user, assistant, tuple(dict.fromkeys(g.strip() for g in gold)), rewrite, reference or None,
+                    _parse_reply(data.get("llm_reply"), where))
+
+
+def _parse_reply(reply: object, where: str) -> Mapping[str, Any] | None:
+    """A recorded `llm_reply`: the reformulation fields with their JSON types."""
+    if reply is None:
+        return None
+    if not isinstance(reply, dict) or any(not isinstance(reply.get(k), t) for k, t in REPLY_FIELDS.items()):
+        raise RagchatError(f"{where}: 'llm_reply' must be an object with {', '.join(REPLY_FIELDS)}")
+    return reply
 
 
 # --- metrics (file level, pure) ----------------------------------------------------------------
@@ -221,6 +234,14 @@ def _rewrite_query(item: EvalItem) -> QueryOf:
     return query
 
 
+def _reply_query(item: EvalItem) -> QueryOf:
+    """The recorded model's rewrite alone (the question where the model was not asked)."""
+    def query(data: ReformulationInput) -> str:
+        reply = item.turns[len(data.earlier_questions)].llm_reply
+        return str(reply["semantic_query"]) if reply else data.question
+    return query
+
+
 BASELINE = TurnOptions(source_anchoring=False, allow_reuse=False, fusion=False)
 
 
@@ -230,10 +251,14 @@ class Strategy:
     options: TurnOptions
     query_of: QueryOf | None = None  # baselines: the fixed query; None = ragchat's reformulation
     oracle: bool = False  # the rewrite strategy: only items and turns that have a rewrite
+    model: str | None = None  # ragchat with a model: a replayed one (replay.REPLAYED) or "ollama" (--llm)
+    recorded_query: bool = False  # reply-alone: the recorded reply's rewrite as the fixed query
 
     def reformulator(self, item: EvalItem) -> Reformulator | None:
         if self.oracle:
             return FixedQuery(self.name, _rewrite_query(item))
+        if self.recorded_query:
+            return FixedQuery(self.name, _reply_query(item))
         return FixedQuery(self.name, self.query_of) if self.query_of else None
 
     def applies_to(self, item: EvalItem) -> bool:
@@ -255,18 +280,29 @@ STRATEGIES: dict[str, Strategy] = {
         Strategy("ragchat-no-keywords", TurnOptions(use_keywords=False)),
         Strategy("ragchat-no-window", TurnOptions(use_window=False)),
         Strategy("ragchat-no-fusion", TurnOptions(fusion=False)),
+        *(Strategy(f"ragchat+{model}", TurnOptions(), model=model) for model in REPLAYED),
+        Strategy("reply-alone", BASELINE, recorded_query=True),
+        Strategy("ragchat+ollama", TurnOptions(), model="ollama"),
     )
 }
 DEFAULT_STRATEGIES = ("ragchat", "last-turn", "full-history", "prev-turn")
 
 
-def choose_strategies(names: Sequence[str] | None, items: Sequence[EvalItem]) -> list[Strategy]:
+def choose_strategies(names: Sequence[str] | None, items: Sequence[EvalItem], llm: bool = False) -> list[Strategy]:
     """The named strategies (default: ragchat and the baselines), plus `rewrite` when the set has
-    rewrites."""
+    rewrites, and `ragchat+ollama` (next to `ragchat`, no model) with `llm`."""
     wanted = list(dict.fromkeys(n.strip() for n in (names or DEFAULT_STRATEGIES) if n.strip()))
     unknown = [n for n in wanted if n not in STRATEGIES]
     if unknown:
         raise RagchatError(f"unknown strategy {unknown[0]!r} (known: {', '.join(STRATEGIES)})")
+    if llm and "ragchat+ollama" not in wanted:
+        wanted.insert(wanted.index("ragchat") + 1 if "ragchat" in wanted else 0, "ragchat+ollama")
+    if "ragchat+ollama" in wanted and not llm:
+        raise RagchatError("strategy 'ragchat+ollama' needs --llm (a reachable Ollama and model)")
+    replies = any(turn.llm_reply for item in items for turn in item.turns)
+    needing = [n for n in wanted if n in ("ragchat+recorded", "reply-alone")]
+    if needing and not replies:
+        raise RagchatError(f"strategy {needing[0]!r} needs turns with a recorded 'llm_reply'; this set has none")
     has_rewrites = any(item.has_rewrite for item in items)
     if "rewrite" in wanted and not has_rewrites:
         raise RagchatError("strategy 'rewrite' needs turns with both 'gold' and 'rewrite'; this set has none")
@@ -363,7 +399,8 @@ class ScoredTurn:
             "query": r.semantic_query, "keyword_query": r.keyword_query, "is_follow_up": r.is_follow_up,
             "is_meta": r.is_meta, "topic_shift": r.topic_shift, "reasoning": r.reasoning,
             "reformulator": r.reformulator, "plan": self.result.plan,
-            "context_weight": self.result.lineage.context_weight, "anchor_files": self.result.anchor_paths,
+            "context_weight": self.result.lineage.context_weight, "model_query": r.model_query,
+            "model_weight": r.model_weight, "anchor_files": self.result.anchor_paths,
             "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
             "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
         } | (self.answer.to_row() if self.answer else {})
@@ -375,6 +412,7 @@ class EvalRun:
     ks: tuple[int, ...]
     turns: list[ScoredTurn] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # replay time per strategy
+    prompt_chars: list[int] = field(default_factory=list)  # characters of each replayed model request
 
     @property
     def metric_names(self) -> list[str]:
@@ -387,39 +425,61 @@ def session_name(strategy: str, item_id: str) -> str:
 
 def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence[EvalItem],
            strategies: Sequence[Strategy], *, ks: Sequence[int] = DEFAULT_KS, depth: int = EVAL_DEPTH,
-           backend: OllamaBackend | None = None, on_progress: ProgressCallback | None = None,
+           backend: ChatBackend | None = None, on_progress: ProgressCallback | None = None,
            on_notice: Callable[[str], None] = lambda message: None, answers: bool = False) -> EvalRun:
-    """Replay every item with every strategy; one embedder and one connection for all."""
-    base = Conversation(db, CachingEmbedder(embedder), settings.replace(top_k=depth), "eval",
-                        backend=backend, on_notice=on_notice)
+    """Replay every item with every strategy; one embedder and one connection for all. `backend`
+    is the user's Ollama (the `ragchat+ollama` strategy); replayed models are served on loopback."""
+    base = Conversation(db, CachingEmbedder(embedder), settings.replace(top_k=depth, ollama="off"), "eval",
+                        on_notice=on_notice)
     base.corpus()  # built once; every per-item copy below shares it
     run = EvalRun([s.name for s in strategies], tuple(ks))
     total = sum(1 for s in strategies for item in items if s.applies_to(item))
     done = 0
-    for strategy in strategies:
-        started = time.perf_counter()
-        for item in (i for i in items if strategy.applies_to(i)):
-            if on_progress:
-                on_progress(done, total, f"{strategy.name} {item.id}")
-            run.turns.extend(replay_item(base, strategy, item, ks, answers=answers))
-            done += 1
-        run.seconds[strategy.name] = round(time.perf_counter() - started, 2)
+    models = [s.model for s in strategies if s.model in REPLAYED]
+    with replay_server(models, settings.ollama_timeout) if models else contextlib.nullcontext() as server:
+        for strategy in strategies:
+            started = time.perf_counter()
+            model = _with_model(base, strategy, server, backend)
+            for item in (i for i in items if strategy.applies_to(i)):
+                if on_progress:
+                    on_progress(done, total, f"{strategy.name} {item.id}")
+                run.turns.extend(replay_item(model, strategy, item, ks, answers=answers, server=server))
+                done += 1
+            run.seconds[strategy.name] = round(time.perf_counter() - started, 2)
+        if server is not None:
+            server.flush()
+            run.prompt_chars = server.prompt_chars
     if on_progress:
         on_progress(done, total, "done")
     return run
 
 
+def _with_model(base: Conversation, strategy: Strategy, server: ReplayServer | None,
+                backend: ChatBackend | None) -> Conversation:
+    """The conversation a strategy replays with: its model's backend, if it has one."""
+    if strategy.model is None:
+        return base
+    chosen = backend if strategy.model == "ollama" else (server.backend(strategy.model) if server else None)
+    if chosen is None:
+        raise RagchatError(f"strategy {strategy.name!r} has no model to talk to")
+    return replace(base, backend=chosen, settings=base.settings.replace(ollama="on"))
+
+
 def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequence[int], *,
-                answers: bool = False) -> list[ScoredTurn]:
+                answers: bool = False, server: ReplayServer | None = None) -> list[ScoredTurn]:
     """One item in a fresh session: every turn through `Conversation.ask`, the scored ones scored
-    (with `answers`, a ragchat strategy answers the scored turns that have a reference)."""
+    (with `answers`, a ragchat strategy answers the scored turns that have a reference); a
+    replayed model is told each turn's reply first."""
     name = session_name(strategy.name, item.id)
     sessions.clear_session(base.db, name)
     scored: list[ScoredTurn] = []
     conversation = replace(base, session=name, reformulator=strategy.reformulator(item))
-    for turn in item.turns:
+    for index, turn in enumerate(item.turns):
         answering = answers and answers_strategy(strategy) and strategy.scores(turn) and bool(turn.reference)
         conversation.options = replace(strategy.options, recorded_answer=None if answering else turn.assistant or "")
+        if server is not None and strategy.model in REPLAYED:
+            questions = [t.user for t in item.turns[: index + 1]]
+            server.answer_with(reply_for(str(strategy.model), questions, turn.llm_reply))
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
             ranked = tuple(distinct_files(chunk.document for chunk in result.chunks))

@@ -1,5 +1,5 @@
 """The turn's stages, one at a time: signals, the history window, the heuristic reformulator on
-an in-memory corpus, the fallback reformulator and the answer stage on a fake chat backend,
+an in-memory corpus, the model's reading and the answer stage on a fake chat backend,
 the plan, and the lineage. No database, no embedding model: fast."""
 
 from __future__ import annotations
@@ -16,10 +16,10 @@ from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_closeness
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
-from ragchat.conversation.ollama_reformulator import OllamaReformulator
+from ragchat.conversation.ollama_reformulator import ModelReading, OllamaReformulator
 from ragchat.conversation.plan import TurnOptions, plan
 from ragchat.conversation.reading import Anchors, Probe, TurnContext
-from ragchat.conversation.reformulate import FallbackReformulator
+from ragchat.conversation.reformulate import ask_model
 from ragchat.conversation.signals import anaphora, is_meta_request, read_signals, without_deixis
 from ragchat.errors import BackendUnavailable
 from ragchat.store.library import StoredChunk
@@ -263,31 +263,38 @@ def test_meta_requests_keep_the_last_query() -> None:
     assert (r.is_meta, r.semantic_query, r.keyword_query, r.context_need) == (True, "Why do bees matter?", "bees", 1.0)
 
 
-# --- the fallback reformulator -----------------------------------------------------------------
+# --- the model's reading ----------------------------------------------------------------------
 
 FOLLOW_UP_DATA = ReformulationInput(question="and the queen?", last=Exchange("Tell me about bees", "Bees live in hives."))
 
 
-def test_ollama_reformulation_when_it_answers() -> None:
-    chat = FakeChat(json_replies=[{"semantic_query": "What does the queen bee do?", "keyword_query": "queen, bee",
-                                   "is_follow_up": True, "is_meta": False, "topic_shift": False, "reasoning": "r"}])
-    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(FOLLOW_UP_DATA, VECTOR)
-    assert (r.reformulator, r.semantic_query, r.context_need, r.fallback) == ("ollama:fake", "What does the queen bee do?", 0.9, "")
-    assert "LATEST USER MESSAGE: and the queen?" in chat.sent[0][-1]["content"]
+def test_the_models_reading_is_validated_and_its_prompt_is_small() -> None:
+    chat = FakeChat(json_replies=[{"semantic_query": "  What does the queen\nbee do? ", "is_follow_up": True,
+                                   "is_meta": False, "topic_shift": False}])
+    reading = OllamaReformulator(chat).read(FOLLOW_UP_DATA)
+    assert reading == ModelReading("What does the queen bee do?", True, False, False, "ollama:fake")
+    prompt = chat.sent[0][-1]["content"]
+    assert prompt.startswith("RECENT EXCHANGE:\nUser: Tell me about bees\nAssistant: Bees live in hives.")
+    assert prompt.endswith("LATEST USER MESSAGE: and the queen?") and "KEYWORDS" not in prompt
 
 
-def test_the_heuristic_takes_over_when_ollama_fails() -> None:
-    chat = FakeChat(json_replies=[BackendUnavailable("timed out after 3s")])
-    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(FOLLOW_UP_DATA, VECTOR)
-    assert r.reformulator == "heuristic" and r.is_follow_up
-    assert r.fallback == "Ollama reformulation failed (timed out after 3s); using the heuristic reformulator"
+def test_a_blank_rewrite_is_no_reading() -> None:
+    chat = FakeChat(json_replies=[{"semantic_query": "  ", "is_follow_up": True, "is_meta": False, "topic_shift": False}])
+    with pytest.raises(BackendUnavailable, match="empty semantic_query"):
+        OllamaReformulator(chat).read(FOLLOW_UP_DATA)
+
+
+def test_a_failing_model_is_a_notice_and_no_reading() -> None:
+    pending = ask_model(OllamaReformulator(FakeChat(json_replies=[BackendUnavailable("timed out after 3s")])),
+                        "and the queen?", select_window([message(1, "user", "Tell me about bees", [1, 0, 0, 0])], VECTOR, 0))
+    assert pending is not None
+    assert pending.result() == (None, "Ollama reformulation failed (timed out after 3s); using the heuristic reformulator")
 
 
 def test_a_first_question_is_never_sent_for_a_rewrite() -> None:
     chat = FakeChat()
-    r = FallbackReformulator(OllamaReformulator(chat), HeuristicReformulator(CORPUS), CORPUS).reformulate(
-        ReformulationInput(question="Why do bees matter?", last=Exchange()), VECTOR)
-    assert chat.sent == [] and r.reformulator == "heuristic"
+    assert ask_model(OllamaReformulator(chat), "Why do bees matter?", select_window([], VECTOR, 0)) is None
+    assert chat.sent == []
 
 
 # --- the plan ----------------------------------------------------------------------------------

@@ -24,7 +24,6 @@ class ReformulationInput:
     last: Exchange
     window: tuple[str, ...] = ()  # older relevant messages, chronological
     anchor_keywords: tuple[str, ...] = ()  # keywords of the documents behind the last answer
-    corpus_keywords: tuple[str, ...] = ()  # corpus keywords nearest to the question (the Ollama prompt)
     anchor_chunk_ids: tuple[int, ...] = ()  # every chunk of the anchor documents
     last_semantic_query: str = ""  # what the last searching turn was understood as
     last_keyword_query: str = ""
@@ -52,6 +51,9 @@ class Reformulation:
     context_need: float = 0.0  # 0 = stands alone .. 1 = cannot be understood without the conversation
     fallback: str = ""  # why the preferred reformulator was not used ("" when it was)
     new_subject: bool = False  # "what about X?": X replaces the last subject (no anchoring on its sources)
+    model_query: str = ""  # a model's rewrite, searched as its own lists ("" when there is none)
+    model_weight: float = 0.0  # their weight in the fusion (combine.py), next to the question's
+    question_weight: float = 1.0  # the question's own lists' weight (less beside a trusted rewrite)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -55,8 +55,13 @@ def _queries(question: str, previous: str, reformulation: Reformulation, weight:
     if not options.fusion:  # one query per index
         return (QueryList("context/vector", semantic, settings.vector_weight),
                 QueryList("keywords/fts", keywords if options.use_keywords else semantic, settings.fts_weight))
-    lists = [QueryList("question/vector", question, settings.vector_weight),
-             QueryList("question/fts", without_deixis(question), settings.fts_weight)]
+    own = reformulation.question_weight
+    lists = [QueryList("question/vector", question, settings.vector_weight * own),
+             QueryList("question/fts", without_deixis(question), settings.fts_weight * own)]
+    if reformulation.model_weight > 0 and reformulation.model_query:  # a model's rewrite (combine.py)
+        model = reformulation.model_query
+        lists.append(QueryList("model/vector", model, settings.vector_weight * reformulation.model_weight))
+        lists.append(QueryList("model/fts", model, settings.fts_weight * reformulation.model_weight))
     if weight <= 0:
         return tuple(lists)
     if semantic.strip() and semantic != question:

@@ -57,6 +57,8 @@ class TurnContext:
     anchors: Anchors
     probe: Probe
     notices: tuple[str, ...] = ()
+    rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
+    rewrite_vector: np.ndarray | None = None
 
 
 def clean_question(question: str) -> tuple[str, tuple[str, ...]]:
@@ -112,8 +114,12 @@ def probe(db: Database, vector: np.ndarray, depth: int, anchor_chunks: tuple[int
     return Probe(tuple(ids), similarity, best, best - other)
 
 
+def window_of(history: tuple[Message, ...], vector: np.ndarray, window_size: int) -> HistoryWindow:
+    return select_window(list(history), vector, window_size)
+
+
 def read_turn(db: Database, question: str, vector: np.ndarray, history: tuple[Message, ...], *,
-              window_size: int, depth: int, notices: tuple[str, ...] = ()) -> TurnContext:
+              window: HistoryWindow, depth: int, notices: tuple[str, ...] = ()) -> TurnContext:
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
@@ -121,7 +127,7 @@ def read_turn(db: Database, question: str, vector: np.ndarray, history: tuple[Me
     gone = (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",) if anchors.missing else ()
     return TurnContext(
         question=question, vector=vector, turn=sum(1 for m in history if m.role == "user") + 1,
-        history=history, window=select_window(list(history), vector, window_size),
+        history=history, window=window,
         last=last, searching=searching, topic_questions=topic_questions(history, turns), anchors=anchors,
         probe=probe(db, vector, depth, anchors.chunk_ids), notices=(*notices, *gone),
     )

@@ -1,20 +1,22 @@
 """Stage 2 of a turn: the reformulation, by whichever reformulator the turn has.
 
 `Reformulator` is the protocol; the heuristic (no LLM), the Ollama one and the eval's fixed
-baselines satisfy it, and `FallbackReformulator` composes Ollama with the heuristic: Ollama
-when it is usable, the heuristic when it fails (with a notice saying why).
+baselines satisfy it. A model's reading is asked beside it (`ask_model`, in a thread) and
+weighed in by `combine.py`; when the model fails, the turn goes on without it and says why.
 """
 
 from __future__ import annotations
 
-from dataclasses import dataclass, replace
+import threading
+import time
 from typing import Protocol
 
 import numpy as np
 
 from ..errors import BackendUnavailable
-from .corpus import CorpusStats
+from .history import HistoryWindow
 from .models import Reformulation, ReformulationInput
+from .ollama_reformulator import ModelReading, OllamaReformulator
 from .reading import TurnContext
 
 
@@ -30,29 +32,38 @@ def fallback_notice(stage: str, reason: str) -> str:
     return f"Ollama {stage} failed ({reason}); using {using}"
 
 
-@dataclass(frozen=True)
-class FallbackReformulator:
-    """The primary reformulator, or the secondary when the primary's backend fails (the
-    reformulation then says why in `fallback`). The corpus keywords nearest to the question are
-    looked up only for the primary's prompt."""
+class PendingReading:
+    """The model's reading of a turn, asked in a thread so that the question's own searches and
+    the heuristic run while the model thinks. `result()` waits; a failure is (None, a notice)."""
 
-    primary: Reformulator
-    secondary: Reformulator
-    corpus: CorpusStats
+    def __init__(self, model: OllamaReformulator, data: ReformulationInput) -> None:
+        self._reading: ModelReading | None = None
+        self._notice = ""
+        self.seconds = 0.0
+        self._done = threading.Event()
+        threading.Thread(target=self._run, args=(model, data), daemon=True).start()
 
-    @property
-    def name(self) -> str:
-        return self.primary.name
-
-    def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
-        if not data.has_history:  # a first question stands alone: no rewrite to ask for
-            return self.secondary.reformulate(data, question_vector)
-        nearest = tuple(self.corpus.nearest_keywords(question_vector, n=40, minimum=0.15))
+    def _run(self, model: OllamaReformulator, data: ReformulationInput) -> None:
+        started = time.perf_counter()
         try:
-            return self.primary.reformulate(replace(data, corpus_keywords=nearest), question_vector)
+            self._reading = model.read(data)
         except BackendUnavailable as exc:
-            reformulation = self.secondary.reformulate(data, question_vector)
-            return replace(reformulation, fallback=fallback_notice("reformulation", exc.reason))
+            self._notice = fallback_notice("reformulation", exc.reason)
+        except Exception as exc:  # never lose the turn to a thread's surprise
+            self._notice = fallback_notice("reformulation", f"{type(exc).__name__}: {exc}"[:120])
+        finally:
+            self.seconds = time.perf_counter() - started
+            self._done.set()
+
+    def result(self) -> tuple[ModelReading | None, str]:
+        self._done.wait()
+        return self._reading, self._notice
+
+
+def ask_model(model: OllamaReformulator, question: str, window: HistoryWindow) -> PendingReading | None:
+    """Start asking the model about a question that has history (a first question is not asked)."""
+    data = ReformulationInput(question=question, last=window.last, window=tuple(m.content for m in window.older))
+    return PendingReading(model, data) if data.has_history else None
 
 
 def reformulation_input(context: TurnContext, anchor_keywords: tuple[str, ...]) -> ReformulationInput:

@@ -38,6 +38,8 @@ def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: Tu
         if kind == "vector":
             if query.name == "question/vector" and query.query == context.question:
                 ids = list(context.probe.ids)
+            elif query.name == "model/vector" and context.rewrite_probe.ids:
+                ids = list(context.rewrite_probe.ids)
             else:
                 vector = context.vector if query.query == context.question else embedder.embed_query(query.query)
                 ids, found = vector_ranking(db, vector, depth, extra)

@@ -21,13 +21,15 @@ from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
 from . import answering
 from .answering import Answered, AnswerInputs
+from .combine import Evidence, combine, same_query
 from .corpus import CorpusView
 from .heuristic import HeuristicReformulator
+from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
-from .ollama_reformulator import OllamaReformulator
+from .ollama_reformulator import ModelReading, OllamaReformulator
 from .plan import RetrievalPlan, TurnOptions, plan
-from .reading import EMPTY_QUESTION, TurnContext, clean_question, read_turn
-from .reformulate import FallbackReformulator, Reformulator, reformulate
+from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
+from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
 
 __all__ = ["Conversation", "TurnOptions", "EMPTY_QUESTION"]
@@ -68,14 +70,15 @@ class Conversation:
         vector = self.embedder.embed_query(text[:2000])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
-        context = read_turn(self.db, text, vector, history, depth=max(self.settings.candidates, self.settings.top_k),
-                            window_size=self.settings.history_window if self.options.use_window else 0,
-                            notices=(*cut, *remote))
+        window = window_of(history, vector, self.settings.history_window if self.options.use_window else 0)
+        pending = self._ask_model(text, window)  # thinks while the question's own searches run
+        context = read_turn(self.db, text, vector, history, window=window,
+                            depth=max(self.settings.candidates, self.settings.top_k), notices=(*cut, *remote))
         user_id = sessions.add_message(self.db, session_id, "user", text, embedding=vector)
-        reformulation = reformulate(context, self._reformulator(), tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids))))
+        context, reformulation = self._reformulate(context, pending)
         chosen = plan(context, reformulation, self.settings, self.options)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
-        lineage = self._lineage(context, reformulation, chosen, retrieval, started)
+        lineage = self._lineage(context, reformulation, chosen, retrieval, started, pending)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
         answered = self._supported(lineage, self._answer(lineage, context, on_token))
@@ -103,14 +106,34 @@ class Conversation:
         return (notice,) if notice else ()
 
     def _reformulator(self) -> Reformulator:
-        if self.reformulator is not None:
-            return self.reformulator
-        heuristic = HeuristicReformulator(self.corpus())
-        backend = self.backend_in_use()
-        return FallbackReformulator(OllamaReformulator(backend), heuristic, self.corpus()) if backend else heuristic
+        return self.reformulator if self.reformulator is not None else HeuristicReformulator(self.corpus())
+
+    def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
+        """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
+        backend = self.backend_in_use() if self.reformulator is None else None
+        return ask_model(OllamaReformulator(backend), question, window) if backend else None
+
+    def _reformulate(self, context: TurnContext, pending: PendingReading | None) -> tuple[TurnContext, Reformulation]:
+        """The heuristic's reading (while the model thinks), then the model's weighed in."""
+        anchor_keywords = tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids)))
+        heuristic = reformulate(context, self._reformulator(), anchor_keywords)
+        reading, fallback = pending.result() if pending else (None, "")
+        context = self._with_rewrite(context, reading)
+        rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
+        reformulation = combine(heuristic, reading, Evidence(context.probe.best, rewrite_best))
+        return context, replace(reformulation, fallback=fallback) if fallback else reformulation
+
+    def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
+        """The context with the model's rewrite searched on its own (when it is not the question)."""
+        if reading is None or same_query(reading.semantic_query, context.question):
+            return context
+        vector = self.embedder.embed_query(reading.semantic_query[:2000])
+        depth = max(self.settings.candidates, self.settings.top_k)
+        return replace(context, rewrite_probe=probe(self.db, vector, depth, context.anchors.chunk_ids),
+                       rewrite_vector=vector)
 
     def _lineage(self, context: TurnContext, reformulation: Reformulation, chosen: RetrievalPlan,
-                 retrieval: Retrieval, started: float) -> Lineage:
+                 retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
         return Lineage(
@@ -121,7 +144,8 @@ class Conversation:
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
             chunks=retrieval.chunks, weak=retrieval.weak(self.settings.weak_match),
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
-            timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1)},
+            timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
+                        **({"model": round(pending.seconds * 1000, 1)} if pending else {})},
         )
 
     def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:

@@ -1,0 +1,110 @@
+"""The heuristic's reading and the model's, combined: the model adds, it never replaces.
+
+The heuristic always runs (it costs milliseconds). A model's rewrite joins the fusion as its own
+lists, with a weight from evidence, not from the model's say-so:
+
+- a rewrite that is the question again (an echo, or "it stands alone") adds nothing, and its flags
+  change nothing: the heuristic's reading stands;
+- a rewrite that differs is trusted by how well it retrieves on its own next to the question: its
+  best chunk against the question's best (`trust`). A rewrite that resolves what the question
+  left open comes closer to some chunk than the question did; one that drags an old subject in
+  comes less close. Trusted fully, the rewrite leads the ranking (MODEL_LEAD x the question's
+  weight) and the heuristic's context lists and anchoring step back, since the rewrite carries
+  the context itself; not trusted, it counts for little;
+- the model's topic shift is followed unless the heuristic read a pointer back into the
+  conversation in the question (then the evidence contradicts it); a followed shift keeps only
+  the context a new topic keeps and no anchoring;
+- a meta-request needs the heuristic's cue, or the model's flag on a question that says little
+  on its own.
+A useless model (echoing, drifting, flipping flags) therefore costs little, and a good one leads.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from .heuristic import NEW_TOPIC_NEED, WEAK_NEED, own_closeness, own_weakness
+from .models import Reformulation
+from .ollama_reformulator import ModelReading
+
+import os  # SWEEP ONLY
+def _p(name: str, default: float) -> float:  # SWEEP ONLY
+    return float(os.environ.get("RC_" + name, default))
+MODEL_LEAD = _p("LEAD", 2.0)  # weight of a fully trusted rewrite's lists, against the question's 1
+TRUST_SPAN = _p("SPAN", 0.1)  # the rewrite's best cosine this far above the question's: full trust; as far below: none
+TRUST_OFFSET = _p("OFFSET", 0.0)
+DISAGREE = _p("DISAGREE", 1.0)
+QUESTION_YIELD = _p("YIELD", 0.0)
+CUE_NEED = 0.8  # a heuristic follow-up this sure (a pointer back, little of its own) outweighs a model's shift
+META_CLOSENESS = 0.5  # the model's meta flag counts only for a question that comes no closer than this alone
+
+
+@dataclass(frozen=True)
+class Evidence:
+    """How well the question and the rewrite retrieve on their own (cosine of the best chunk)."""
+
+    question_best: float
+    rewrite_best: float | None  # None: no distinct rewrite was searched
+
+
+def same_query(a: str, b: str) -> bool:
+    """The same words in the same order, whatever the case and punctuation."""
+    return _normalised(a) == _normalised(b)
+
+
+def _normalised(text: str) -> str:
+    return " ".join(re.findall(r"\w+", text.casefold()))
+
+
+def trust(evidence: Evidence) -> float:
+    """0..1: how far the rewrite's best chunk comes closer than the question's."""
+    if evidence.rewrite_best is None:
+        return 0.0
+    gain = evidence.rewrite_best - evidence.question_best - TRUST_OFFSET
+    return min(max(0.5 + gain / (2 * TRUST_SPAN), 0.0), 1.0)
+
+
+def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Evidence) -> Reformulation:
+    """The turn's reformulation: the heuristic's, with the model's rewrite and flags weighed in."""
+    if reading is None:
+        return heuristic
+    shift = _shift(heuristic, reading, evidence)
+    meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift
+                                 and own_closeness(evidence.question_best) < META_CLOSENESS)
+    trusted = trust(evidence)
+    if reading.is_follow_up and heuristic.topic_shift:
+        trusted *= DISAGREE
+    weight = round(MODEL_LEAD * trusted, 3) if evidence.rewrite_best is not None else 0.0
+    need = 1.0 if meta and not heuristic.is_meta else shift.context_need * (1 - trusted)
+    question = 1 - QUESTION_YIELD * trusted * (1 - own_closeness(evidence.question_best))
+    return replace(
+        shift, is_meta=meta, is_follow_up=shift.is_follow_up or meta, context_need=round(need, 3),
+        question_weight=round(question, 3),
+        model_query=reading.semantic_query if weight > 0 else "", model_weight=weight,
+        reformulator=f"{heuristic.reformulator}+{reading.model}",
+        reasoning=f"{shift.reasoning}; {reading.model}: {_verdict(reading)}, {_rewrite_note(evidence, trusted)}",
+    )
+
+
+def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence) -> Reformulation:
+    """The heuristic's reading with the model's topic shift followed, unless contradicted."""
+    pointed_back = heuristic.is_follow_up and heuristic.context_need >= CUE_NEED
+    if not reading.topic_shift or heuristic.topic_shift or heuristic.is_meta or pointed_back:
+        return heuristic
+    kept = NEW_TOPIC_NEED + WEAK_NEED * own_weakness(evidence.question_best)
+    return replace(heuristic, is_follow_up=False, topic_shift=True, new_subject=False,
+                   context_need=min(heuristic.context_need, kept))
+
+
+def _rewrite_note(evidence: Evidence, trusted: float) -> str:
+    if evidence.rewrite_best is None:
+        return "rewrite = the question"
+    return (f"rewrite trusted {trusted:.2f} (best chunk {evidence.rewrite_best:.2f}, "
+            f"the question's {evidence.question_best:.2f})")
+
+
+def _verdict(reading: ModelReading) -> str:
+    flags = [name for name, on in (("follow-up", reading.is_follow_up), ("meta", reading.is_meta),
+                                   ("topic shift", reading.topic_shift)) if on]
+    return ", ".join(flags) or "stands alone"

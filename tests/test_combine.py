@@ -1,0 +1,82 @@
+"""The heuristic's reading and a model's, combined (conversation/combine.py): pure, no model."""
+
+from __future__ import annotations
+
+import pytest
+from test_stages import SETTINGS, turn_context
+
+from ragchat.conversation.combine import CUE_NEED, MODEL_LEAD, Evidence, combine, same_query, trust
+from ragchat.conversation.heuristic import NEW_TOPIC_NEED
+from ragchat.conversation.models import Reformulation
+from ragchat.conversation.ollama_reformulator import ModelReading
+from ragchat.conversation.plan import TurnOptions, plan
+
+QUESTION = "what age must a witness be?"
+REWRITE = "What age must a witness to a will be in South Africa?"
+
+
+def heuristic(need: float = 0.6, *, follow_up: bool = True, shift: bool = False, meta: bool = False) -> Reformulation:
+    return Reformulation(f"{QUESTION} (will)", "witness, will", follow_up, meta, shift, "follow-up", "heuristic", need)
+
+
+def reading(query: str = REWRITE, *, follow_up: bool = True, meta: bool = False, shift: bool = False) -> ModelReading:
+    return ModelReading(query, follow_up, meta, shift, "ollama:m")
+
+
+def test_same_query_ignores_case_and_punctuation_only() -> None:
+    assert same_query("What age must a witness be?", "what age must a  witness be")
+    assert not same_query("What age must a witness be?", "What age must a will's witness be?")
+
+
+def test_trust_follows_how_much_closer_the_rewrite_comes() -> None:
+    values = [trust(Evidence(0.5, best)) for best in (0.3, 0.45, 0.5, 0.55, 0.7)]
+    assert values == sorted(values) and values[0] == 0.0 and values[-1] == 1.0
+    assert trust(Evidence(0.5, None)) == 0.0
+
+
+def test_no_model_leaves_the_heuristic_alone() -> None:
+    assert combine(heuristic(), None, Evidence(0.4, None)) == heuristic()
+
+
+def test_an_echo_adds_nothing_and_changes_no_decision() -> None:
+    """The question back with no flags (or any flags that need the question alone): the
+    heuristic's reading stands, and no list of the model's joins."""
+    combined = combine(heuristic(), reading(QUESTION, follow_up=False), Evidence(0.4, None))
+    assert combined.model_weight == 0.0 and combined.model_query == ""
+    assert (combined.context_need, combined.is_follow_up, combined.topic_shift, combined.question_weight) == (0.6, True, False, 1.0)
+    chosen = plan(turn_context(), combined, SETTINGS, TurnOptions())
+    assert not any(q.name.startswith("model/") for q in chosen.queries)
+    assert chosen == plan(turn_context(), heuristic(), SETTINGS, TurnOptions())
+
+
+def test_a_rewrite_that_comes_much_closer_leads_and_carries_the_context() -> None:
+    combined = combine(heuristic(), reading(), Evidence(0.3, 0.6))
+    assert combined.model_weight == MODEL_LEAD and combined.model_query == REWRITE
+    assert combined.context_need == 0.0  # the rewrite carries the context: no heuristic lists, no anchoring
+    chosen = plan(turn_context(best=0.3), combined, SETTINGS, TurnOptions())
+    weights = {q.name: q.weight for q in chosen.queries}
+    assert weights["model/vector"] > weights["question/vector"] and weights["model/fts"] > weights["question/fts"]
+    assert not any(name.startswith(("context/", "previous/")) for name in weights)
+    assert chosen.anchoring.boost == 0.0
+
+
+def test_a_rewrite_that_comes_less_close_counts_for_little() -> None:
+    """A rewrite that drags an old subject in finds less than the question alone."""
+    combined = combine(heuristic(0.2), reading(f"Is a will binding? {QUESTION}"), Evidence(0.7, 0.5))
+    assert combined.model_weight == 0.0 and combined.context_need == pytest.approx(0.2)
+
+
+def test_the_models_topic_shift_is_followed_unless_the_question_points_back() -> None:
+    followed = combine(heuristic(0.5), reading(QUESTION, follow_up=False, shift=True), Evidence(0.6, None))
+    assert followed.topic_shift and not followed.is_follow_up and followed.context_need == NEW_TOPIC_NEED
+    assert plan(turn_context(best=0.6), followed, SETTINGS, TurnOptions()).kind == "search"  # no anchoring
+    pointing = heuristic(CUE_NEED)  # "what age must its witness be?": a pointer back
+    kept = combine(pointing, reading(QUESTION, follow_up=False, shift=True), Evidence(0.3, None))
+    assert not kept.topic_shift and kept.is_follow_up and kept.context_need == CUE_NEED
+
+
+def test_the_models_meta_flag_needs_a_question_that_says_little_alone() -> None:
+    weak = combine(heuristic(), reading("Summarize the rules for witnesses", meta=True), Evidence(0.2, 0.2))
+    assert weak.is_meta and weak.is_follow_up
+    strong = combine(heuristic(), reading("Summarize the rules for witnesses", meta=True), Evidence(0.8, 0.5))
+    assert not strong.is_meta
