@@ -656,10 +656,11 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
             calls.append(embedder.durations[before:])
             plans[result.plan] = plans.get(result.plan, 0) + 1
             weak += result.weak
+    slow = _turns_with_slow_model(app, questions[20:], args)
     app.close()
     embedding = [sum(c) for c in calls]
     answer = [c[-1] for c in calls]  # the last call embeds the answer for the history window
-    return {"turn_ms_10k": percentiles(totals), "turn_embedding_ms_10k": percentiles(embedding),
+    return {**slow, "turn_ms_10k": percentiles(totals), "turn_embedding_ms_10k": percentiles(embedding),
             "turn_answer_embedding_ms_10k": percentiles(answer),
             "turn_question_embedding_ms_10k": percentiles([sum(c[:-1]) for c in calls]),
             "turn_without_embedding_ms_10k": percentiles([t - e for t, e in zip(totals, embedding)]),
@@ -669,6 +670,45 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
             "turn_plans": plans, "turn_weak_share": round(weak / len(totals), 3),
             "setup": {"vectors_s": round(prepare_s, 1), "keywords": len(missing), "keywords_embed_s": round(keyword_s, 1)},
             "peak_rss_mb": peak_rss_mb()}
+
+
+SLOW_MODEL_S = 0.3  # how long the replayed model thinks before its reformulation reply
+
+
+def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+    """Turns with a model that takes SLOW_MODEL_S to reformulate (the project's Ollama-protocol
+    server on 127.0.0.1, the real client), taking turns with the same questions and no model:
+    what the turn adds to the model's own time, against a turn without a model. Both store a
+    recorded answer, so only reformulation and retrieval differ."""
+    from ragchat.conversation.plan import TurnOptions
+    from ragchat.conversation.turn import Conversation
+    from ragchat.llm import OllamaBackend
+    from ragchat.ollama_server import Content, FakeOllama, Slow
+
+    options = TurnOptions(recorded_answer="Noted.")
+    count = max(args.turns // 4, 10)
+    with FakeOllama("bench-model") as server:
+        backend = OllamaBackend(server.url, "bench-model", timeout=10)
+        with_model = Conversation(app.db, app.embedder, app.settings.replace(ollama="on"), "bench-slow",
+                                  backend=backend, options=options)
+        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none", options=options)
+        for question in questions[:3]:  # some history, so the model is asked
+            with_model.ask(question)
+            without.ask(question)
+        totals, beyond, plain = [], [], []
+        for question in questions[3:3 + count]:
+            reply = {"semantic_query": f"{question} (rewritten)", "is_follow_up": True, "is_meta": False,
+                     "topic_shift": False}
+            server.default = lambda request, reply=reply: Slow(SLOW_MODEL_S, Content(json.dumps(reply)))
+            seconds, result = timed(lambda: with_model.ask(question))
+            _forget_turn(app.db, result)
+            totals.append(seconds)
+            beyond.append(seconds - result.lineage.timings_ms["model"] / 1000)
+            seconds, result = timed(lambda: without.ask(question))
+            _forget_turn(app.db, result)
+            plain.append(seconds)
+    return {"turn_slow_model_ms_10k": percentiles(totals), "turn_beyond_model_ms_10k": percentiles(beyond),
+            "turn_recorded_answer_ms_10k": percentiles(plain), "slow_model_ms": SLOW_MODEL_S * 1000}
 
 
 def _real_space_vectors(db, embedder) -> None:
@@ -893,6 +933,9 @@ def _sections(figures: dict[str, Any], phases: dict[str, Any]) -> list[tuple[str
         ("  embedding (answer, for history), ms", *_p(turn["turn_answer_embedding_ms_10k"]), ""),
         ("  everything but embedding, ms", *_p(turn["turn_without_embedding_ms_10k"]), ""),
         ("  embedding share of the turn", f"{turn['turn_embedding_share']:.0%}", "", ""),
+        (f"turn with a {turn['slow_model_ms']:.0f} ms model, ms", *_p(turn["turn_slow_model_ms_10k"]), ""),
+        ("  the turn beyond the model's own time, ms", *_p(turn["turn_beyond_model_ms_10k"]), ""),
+        ("  the same turns without a model, ms", *_p(turn["turn_recorded_answer_ms_10k"]), ""),
     ]
     startup = figures.get("startup_s") or {}
     rows_startup = [("python -c pass, s", *_p(startup.get("python")), "")] if startup else []

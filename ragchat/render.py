@@ -266,7 +266,7 @@ def understood_as(result: TurnResult) -> str:
         label = "first question of the session"
     else:
         label = "new topic"
-    return f"understood as: {snippet(result.reformulation.semantic_query, ECHO_LIMIT)} ({label})"
+    return f"understood as: {snippet(result.reformulation.leading_query, ECHO_LIMIT)} ({label})"
 
 
 def _wrapped() -> bool:
@@ -491,11 +491,13 @@ def inspect_view(data: dict) -> None:
     console.print(f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}", width=width())
     console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
     console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
-    show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT)))
-                   for key in ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning")]))
+    keys = ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning",
+            *(("model_query", "model_weight") if r.get("model_query") else ()))
+    show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT))) for key in keys]))
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
-    console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh 1)")
+    own = r.get("question_weight", 1.0)
+    console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh {own:g})")
     show(_hanging([(query["name"], f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}")
                    for query in data.get("queries", [])]))
     for path in data["missing_anchors"]:
@@ -572,7 +574,7 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
     for position, summary in enumerate(summaries):
         overall = position == 0
         table = Table(title=escape(summary.name), title_justify="left", title_style="bold")
-        table.add_column("strategy")
+        table.add_column("strategy", no_wrap=True)  # a strategy's name is never cut: it says what the row is
         table.add_column("turns", justify="right")
         for name in metric_names:
             table.add_column(name, justify="right")

@@ -55,6 +55,12 @@ class Reformulation:
     model_weight: float = 0.0  # their weight in the fusion (combine.py), next to the question's
     question_weight: float = 1.0  # the question's own lists' weight (less beside a trusted rewrite)
 
+    @property
+    def leading_query(self) -> str:
+        """What the turn searched for most: a model's rewrite where it leads the question, else
+        the heuristic's query."""
+        return self.model_query if self.model_query and self.model_weight >= self.question_weight else self.semantic_query
+
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
 

@@ -84,7 +84,7 @@ def _previous(context: TurnContext) -> str:
     typed = context.window.last.user
     if last is None or last.question != typed or last.reformulation.is_meta:
         return typed
-    return understood(last.reformulation.semantic_query) or typed
+    return understood(last.reformulation.leading_query) or typed
 
 
 def _protect(context: TurnContext, options: TurnOptions) -> int | None:
