@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from test_stages import SETTINGS, turn_context
 
-from ragchat.conversation.combine import CUE_NEED, MODEL_LEAD, Evidence, combine, same_query, trust
+from ragchat.conversation.combine import CUE_NEED, MODEL_LEAD, Evidence, combine, repeats_the_user, same_query, trust
 from ragchat.conversation.heuristic import NEW_TOPIC_NEED
 from ragchat.conversation.models import Reformulation
 from ragchat.conversation.ollama_reformulator import ModelReading
@@ -67,10 +67,10 @@ def test_a_rewrite_that_comes_less_close_counts_for_little() -> None:
 
 
 def test_the_models_topic_shift_is_followed_unless_the_question_points_back() -> None:
-    followed = combine(heuristic(0.5), reading(QUESTION, follow_up=False, shift=True), Evidence(0.6, None))
+    followed = combine(heuristic(0.4), reading(QUESTION, follow_up=False, shift=True), Evidence(0.6, None))
     assert followed.topic_shift and not followed.is_follow_up and followed.context_need == NEW_TOPIC_NEED
     assert plan(turn_context(best=0.6), followed, SETTINGS, TurnOptions()).kind == "search"  # no anchoring
-    pointing = heuristic(CUE_NEED)  # "what age must its witness be?": a pointer back
+    pointing = heuristic(CUE_NEED)  # "what age must its witness be?": a pointer back, or the conversation's terms
     kept = combine(pointing, reading(QUESTION, follow_up=False, shift=True), Evidence(0.3, None))
     assert not kept.topic_shift and kept.is_follow_up and kept.context_need == CUE_NEED
 
@@ -80,3 +80,15 @@ def test_the_models_meta_flag_needs_a_question_that_says_little_alone() -> None:
     assert weak.is_meta and weak.is_follow_up
     strong = combine(heuristic(), reading("Summarize the rules for witnesses", meta=True), Evidence(0.8, 0.5))
     assert not strong.is_meta
+
+
+@pytest.mark.parametrize(("rewrite", "repeats"), [
+    ("What age must a witness be", True),  # the question back
+    ("Is a will binding? What age must a witness be?", True),  # the previous question put in front
+    ("what age must a witness be? is a will binding", True),  # ... or behind
+    ("What age must a witness to a will be?", False),  # a rewrite: resolved, not copied
+    ("Is a will binding in law? What age must a witness be?", False),  # not a message the user typed
+    ("Tell me about bees. What age must a witness be?", False),
+])
+def test_a_rewrite_that_only_repeats_the_user_adds_nothing(rewrite: str, repeats: bool) -> None:
+    assert repeats_the_user(rewrite, QUESTION, ("Is a will binding?", "Why?")) is repeats

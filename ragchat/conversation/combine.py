@@ -3,17 +3,18 @@
 The heuristic always runs (it costs milliseconds). A model's rewrite joins the fusion as its own
 lists, with a weight from evidence, not from the model's say-so:
 
-- a rewrite that is the question again (an echo, or "it stands alone") adds nothing, and its flags
-  change nothing: the heuristic's reading stands;
-- a rewrite that differs is trusted by how well it retrieves on its own next to the question: its
+- a rewrite that only repeats the user (the question again: an echo, or "it stands alone"; or the
+  question with an earlier message of theirs put in front: a drift) adds nothing, since the plan
+  already runs those queries, and its follow-up flag changes nothing;
+- any other rewrite is trusted by how well it retrieves on its own next to the question: its
   best chunk against the question's best (`trust`). A rewrite that resolves what the question
   left open comes closer to some chunk than the question did; one that drags an old subject in
-  comes less close. Trusted fully, the rewrite leads the ranking (MODEL_LEAD x the question's
-  weight) and the heuristic's context lists and anchoring step back, since the rewrite carries
-  the context itself; not trusted, it counts for little;
-- the model's topic shift is followed unless the heuristic read a pointer back into the
-  conversation in the question (then the evidence contradicts it); a followed shift keeps only
-  the context a new topic keeps and no anchoring;
+  mostly does not. Trusted fully, the rewrite leads the ranking (MODEL_LEAD x the question's
+  weight), the heuristic's context lists and anchoring step back, since the rewrite carries the
+  context itself, and a question that finds little alone yields too; not trusted, it adds nothing;
+- the model's topic shift is followed unless the heuristic read the question as leaning on the
+  conversation (a pointer back, or mostly the conversation's own terms: need >= CUE_NEED); a
+  followed shift keeps only the context a new topic keeps and no anchoring;
 - a meta-request needs the heuristic's cue, or the model's flag on a question that says little
   on its own.
 A useless model (echoing, drifting, flipping flags) therefore costs little, and a good one leads.
@@ -28,15 +29,10 @@ from .heuristic import NEW_TOPIC_NEED, WEAK_NEED, own_closeness, own_weakness
 from .models import Reformulation
 from .ollama_reformulator import ModelReading
 
-import os  # SWEEP ONLY
-def _p(name: str, default: float) -> float:  # SWEEP ONLY
-    return float(os.environ.get("RC_" + name, default))
-MODEL_LEAD = _p("LEAD", 2.0)  # weight of a fully trusted rewrite's lists, against the question's 1
-TRUST_SPAN = _p("SPAN", 0.1)  # the rewrite's best cosine this far above the question's: full trust; as far below: none
-TRUST_OFFSET = _p("OFFSET", 0.0)
-DISAGREE = _p("DISAGREE", 1.0)
-QUESTION_YIELD = _p("YIELD", 0.0)
-CUE_NEED = 0.8  # a heuristic follow-up this sure (a pointer back, little of its own) outweighs a model's shift
+MODEL_LEAD = 2.0  # weight of a fully trusted rewrite's lists, against the question's 1
+TRUST_SPAN = 0.1  # trust grows from 0 (the rewrite's best chunk no closer than the question's) to 1 (this much closer)
+QUESTION_YIELD = 0.75  # beside a fully trusted rewrite, a question that finds nothing close alone keeps 1 - this
+CUE_NEED = 0.5  # a heuristic follow-up this sure (a pointer back, or mostly the conversation's terms) outweighs a model's shift
 META_CLOSENESS = 0.5  # the model's meta flag counts only for a question that comes no closer than this alone
 
 
@@ -53,16 +49,29 @@ def same_query(a: str, b: str) -> bool:
     return _normalised(a) == _normalised(b)
 
 
+def repeats_the_user(rewrite: str, question: str, earlier: tuple[str, ...]) -> bool:
+    """Whether a rewrite is only what the user typed: the question itself, or an earlier message
+    of theirs put before or after it, word for word. The plan already searches those (the
+    question's own lists, the previous question with this one), so such a rewrite adds nothing."""
+    text, own = _normalised(rewrite), _normalised(question)
+    if text == own:
+        return True
+    if not own or own not in (text[: len(own)], text[-len(own):]):
+        return False
+    rest = (text[len(own):] if text.startswith(own) else text[: -len(own)]).strip()
+    return any(rest == _normalised(message) for message in earlier)
+
+
 def _normalised(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
 def trust(evidence: Evidence) -> float:
-    """0..1: how far the rewrite's best chunk comes closer than the question's."""
+    """0..1: how much closer the rewrite's best chunk comes than the question's (none: 0)."""
     if evidence.rewrite_best is None:
         return 0.0
-    gain = evidence.rewrite_best - evidence.question_best - TRUST_OFFSET
-    return min(max(0.5 + gain / (2 * TRUST_SPAN), 0.0), 1.0)
+    gain = evidence.rewrite_best - evidence.question_best
+    return min(max(gain / TRUST_SPAN, 0.0), 1.0)
 
 
 def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Evidence) -> Reformulation:
@@ -73,8 +82,6 @@ def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Ev
     meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift
                                  and own_closeness(evidence.question_best) < META_CLOSENESS)
     trusted = trust(evidence)
-    if reading.is_follow_up and heuristic.topic_shift:
-        trusted *= DISAGREE
     weight = round(MODEL_LEAD * trusted, 3) if evidence.rewrite_best is not None else 0.0
     need = 1.0 if meta and not heuristic.is_meta else shift.context_need * (1 - trusted)
     question = 1 - QUESTION_YIELD * trusted * (1 - own_closeness(evidence.question_best))

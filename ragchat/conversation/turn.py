@@ -21,7 +21,7 @@ from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
 from . import answering
 from .answering import Answered, AnswerInputs
-from .combine import Evidence, combine, same_query
+from .combine import Evidence, combine, repeats_the_user
 from .corpus import CorpusView
 from .heuristic import HeuristicReformulator
 from .history import HistoryWindow
@@ -125,7 +125,8 @@ class Conversation:
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
         """The context with the model's rewrite searched on its own (when it is not the question)."""
-        if reading is None or same_query(reading.semantic_query, context.question):
+        earlier = tuple(m.content for m in context.history if m.role == "user")
+        if reading is None or repeats_the_user(reading.semantic_query, context.question, earlier):
             return context
         vector = self.embedder.embed_query(reading.semantic_query[:2000])
         depth = max(self.settings.candidates, self.settings.top_k)
