@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .config import load_settings
+from .config import MAX_NEIGHBOURS, load_settings
 from .errors import RagchatError
 
 if TYPE_CHECKING:
@@ -80,10 +80,11 @@ def _argument_name(param: Any) -> str:
     return param.metavar or param.name.upper() + ("..." if param.nargs != 1 else "")
 
 
-def _positive(value: int | None) -> int | None:
-    """Instead of `min=1`, whose help reads `[x>=1]`."""
-    if value is not None and value < 1:
-        raise typer.BadParameter(f"must be 1 or more, not {value}")
+def _neighbours(value: int | None) -> int | None:
+    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose help reads `[x>=1]`)."""
+    if value is not None and not 1 <= value <= MAX_NEIGHBOURS:
+        shown = str(value) if len(str(value)) <= 20 else str(value)[:17] + "..."
+        raise typer.BadParameter(f"must be from 1 to {MAX_NEIGHBOURS}, not {shown}")
     return value
 
 
@@ -155,7 +156,7 @@ class SearchMode(StrEnum):
 @app.command(cls=RagchatCommand, short_help="Search the library once, without a conversation.")
 def search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)],
-    k: Annotated[int | None, typer.Option("-k", "--k", callback=_positive, metavar="N",
+    k: Annotated[int | None, typer.Option("-k", "--k", callback=_neighbours, metavar="N",
                                              help="How many chunks (default: the top_k setting).")] = None,
     mode: Annotated[SearchMode, typer.Option(metavar="[hybrid|vector|fts]",
                                              help="Which index: both fused, vectors only, or full-text only.")]
@@ -312,19 +313,16 @@ def export(
 ) -> None:
     """Write a session as Markdown: each question, its answer and its sources (paths, sections, pages)."""
     from . import render
-    from .export import session_markdown
+    from .export import session_markdown, write_private
 
-    if output is not None and output.exists() and not force:
+    if output is not None and (output.exists() or output.is_symlink()) and not force:
         raise RagchatError(f"{output} exists; add --force to overwrite it")
     ctx = make_app(db=db)
     text = session_markdown(ctx, session)
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise RagchatError(f"cannot write {output}: {exc.strerror}") from None
+    write_private(output, text, force=force)
     render.console.print(f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True)
 
 
@@ -364,7 +362,7 @@ def eval_command(
                                                 help="Write one JSON line per scored turn and strategy.")] = None,
     group: Annotated[list[str] | None, typer.Option(metavar="TAG=V1,V2",
                                                        help="Extra breakdown (repeatable).")] = None,
-    depth: Annotated[int, typer.Option(callback=_positive, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
+    depth: Annotated[int, typer.Option(callback=_neighbours, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
     llm: Annotated[bool, typer.Option("--llm", help="Reformulate with Ollama when it is reachable.")] = False,
     db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "
                                                "(default: a temporary one).")] = None,

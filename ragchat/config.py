@@ -6,6 +6,7 @@ One frozen dataclass. `load_settings` also returns where each value came from, f
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -56,9 +57,18 @@ FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 
 
 CHOICES = {"ollama": ("auto", "off", "on")}
-POSITIVE = {"chunk_size", "chunk_max", "max_file_mb", "embed_batch", "top_k", "candidates", "ollama_timeout"}
-NON_NEGATIVE = {"chunk_overlap", "rrf_k", "vector_weight", "fts_weight", "anchor_boost", "history_window",
-                "extractive_sentences"}
+# sqlite-vec refuses a KNN query for more than 4096 neighbours; every depth a search can ask for
+# (top_k, candidates, eval's --depth) stays within it by construction.
+MAX_NEIGHBOURS = 4096
+# (lowest, highest, lowest allowed itself): every number is checked where it enters (flag, env, file)
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "chunk_size": (0, 1_000_000, False), "chunk_max": (0, 1_000_000, False), "chunk_overlap": (0, 1_000_000, True),
+    "max_file_mb": (0, 1_000_000, False), "embed_batch": (0, 4096, False),
+    "top_k": (0, MAX_NEIGHBOURS, False), "candidates": (0, MAX_NEIGHBOURS, False), "rrf_k": (0, 1_000_000, True),
+    "vector_weight": (0, 1_000_000, True), "fts_weight": (0, 1_000_000, True), "anchor_boost": (0, 1_000_000, True),
+    "history_window": (0, 10_000, True), "weak_match": (-1, 1, True), "extractive_sentences": (0, 10_000, True),
+    "ollama_timeout": (0, 86_400, False),
+}
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -66,34 +76,76 @@ def _coerce(name: str, value: Any) -> Any:
     result = _coerce_type(name, value)
     if name in CHOICES and result not in CHOICES[name]:
         raise ConfigError(f"invalid value for {name}: {value!r} (expected one of {', '.join(CHOICES[name])})")
-    if name in POSITIVE and not result > 0:
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected a number above 0)")
-    if name in NON_NEGATIVE and not result >= 0:
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected 0 or more)")
+    if name in RANGES:
+        _check_range(name, value, result)
     return result
+
+
+def _check_range(name: str, value: Any, number: float) -> None:
+    low, high, low_included = RANGES[name]
+    if (number >= low if low_included else number > low) and number <= high:
+        return
+    if FIELD_TYPES[name] == "int":
+        expected = f"an integer from {_plain(low if low_included else low + 1)} to {_plain(high)}"
+    else:
+        expected = (f"a number {'from' if low_included else 'above'} {_plain(low)} "
+                    f"{'to' if low_included else 'and at most'} {_plain(high)}")
+    raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})")
+
+
+def _plain(number: float) -> str:
+    return f"{int(number):,}" if number == int(number) else f"{number:g}"
+
+
+def _shown(value: Any) -> str:
+    """The value as entered, cut short: a 5,000-digit number must not fill the screen."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _coerce_type(name: str, value: Any) -> Any:
     kind = FIELD_TYPES[name]
     try:
-        if kind == "Path":
-            return Path(str(value)).expanduser()
+        if kind in {"Path", "str"}:
+            if not isinstance(value, str | Path):  # a TOML list or table is a mistake, not a name
+                raise TypeError(value)
+            return Path(str(value)).expanduser() if kind == "Path" else str(value)
         if kind == "bool":
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in {"1", "true", "yes", "on"}:
-                return True
-            if text in {"0", "false", "no", "off"}:
-                return False
-            raise ValueError(value)
+            return _as_bool(value)
         if kind == "int":
-            return int(value)
-        if kind == "float":
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected {kind})") from None
+            return _as_int(value)
+        return _as_float(value)
+    except (TypeError, ValueError, OverflowError):
+        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind, "a string")
+        raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})") from None
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(value)
+
+
+def _as_int(value: Any) -> int:
+    """An integer that is one: `true` is not 1 and 3.7 is not 3 (a float is refused, even 3.0)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(value)
+    return int(value.strip()) if isinstance(value, str) else value
+
+
+def _as_float(value: Any) -> float:
+    """A finite number: inf and nan would turn a weight or a threshold into nonsense silently."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(value)
+    number = float(value)  # a huge int gives OverflowError, an ArithmeticError: caught below
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
 
 
 def user_config_dir() -> Path:

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
+from ..config import MAX_NEIGHBOURS
 from ..errors import ModelMismatchError
 from ..lazy import lazy_module
 from .db import get_setting, set_setting, write
@@ -413,13 +414,14 @@ def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[in
     KNN, or brute force over the vectors in memory once a process searches them repeatedly)."""
     if not has_vectors(db) or limit <= 0:
         return []
+    limit = min(int(limit), MAX_NEIGHBOURS)  # sqlite-vec's own ceiling; settings stay within it anyway
     held = _in_memory(db, searching=True)
     if held is not None and np.linalg.norm(vector) > 0:
-        return held.nearest(vector, int(limit))
+        return held.nearest(vector, limit)
     rows = db.execute(
         f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
         "ORDER BY distance",
-        [to_blob(vector), int(limit)],
+        [to_blob(vector), limit],
     )
     return [(row[0], row[1]) for row in rows]
 
