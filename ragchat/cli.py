@@ -13,7 +13,7 @@ import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .config import MAX_NEIGHBOURS, load_settings
+from .config import CONFIG_FILE, MAX_NEIGHBOURS, UntrustedProjectConfig, load_settings, trust_folder
 from .errors import RagchatError
 
 if TYPE_CHECKING:
@@ -118,8 +118,29 @@ def make_app(*, create: bool = False, **overrides: Any) -> App:
     """The services for a command; only ingest (and eval's own library) pass create=True."""
     from .app import App
 
-    settings, origins = load_settings(overrides)
+    try:
+        settings, origins = load_settings(overrides)
+    except UntrustedProjectConfig as exc:
+        if not _confirm_folder(exc):
+            raise
+        trust_folder(exc.folder)
+        settings, origins = load_settings(overrides)
     return App(settings, origins, create=create)
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _confirm_folder(exc: UntrustedProjectConfig) -> bool:
+    """Asked once per folder, in a terminal only (a script gets the error, which says how to allow it)."""
+    if not _interactive():
+        return False
+    from . import render
+
+    render.notice(f"{exc.folder / CONFIG_FILE} asks to send your data elsewhere: {'; '.join(exc.reasons)}")
+    return typer.confirm(f"Allow it for {render.escape(str(exc.folder))} (remembered)?", default=False,
+                         err=True)
 
 
 @app.command(cls=RagchatCommand, short_help="Add files and folders to the library.")

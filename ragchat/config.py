@@ -117,6 +117,8 @@ def _coerce_type(name: str, value: Any) -> Any:
         return _as_float(value)
     except (TypeError, ValueError, OverflowError):
         expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind, "a string")
+        if name in CHOICES:
+            expected = f"one of {', '.join(CHOICES[name])}"
         raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})") from None
 
 
@@ -181,7 +183,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    unknown = sorted(set(data) - set(FIELD_TYPES))
+    unknown = sorted(set(data) - set(FIELD_TYPES) - {TRUST_KEY})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s): {', '.join(unknown)}")
     return data
@@ -193,12 +195,69 @@ def config_files(cwd: Path | None = None) -> list[Path]:
     return [path for path in candidates if path.is_file()]
 
 
+# --- trust: a ragchat.toml found in the working folder was perhaps not written by the user -----
+# It may tune retrieval, but not send questions and passages to another machine (ollama_host) or
+# keep them outside the folder (db), unless the user's own config says so (TRUST_KEY) or the user
+# confirmed once for that folder (remembered in TRUSTED_FILE).
+TRUST_KEY = "trust_project_config"  # in the user's own ragchat.toml only
+TRUSTED_FILE = "trusted-folders"  # one absolute folder a line, in the user's config folder
+
+
+class UntrustedProjectConfig(ConfigError):
+    """A project ragchat.toml redirects data and neither the user's config nor a confirmation allows it."""
+
+    def __init__(self, file: Path, reasons: list[str]) -> None:
+        self.folder, self.reasons = file.parent.absolute(), reasons
+        user_file = user_config_dir() / CONFIG_FILE
+        super().__init__(f"{file} would send your data elsewhere: {'; '.join(reasons)}. Not used: confirm it "
+                         f"when a terminal asks, or add `{TRUST_KEY} = true` to {user_file}")
+
+
+def trusted_folders() -> set[str]:
+    try:
+        lines = (user_config_dir() / TRUSTED_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line for line in lines if line.strip()}
+
+
+def trust_folder(folder: Path) -> None:
+    """Remember that the user allowed this folder's ragchat.toml to redirect data."""
+    directory = user_config_dir()
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle = os.open(directory / TRUSTED_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(handle, "a", encoding="utf-8") as out:
+        out.write(f"{folder.absolute()}\n")
+
+
+def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
+    value = user_data.pop(TRUST_KEY, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"invalid value for {TRUST_KEY}: {_shown(value)} (expected true or false) in {user_file}")
+    return value
+
+
+def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -> list[str]:
+    """What a project file changes about where data goes (values it set that still stand)."""
+    from .llm import is_loopback
+
+    folder, reasons = project_file.parent.absolute(), []
+    if origin["ollama_host"] == str(project_file) and settings.ollama != "off" and not is_loopback(settings.ollama_host):
+        reasons.append(f"ollama_host = {settings.ollama_host!r} (not this machine)")
+    if origin["db"] == str(project_file):
+        where = Path(os.path.realpath(folder / settings.db))  # `..` and symlinks followed
+        if not where.is_relative_to(os.path.realpath(folder)):
+            reasons.append(f"db = {str(settings.db)!r} (outside {folder})")
+    return reasons
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[Settings, dict[str, str]]:
-    """Resolve every setting; returns the settings and, per name, where its value came from."""
+    """Resolve every setting; returns the settings and, per name, where its value came from. A project
+    file that redirects data without the user's leave is an UntrustedProjectConfig error."""
     values: dict[str, Any] = {}
     origin = {name: "default" for name in FIELD_TYPES}
 
@@ -208,8 +267,16 @@ def load_settings(
         except ConfigError as exc:  # say where the bad value was set
             raise ConfigError(f"{exc} in {where}") from None
 
+    user_file, trust_all, project_file = user_config_dir() / CONFIG_FILE, False, None
     for path in config_files(cwd):
-        for name, value in _read_toml(path).items():
+        data = _read_toml(path)
+        if path == user_file:
+            trust_all = _user_trusts_projects(data, path)
+        elif TRUST_KEY in data:
+            raise ConfigError(f"{path}: {TRUST_KEY} can only be set in your own {user_file}")
+        else:
+            project_file = path
+        for name, value in data.items():
             put(name, value, str(path))
     env = os.environ if environ is None else environ
     for name in FIELD_TYPES:
@@ -221,4 +288,9 @@ def load_settings(
             put(name, value, "flag")
     if "db" not in values:
         values["db"], origin["db"] = find_library(cwd)
-    return Settings(**values), origin
+    settings = Settings(**values)
+    if project_file is not None and not trust_all and str(project_file.parent.absolute()) not in trusted_folders():
+        reasons = _redirects(settings, origin, project_file)
+        if reasons:
+            raise UntrustedProjectConfig(project_file, reasons)
+    return settings, origin
