@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -41,11 +42,22 @@ class RagchatGroup(TyperGroup):
         except Exception as exc:
             if os.environ.get("RAGCHAT_DEBUG") == "1":
                 raise
-            message = str(exc) if isinstance(exc, RagchatError) else _unexpected(exc)
+            message = str(exc) if isinstance(exc, RagchatError) else _database_error(exc) or _unexpected(exc)
             from . import render
 
             render.error(message)
             raise typer.Exit(1) from None
+
+
+def _database_error(exc: Exception) -> str | None:
+    """A SQLite error (read-only, disk full, damaged) as a sentence about the database, or None."""
+    import sqlite_utils.utils
+
+    if not isinstance(exc, sqlite_utils.utils.sqlite3.Error):
+        return None
+    from .store.db import explain
+
+    return explain(exc)
 
 
 def _unexpected(exc: Exception) -> str:
@@ -162,10 +174,35 @@ def ingest(
     ctx = make_app(db=db, create=True)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
-    with render.IngestProgress() as progress:
-        report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
+    before = _documents_state(ctx.db)
+    try:
+        with render.IngestProgress() as progress:
+            report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
+                                prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
+    except Exception as exc:
+        problem = _database_error(exc)
+        if problem is None:
+            raise
+        raise RagchatError(f"{problem}; {_documents_written(ctx.db, before)}") from None
     render.ingest_report(report, ctx.settings.db)
+
+
+def _documents_state(db: Any) -> dict[int, str]:
+    return {row[0]: row[1] for row in db.execute("SELECT id, ingested_at FROM documents")}
+
+
+def _documents_written(db: Any, before: dict[int, str]) -> str:
+    """Which documents this ingest wrote before it failed (each is written whole or not at all)."""
+    try:
+        rows = db.execute("SELECT id, ingested_at, path FROM documents ORDER BY path").fetchall()
+    except Exception:
+        return "the documents written before it are kept"
+    written = [row[2] for row in rows if before.get(row[0]) != row[1]]
+    if not written:
+        return "no document of this run got in (those already in the library are kept)"
+    shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+    return (f"{len(written)} document(s) of this run got in whole ({shown}), the rest did not "
+            "(the same ingest again skips what is in)")
 
 
 class SearchMode(StrEnum):
@@ -368,6 +405,33 @@ def config(db: DbOption = None) -> None:
 
     ctx = make_app(db=db)
     render.config_table(ctx.settings, ctx.origins)
+
+
+@app.command(cls=RagchatCommand, short_help="Check the library for damage; --repair fixes what it can.")
+def doctor(
+    repair: Annotated[bool, typer.Option("--repair", help="Rebuild what can be rebuilt (the full-text index "
+                                         "from the chunks, the schema version).")] = False,
+    db: DbOption = None,
+) -> None:
+    """Check the library: integrity_check, schema version, that chunks, full-text rows and vectors agree;
+    say what is wrong and how to recover. Exit status 1 while a problem remains."""
+    from . import doctor as checks
+    from . import render
+    from .store.db import open_db
+
+    settings, _ = load_settings({"db": db})
+    with contextlib.closing(open_db(settings.db, create=False, migrate=False, check=False)) as handle:
+        findings = checks.diagnose(handle, settings.db)
+        if repair and any(f.repair for f in findings):
+            for line in checks.repair(handle, findings):
+                render.console.print(f"repaired: {render.escape(line)}", soft_wrap=True)
+            findings = checks.diagnose(handle, settings.db)
+    for finding in findings:
+        render.console.print(f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
+                             f"{render.escape(finding.fix)}[/]", soft_wrap=True)
+    if findings:
+        raise typer.Exit(1)
+    render.console.print(f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True)
 
 
 @app.command("eval", cls=RagchatCommand, short_help="Score retrieval on a set of conversations.")
