@@ -140,6 +140,14 @@ def make_app(*, create: bool = False, **overrides: Any) -> App:
     return App(settings, origins, create=create)
 
 
+def _require_writable(ctx: App) -> None:
+    """Before a command that writes does any work: a read-only database says so, and why."""
+    from .store.db import access_mode, explain
+
+    if access_mode(Path(ctx.settings.db)) != "rw":
+        raise RagchatError(explain(PermissionError("attempt to write a readonly database"), ctx.settings.db))
+
+
 def _interactive() -> bool:
     return sys.stdin.isatty() and sys.stderr.isatty()
 
@@ -172,6 +180,7 @@ def ingest(
     from .ingest.pipeline import ingest as run_ingest
 
     ctx = make_app(db=db, create=True)
+    _require_writable(ctx)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     before = _documents_state(ctx.db)
@@ -264,6 +273,7 @@ def ask(
         raise RagchatError(EMPTY_QUESTION)
     ctx = make_app(db=db)
     ctx.require_library()
+    _require_writable(ctx)
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
@@ -395,7 +405,9 @@ def chat(
     from .repl import Repl
 
     piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
-    Repl(make_app(db=db), session, lines=piped).run()
+    ctx = make_app(db=db)
+    _require_writable(ctx)
+    Repl(ctx, session, lines=piped).run()
 
 
 @app.command(cls=RagchatCommand, short_help="Show the settings, where each came from, the database.")

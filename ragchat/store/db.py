@@ -226,6 +226,8 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
                 "(search, inspect, sessions, export) work; ask, chat and ingest need write access")
     if "database or disk is full" in text:
         return f"the disk is full: nothing more could be written to {where}; free some space and try again"
+    if "Could not insert a new vector chunk" in text:  # sqlite-vec hides SQLITE_FULL behind its own error
+        return f"sqlite-vec could not add a block of vectors to {where}: the disk is probably full; free some space"
     if "malformed" in text or "not a database" in text:
         return f"{where} is damaged ({text}): `ragchat doctor` says what is wrong and how to recover"
     if "no such table" in text or "no such column" in text:
