@@ -116,7 +116,7 @@ def _coerce_type(name: str, value: Any) -> Any:
             return _as_int(value)
         return _as_float(value)
     except (TypeError, ValueError, OverflowError):
-        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(kind, "a string")
+        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(str(kind), "a string")
         if name in CHOICES:
             expected = f"one of {', '.join(CHOICES[name])}"
         raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})") from None

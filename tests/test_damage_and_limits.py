@@ -15,13 +15,13 @@ from pathlib import Path
 
 import pytest
 import sqlite_utils
-from helpers import MODEL_CACHE, SAMPLE_DOCS, ask_json, invoke, settings_for
-from test_hostile_db import WILLS, assert_one_error_line, fingerprint
-from test_hostile_ingest import RAGCHAT, library_problems, run_cli
+from helpers import MODEL_CACHE, SAMPLE_DOCS, ask_json, invoke
+from test_hostile_db import WILLS, fingerprint
+from test_hostile_ingest import RAGCHAT, library_problems
 
 from ragchat import app as app_module
+from ragchat.cli import app as cli_app
 from ragchat.config import MAX_NEIGHBOURS
-from ragchat.embed import load_embedder
 from ragchat.store import library
 from ragchat.store.db import open_db
 
@@ -45,15 +45,9 @@ def raw(path: Path) -> sqlite_utils.Database:
 
 @pytest.mark.parametrize("k", ["99999999999999999999999", "4097", "0"])
 def test_search_k_beyond_sqlite_vecs_limit_is_a_usage_error(library_db: Path, runner, k: str) -> None:
-    result = runner.invoke(app_module_cli(), ["search", "witness", "-k", k, "--db", str(library_db)])
+    result = runner.invoke(cli_app, ["search", "witness", "-k", k, "--db", str(library_db)])
     assert result.exit_code == 2 and f"must be from 1 to {MAX_NEIGHBOURS}" in result.output, result.output
     assert "OverflowError" not in result.output and "OperationalError" not in result.output
-
-
-def app_module_cli():
-    from ragchat.cli import app
-
-    return app
 
 
 def test_the_largest_k_allowed_searches(library_db: Path, runner) -> None:
@@ -345,7 +339,3 @@ def test_doctor_finds_counts_that_disagree_and_a_damaged_file(library_db: Path, 
     doctor = invoke(runner, "doctor", "--db", damaged)
     assert doctor.exit_code == 1 and ("damaged" in doctor.output), doctor.output
     assert "Traceback" not in doctor.output and "unexpected" not in doctor.output
-
-
-def test_settings_for_is_still_valid() -> None:  # the helpers' settings pass the same checks
-    load_embedder(settings_for(Path("x.db")))
