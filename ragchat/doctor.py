@@ -58,7 +58,8 @@ def _integrity(db: Database, path: Path) -> list[Finding]:
     rows = [row[0] for row in db.execute("PRAGMA integrity_check(5)")]
     if rows == ["ok"]:
         return []
-    return [Finding(f"the file is damaged (integrity_check: {'; '.join(rows)[:200]})",
+    found = " ".join("; ".join(rows).split())  # one line, however SQLite laid its report out
+    return [Finding(f"the file is damaged (integrity_check: {found[:200]})",
                     f"copy out what SQLite can still read (`sqlite3 {path} .recover | sqlite3 recovered.db`) or "
                     "ingest your folders again into a new database (`ragchat ingest PATH --db NEW`)")]
 

@@ -166,9 +166,10 @@ def open_db(path: Path | str, *, migrate: bool = True, create: bool = True, chec
         if db is not None:
             db.close()
         if isinstance(exc, sqlite_utils.utils.sqlite3.DatabaseError):
-            raise StoreError(f"cannot open database {path}: {explain(exc, path)}") from None
+            explained = explain(exc, path)
+            raise StoreError(explained if explained != str(exc) else f"cannot open database {path}: {exc}") from None
         raise
-    _OPENED.append(path)
+    _OPENED[:] = [path]
     return db
 
 
@@ -228,8 +229,10 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
         return f"the disk is full: nothing more could be written to {where}; free some space and try again"
     if "Could not insert a new vector chunk" in text:  # sqlite-vec hides SQLITE_FULL behind its own error
         return f"sqlite-vec could not add a block of vectors to {where}: the disk is probably full; free some space"
-    if "malformed" in text or "not a database" in text:
-        return f"{where} is damaged ({text}): `ragchat doctor` says what is wrong and how to recover"
+    if "not a database" in text:  # the header is gone: nothing for the doctor to read
+        return f"{where} is damaged ({text}): ingest your folders again into a new database (--db NEW)"
+    if "malformed" in text or "blob read error" in text or "sqlite-vec error" in text:
+        return f"{where} is damaged ({text}): `ragchat doctor --db {path}` says what is wrong and how to recover"
     if "no such table" in text or "no such column" in text:
         return f"{where} is damaged ({text}): `ragchat doctor --repair` rebuilds what it can"
     if "unable to open database file" in text:
