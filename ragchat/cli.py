@@ -431,7 +431,7 @@ def doctor(
     from . import render
     from .store.db import open_db
 
-    settings, _ = load_settings({"db": db})
+    settings = make_app(db=db).settings
     with contextlib.closing(open_db(settings.db, create=False, migrate=False, check=False)) as handle:
         findings = checks.diagnose(handle, settings.db)
         if repair and any(f.repair for f in findings):

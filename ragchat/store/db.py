@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import urllib.parse
 import weakref
 from collections.abc import Iterator
 from pathlib import Path
@@ -110,7 +111,8 @@ def _connect(path: Path, mode: str) -> Database:
     if mode == "immutable" and Path(f"{path}-wal").is_file() and Path(f"{path}-wal").stat().st_size > 0:
         raise StoreError(f"{path} is on a read-only filesystem with unsaved changes in {path}-wal; "
                          "mount it writable once so SQLite can finish writing them")
-    uri = f"{path.absolute().as_uri()}?{'immutable=1' if mode == 'immutable' else 'mode=ro'}"
+    location = urllib.parse.quote(os.fsencode(path.absolute()))  # any byte of a file name, `?` and `#` too
+    uri = f"file:{location}?{'immutable=1' if mode == 'immutable' else 'mode=ro'}"
     return Database(sqlite_utils.utils.sqlite3.connect(uri, uri=True))
 
 
