@@ -178,12 +178,13 @@ def ingest(
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
+    from .store import library
 
     ctx = make_app(db=db, create=True)
     _require_writable(ctx)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
-    before = _documents_state(ctx.db)
+    before = library.ingest_marks(ctx.db)
     try:
         with render.IngestProgress() as progress:
             report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
@@ -196,17 +197,15 @@ def ingest(
     render.ingest_report(report, ctx.settings.db)
 
 
-def _documents_state(db: Any) -> dict[int, str]:
-    return {row[0]: row[1] for row in db.execute("SELECT id, ingested_at FROM documents")}
-
-
-def _documents_written(db: Any, before: dict[int, str]) -> str:
+def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
     """Which documents this ingest wrote before it failed (each is written whole or not at all)."""
+    from .store import library
+
     try:
-        rows = db.execute("SELECT id, ingested_at, path FROM documents ORDER BY path").fetchall()
+        after = library.ingest_marks(db)
     except Exception:
         return "the documents written before it are kept"
-    written = [row[2] for row in rows if before.get(row[0]) != row[1]]
+    written = sorted(path for doc_id, (when, path) in after.items() if before.get(doc_id, ("", ""))[0] != when)
     if not written:
         return "no document of this run got in (those already in the library are kept)"
     shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")

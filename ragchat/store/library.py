@@ -271,6 +271,11 @@ def keywords_of(db: Database, document_ids: Iterable[int]) -> dict[int, list[str
 # --- chunks and search -------------------------------------------------------------------------
 
 
+def ingest_marks(db: Database) -> dict[int, tuple[str, str]]:
+    """Per document id, (when it was last written, its path): what an ingest wrote is what changed."""
+    return {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, ingested_at, path FROM documents")}
+
+
 def chunk_count(db: Database) -> int:
     return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
