@@ -36,6 +36,7 @@ else:
 # it loads, is the switch that stops it (disable_telemetry_events() runs too late: the files exist by
 # then). Set here, before any import of onnxruntime, which only this module does.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # fastembed's download by name goes through the hub
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-onnx-int8"
