@@ -159,8 +159,9 @@ def _confirm_folder(exc: UntrustedProjectConfig) -> bool:
     from . import render
 
     render.notice(f"{exc.folder / CONFIG_FILE} asks to send your data elsewhere: {'; '.join(exc.reasons)}")
-    return typer.confirm(f"Allow it for {render.escape(str(exc.folder))} (remembered)?", default=False,
-                         err=True)
+    from .text import printable  # a plain prompt: no markup to escape, only terminal control
+
+    return typer.confirm(f"Allow it for {printable(str(exc.folder))} (remembered)?", default=False, err=True)
 
 
 @app.command(cls=RagchatCommand, short_help="Add files and folders to the library.")
