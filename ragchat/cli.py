@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import os
 import sys
 import traceback
@@ -13,7 +14,7 @@ import click
 import typer
 from typer.core import TyperCommand, TyperGroup
 
-from .config import load_settings
+from .config import CONFIG_FILE, MAX_NEIGHBOURS, UntrustedProjectConfig, load_settings, trust_folder
 from .errors import RagchatError
 
 if TYPE_CHECKING:
@@ -41,11 +42,22 @@ class RagchatGroup(TyperGroup):
         except Exception as exc:
             if os.environ.get("RAGCHAT_DEBUG") == "1":
                 raise
-            message = str(exc) if isinstance(exc, RagchatError) else _unexpected(exc)
+            message = str(exc) if isinstance(exc, RagchatError) else _database_error(exc) or _unexpected(exc)
             from . import render
 
             render.error(message)
             raise typer.Exit(1) from None
+
+
+def _database_error(exc: Exception) -> str | None:
+    """A SQLite error (read-only, disk full, damaged) as a sentence about the database, or None."""
+    import sqlite_utils.utils
+
+    if not isinstance(exc, sqlite_utils.utils.sqlite3.Error):
+        return None
+    from .store.db import explain
+
+    return explain(exc)
 
 
 def _unexpected(exc: Exception) -> str:
@@ -80,10 +92,11 @@ def _argument_name(param: Any) -> str:
     return param.metavar or param.name.upper() + ("..." if param.nargs != 1 else "")
 
 
-def _positive(value: int | None) -> int | None:
-    """Instead of `min=1`, whose help reads `[x>=1]`."""
-    if value is not None and value < 1:
-        raise typer.BadParameter(f"must be 1 or more, not {value}")
+def _neighbours(value: int | None) -> int | None:
+    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose help reads `[x>=1]`)."""
+    if value is not None and not 1 <= value <= MAX_NEIGHBOURS:
+        shown = str(value) if len(str(value)) <= 20 else str(value)[:17] + "..."
+        raise typer.BadParameter(f"must be from 1 to {MAX_NEIGHBOURS}, not {shown}")
     return value
 
 
@@ -117,8 +130,38 @@ def make_app(*, create: bool = False, **overrides: Any) -> App:
     """The services for a command; only ingest (and eval's own library) pass create=True."""
     from .app import App
 
-    settings, origins = load_settings(overrides)
+    try:
+        settings, origins = load_settings(overrides)
+    except UntrustedProjectConfig as exc:
+        if not _confirm_folder(exc):
+            raise
+        trust_folder(exc.folder)
+        settings, origins = load_settings(overrides)
     return App(settings, origins, create=create)
+
+
+def _require_writable(ctx: App) -> None:
+    """Before a command that writes does any work: a read-only database says so, and why."""
+    from .store.db import access_mode, explain
+
+    if access_mode(Path(ctx.settings.db)) != "rw":
+        raise RagchatError(explain(PermissionError("attempt to write a readonly database"), ctx.settings.db))
+
+
+def _interactive() -> bool:
+    return sys.stdin.isatty() and sys.stderr.isatty()
+
+
+def _confirm_folder(exc: UntrustedProjectConfig) -> bool:
+    """Asked once per folder, in a terminal only (a script gets the error, which says how to allow it)."""
+    if not _interactive():
+        return False
+    from . import render
+
+    render.notice(f"{exc.folder / CONFIG_FILE} asks to send your data elsewhere: {'; '.join(exc.reasons)}")
+    from .text import printable  # a plain prompt: no markup to escape, only terminal control
+
+    return typer.confirm(f"Allow it for {printable(str(exc.folder))} (remembered)?", default=False, err=True)
 
 
 @app.command(cls=RagchatCommand, short_help="Add files and folders to the library.")
@@ -136,14 +179,39 @@ def ingest(
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
+    from .store import library
 
     ctx = make_app(db=db, create=True)
+    _require_writable(ctx)
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
-    with render.IngestProgress() as progress:
-        report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
+    before = library.ingest_marks(ctx.db)
+    try:
+        with render.IngestProgress() as progress:
+            report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
+                                prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
+    except Exception as exc:
+        problem = _database_error(exc)
+        if problem is None:
+            raise
+        raise RagchatError(f"{problem}; {_documents_written(ctx.db, before)}") from None
     render.ingest_report(report, ctx.settings.db)
+
+
+def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
+    """Which documents this ingest wrote before it failed (each is written whole or not at all)."""
+    from .store import library
+
+    try:
+        after = library.ingest_marks(db)
+    except Exception:
+        return "the documents written before it are kept"
+    written = sorted(path for doc_id, (when, path) in after.items() if before.get(doc_id, ("", ""))[0] != when)
+    if not written:
+        return "no document of this run got in (those already in the library are kept)"
+    shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+    return (f"{len(written)} document(s) of this run got in whole ({shown}), the rest did not "
+            "(the same ingest again skips what is in)")
 
 
 class SearchMode(StrEnum):
@@ -155,7 +223,7 @@ class SearchMode(StrEnum):
 @app.command(cls=RagchatCommand, short_help="Search the library once, without a conversation.")
 def search(
     query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)],
-    k: Annotated[int | None, typer.Option("-k", "--k", callback=_positive, metavar="N",
+    k: Annotated[int | None, typer.Option("-k", "--k", callback=_neighbours, metavar="N",
                                              help="How many chunks (default: the top_k setting).")] = None,
     mode: Annotated[SearchMode, typer.Option(metavar="[hybrid|vector|fts]",
                                              help="Which index: both fused, vectors only, or full-text only.")]
@@ -205,6 +273,7 @@ def ask(
         raise RagchatError(EMPTY_QUESTION)
     ctx = make_app(db=db)
     ctx.require_library()
+    _require_writable(ctx)
     if new:
         sessions.clear_session(ctx.db, session)
     problem = ctx.backend_problem()
@@ -312,19 +381,16 @@ def export(
 ) -> None:
     """Write a session as Markdown: each question, its answer and its sources (paths, sections, pages)."""
     from . import render
-    from .export import session_markdown
+    from .export import session_markdown, write_private
 
-    if output is not None and output.exists() and not force:
+    if output is not None and (output.exists() or output.is_symlink()) and not force:
         raise RagchatError(f"{output} exists; add --force to overwrite it")
     ctx = make_app(db=db)
     text = session_markdown(ctx, session)
     if output is None:
         sys.stdout.write(text)
         return
-    try:
-        output.write_text(text, encoding="utf-8")
-    except OSError as exc:
-        raise RagchatError(f"cannot write {output}: {exc.strerror}") from None
+    write_private(output, text, force=force)
     render.console.print(f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True)
 
 
@@ -339,7 +405,9 @@ def chat(
     from .repl import Repl
 
     piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
-    Repl(make_app(db=db), session, lines=piped).run()
+    ctx = make_app(db=db)
+    _require_writable(ctx)
+    Repl(ctx, session, lines=piped).run()
 
 
 @app.command(cls=RagchatCommand, short_help="Show the settings, where each came from, the database.")
@@ -349,6 +417,33 @@ def config(db: DbOption = None) -> None:
 
     ctx = make_app(db=db)
     render.config_table(ctx.settings, ctx.origins)
+
+
+@app.command(cls=RagchatCommand, short_help="Check the library for damage; --repair fixes what it can.")
+def doctor(
+    repair: Annotated[bool, typer.Option("--repair", help="Rebuild what can be rebuilt (the full-text index "
+                                         "from the chunks, the schema version).")] = False,
+    db: DbOption = None,
+) -> None:
+    """Check the library: integrity_check, schema version, that chunks, full-text rows and vectors agree;
+    say what is wrong and how to recover. Exit status 1 while a problem remains."""
+    from . import doctor as checks
+    from . import render
+    from .store.db import open_db
+
+    settings = make_app(db=db).settings
+    with contextlib.closing(open_db(settings.db, create=False, migrate=False, check=False)) as handle:
+        findings = checks.diagnose(handle, settings.db)
+        if repair and any(f.repair for f in findings):
+            for line in checks.repair(handle, findings):
+                render.console.print(f"repaired: {render.escape(line)}", soft_wrap=True)
+            findings = checks.diagnose(handle, settings.db)
+    for finding in findings:
+        render.console.print(f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
+                             f"{render.escape(finding.fix)}[/]", soft_wrap=True)
+    if findings:
+        raise typer.Exit(1)
+    render.console.print(f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True)
 
 
 @app.command("eval", cls=RagchatCommand, short_help="Score retrieval on a set of conversations.")
@@ -366,7 +461,7 @@ def eval_command(
                                                 help="Write one JSON line per scored turn and strategy.")] = None,
     group: Annotated[list[str] | None, typer.Option(metavar="TAG=V1,V2",
                                                        help="Extra breakdown (repeatable).")] = None,
-    depth: Annotated[int, typer.Option(callback=_positive, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
+    depth: Annotated[int, typer.Option(callback=_neighbours, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
     llm: Annotated[bool, typer.Option("--llm", help="Also replay with your Ollama model (strategy ragchat+ollama, "
         "next to ragchat without a model).")] = False,
     db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "

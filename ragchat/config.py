@@ -6,6 +6,7 @@ One frozen dataclass. `load_settings` also returns where each value came from, f
 from __future__ import annotations
 
 import dataclasses
+import math
 import os
 import tomllib
 from collections.abc import Mapping
@@ -56,9 +57,18 @@ FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
 
 
 CHOICES = {"ollama": ("auto", "off", "on")}
-POSITIVE = {"chunk_size", "chunk_max", "max_file_mb", "embed_batch", "top_k", "candidates", "ollama_timeout"}
-NON_NEGATIVE = {"chunk_overlap", "rrf_k", "vector_weight", "fts_weight", "anchor_boost", "history_window",
-                "extractive_sentences"}
+# sqlite-vec refuses a KNN query for more than 4096 neighbours; every depth a search can ask for
+# (top_k, candidates, eval's --depth) stays within it by construction.
+MAX_NEIGHBOURS = 4096
+# (lowest, highest, lowest allowed itself): every number is checked where it enters (flag, env, file)
+RANGES: dict[str, tuple[float, float, bool]] = {
+    "chunk_size": (0, 1_000_000, False), "chunk_max": (0, 1_000_000, False), "chunk_overlap": (0, 1_000_000, True),
+    "max_file_mb": (0, 1_000_000, False), "embed_batch": (0, 4096, False),
+    "top_k": (0, MAX_NEIGHBOURS, False), "candidates": (0, MAX_NEIGHBOURS, False), "rrf_k": (0, 1_000_000, True),
+    "vector_weight": (0, 1_000_000, True), "fts_weight": (0, 1_000_000, True), "anchor_boost": (0, 1_000_000, True),
+    "history_window": (0, 10_000, True), "weak_match": (-1, 1, True), "extractive_sentences": (0, 10_000, True),
+    "ollama_timeout": (0, 86_400, False),
+}
 
 
 def _coerce(name: str, value: Any) -> Any:
@@ -66,34 +76,78 @@ def _coerce(name: str, value: Any) -> Any:
     result = _coerce_type(name, value)
     if name in CHOICES and result not in CHOICES[name]:
         raise ConfigError(f"invalid value for {name}: {value!r} (expected one of {', '.join(CHOICES[name])})")
-    if name in POSITIVE and not result > 0:
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected a number above 0)")
-    if name in NON_NEGATIVE and not result >= 0:
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected 0 or more)")
+    if name in RANGES:
+        _check_range(name, value, result)
     return result
+
+
+def _check_range(name: str, value: Any, number: float) -> None:
+    low, high, low_included = RANGES[name]
+    if (number >= low if low_included else number > low) and number <= high:
+        return
+    if FIELD_TYPES[name] == "int":
+        expected = f"an integer from {_plain(low if low_included else low + 1)} to {_plain(high)}"
+    else:
+        expected = (f"a number {'from' if low_included else 'above'} {_plain(low)} "
+                    f"{'to' if low_included else 'and at most'} {_plain(high)}")
+    raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})")
+
+
+def _plain(number: float) -> str:
+    return f"{int(number):,}" if number == int(number) else f"{number:g}"
+
+
+def _shown(value: Any) -> str:
+    """The value as entered, cut short: a 5,000-digit number must not fill the screen."""
+    text = repr(value)
+    return text if len(text) <= 40 else text[:37] + "..."
 
 
 def _coerce_type(name: str, value: Any) -> Any:
     kind = FIELD_TYPES[name]
     try:
-        if kind == "Path":
-            return Path(str(value)).expanduser()
+        if kind in {"Path", "str"}:
+            if not isinstance(value, str | Path):  # a TOML list or table is a mistake, not a name
+                raise TypeError(value)
+            return Path(str(value)).expanduser() if kind == "Path" else str(value)
         if kind == "bool":
-            if isinstance(value, bool):
-                return value
-            text = str(value).strip().lower()
-            if text in {"1", "true", "yes", "on"}:
-                return True
-            if text in {"0", "false", "no", "off"}:
-                return False
-            raise ValueError(value)
+            return _as_bool(value)
         if kind == "int":
-            return int(value)
-        if kind == "float":
-            return float(value)
-        return str(value)
-    except (TypeError, ValueError):
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected {kind})") from None
+            return _as_int(value)
+        return _as_float(value)
+    except (TypeError, ValueError, OverflowError):
+        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(str(kind), "a string")
+        if name in CHOICES:
+            expected = f"one of {', '.join(CHOICES[name])}"
+        raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})") from None
+
+
+def _as_bool(value: Any) -> bool:
+    if isinstance(value, bool):
+        return value
+    text = str(value).strip().lower()
+    if text in {"1", "true", "yes", "on"}:
+        return True
+    if text in {"0", "false", "no", "off"}:
+        return False
+    raise ValueError(value)
+
+
+def _as_int(value: Any) -> int:
+    """An integer that is one: `true` is not 1 and 3.7 is not 3 (a float is refused, even 3.0)."""
+    if isinstance(value, bool) or not isinstance(value, int | str):
+        raise TypeError(value)
+    return int(value.strip()) if isinstance(value, str) else value
+
+
+def _as_float(value: Any) -> float:
+    """A finite number: inf and nan would turn a weight or a threshold into nonsense silently."""
+    if isinstance(value, bool) or not isinstance(value, int | float | str):
+        raise TypeError(value)
+    number = float(value)  # a huge int gives OverflowError, an ArithmeticError: caught below
+    if not math.isfinite(number):
+        raise ValueError(value)
+    return number
 
 
 def user_config_dir() -> Path:
@@ -129,7 +183,7 @@ def _read_toml(path: Path) -> dict[str, Any]:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    unknown = sorted(set(data) - set(FIELD_TYPES))
+    unknown = sorted(set(data) - set(FIELD_TYPES) - {TRUST_KEY})
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s): {', '.join(unknown)}")
     return data
@@ -141,12 +195,69 @@ def config_files(cwd: Path | None = None) -> list[Path]:
     return [path for path in candidates if path.is_file()]
 
 
+# --- trust: a ragchat.toml found in the working folder was perhaps not written by the user -----
+# It may tune retrieval, but not send questions and passages to another machine (ollama_host) or
+# keep them outside the folder (db), unless the user's own config says so (TRUST_KEY) or the user
+# confirmed once for that folder (remembered in TRUSTED_FILE).
+TRUST_KEY = "trust_project_config"  # in the user's own ragchat.toml only
+TRUSTED_FILE = "trusted-folders"  # one absolute folder a line, in the user's config folder
+
+
+class UntrustedProjectConfig(ConfigError):
+    """A project ragchat.toml redirects data and neither the user's config nor a confirmation allows it."""
+
+    def __init__(self, file: Path, reasons: list[str]) -> None:
+        self.folder, self.reasons = file.parent.absolute(), reasons
+        user_file = user_config_dir() / CONFIG_FILE
+        super().__init__(f"{file} would send your data elsewhere: {'; '.join(reasons)}. Not used: confirm it "
+                         f"when a terminal asks, or add `{TRUST_KEY} = true` to {user_file}")
+
+
+def trusted_folders() -> set[str]:
+    try:
+        lines = (user_config_dir() / TRUSTED_FILE).read_text(encoding="utf-8").splitlines()
+    except (OSError, UnicodeDecodeError):
+        return set()
+    return {line for line in lines if line.strip()}
+
+
+def trust_folder(folder: Path) -> None:
+    """Remember that the user allowed this folder's ragchat.toml to redirect data."""
+    directory = user_config_dir()
+    directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+    handle = os.open(directory / TRUSTED_FILE, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o600)
+    with os.fdopen(handle, "a", encoding="utf-8") as out:
+        out.write(f"{folder.absolute()}\n")
+
+
+def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
+    value = user_data.pop(TRUST_KEY, False)
+    if not isinstance(value, bool):
+        raise ConfigError(f"invalid value for {TRUST_KEY}: {_shown(value)} (expected true or false) in {user_file}")
+    return value
+
+
+def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -> list[str]:
+    """What a project file changes about where data goes (values it set that still stand)."""
+    from .llm import is_loopback
+
+    folder, reasons = project_file.parent.absolute(), []
+    if origin["ollama_host"] == str(project_file) and settings.ollama != "off" and not is_loopback(settings.ollama_host):
+        reasons.append(f"ollama_host = {settings.ollama_host!r} (not this machine)")
+    if origin["db"] == str(project_file):
+        where = Path(os.path.realpath(folder / settings.db))  # `..` and symlinks followed
+        if not where.is_relative_to(os.path.realpath(folder)):
+            reasons.append(f"db = {str(settings.db)!r} (outside {folder})")
+    return reasons
+
+
 def load_settings(
     overrides: Mapping[str, Any] | None = None,
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[Settings, dict[str, str]]:
-    """Resolve every setting; returns the settings and, per name, where its value came from."""
+    """Resolve every setting; returns the settings and, per name, where its value came from. A project
+    file that redirects data without the user's leave is an UntrustedProjectConfig error."""
     values: dict[str, Any] = {}
     origin = {name: "default" for name in FIELD_TYPES}
 
@@ -156,8 +267,16 @@ def load_settings(
         except ConfigError as exc:  # say where the bad value was set
             raise ConfigError(f"{exc} in {where}") from None
 
+    user_file, trust_all, project_file = user_config_dir() / CONFIG_FILE, False, None
     for path in config_files(cwd):
-        for name, value in _read_toml(path).items():
+        data = _read_toml(path)
+        if path == user_file:
+            trust_all = _user_trusts_projects(data, path)
+        elif TRUST_KEY in data:
+            raise ConfigError(f"{path}: {TRUST_KEY} can only be set in your own {user_file}")
+        else:
+            project_file = path
+        for name, value in data.items():
             put(name, value, str(path))
     env = os.environ if environ is None else environ
     for name in FIELD_TYPES:
@@ -169,4 +288,9 @@ def load_settings(
             put(name, value, "flag")
     if "db" not in values:
         values["db"], origin["db"] = find_library(cwd)
-    return Settings(**values), origin
+    settings = Settings(**values)
+    if project_file is not None and not trust_all and str(project_file.parent.absolute()) not in trusted_folders():
+        reasons = _redirects(settings, origin, project_file)
+        if reasons:
+            raise UntrustedProjectConfig(project_file, reasons)
+    return settings, origin

@@ -31,6 +31,13 @@ if TYPE_CHECKING:
 else:
     np = lazy_module("numpy")  # imported on first use: not every command needs it
 
+# onnxruntime (also under fastembed) writes a device id and queued telemetry events under
+# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ as soon as it is imported; this variable, read when
+# it loads, is the switch that stops it (disable_telemetry_events() runs too late: the files exist by
+# then). Set here, before any import of onnxruntime, which only this module does.
+os.environ["ORT_DISABLE_TELEMETRY"] = "1"
+os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # fastembed's download by name goes through the hub
+
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-onnx-int8"
 TOKENIZER_FILES = (

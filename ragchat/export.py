@@ -2,8 +2,13 @@
 
 from __future__ import annotations
 
+import contextlib
+import os
+import tempfile
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from .errors import RagchatError
 from .text import printable, source_label
 
 if TYPE_CHECKING:
@@ -42,3 +47,45 @@ def session_markdown(app: App, session: str) -> str:
         if sources:
             parts += ["**Sources**", "", *sources, ""]
     return printable("\n".join(parts).rstrip("\n") + "\n")
+
+
+def write_private(path: Path, text: str, *, force: bool = False) -> None:
+    """Write a transcript readable by its owner only (0600, whatever the umask: it holds the history
+    the database keeps private). Without `force` an existing name (a dangling symlink too) is refused;
+    with it the name is replaced by a new file, so a symlink there is replaced, never followed."""
+    data = text.encode("utf-8")
+    try:
+        if force:
+            _replace_private(path, data)
+        else:
+            _create_private(path, data)
+    except FileExistsError:
+        raise RagchatError(f"{path} exists; add --force to overwrite it") from None
+    except OSError as exc:
+        raise RagchatError(f"cannot write {path}: {exc.strerror or exc}") from None
+
+
+def _create_private(path: Path, data: bytes) -> None:
+    flags = os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0)
+    handle = os.open(path, flags, 0o600)  # a umask can only take bits away from 0600
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(path)
+        raise
+
+
+def _replace_private(path: Path, data: bytes) -> None:
+    if path.is_dir():
+        raise IsADirectoryError(21, "Is a directory", str(path))
+    handle, staging = tempfile.mkstemp(prefix=".ragchat-export-", dir=path.parent)  # 0600
+    try:
+        with os.fdopen(handle, "wb") as out:
+            out.write(data)
+        os.replace(staging, path)  # the name now points at the new file; a symlink there is gone
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(staging)
+        raise

@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import json
+import math
 import re
 import textwrap
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from rich import box
 from rich.console import Console, ConsoleOptions, Group, RenderableType
@@ -21,7 +22,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
-from .text import PrintableStream, printable, source_label
+from .text import PrintableStream, inert_char, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
@@ -227,9 +228,23 @@ _JSON_UNPRINTABLE = {code: f"\\u{code:04x}" for code in range(0x7F, 0xA0)}
 
 
 def json_lines(rows: Iterable[dict]) -> None:
-    """One JSON object a line; the original text, every control character escaped."""
+    """One JSON object a line; the original text, every control and invisible formatting character
+    escaped; a number that is not finite is null (NaN is not JSON)."""
     for row in rows:
-        print(json.dumps(row, ensure_ascii=False).translate(_JSON_UNPRINTABLE))
+        line = json.dumps(_finite(row), ensure_ascii=False).translate(_JSON_UNPRINTABLE)
+        if not line.isprintable():
+            line = "".join(json.dumps(c)[1:-1] if not c.isprintable() and inert_char(c) else c for c in line)
+        print(line)
+
+
+def _finite(value: Any) -> Any:
+    if isinstance(value, float) and not math.isfinite(value):
+        return None
+    if isinstance(value, dict):
+        return {key: _finite(item) for key, item in value.items()}
+    if isinstance(value, list | tuple):
+        return [_finite(item) for item in value]
+    return value
 
 
 class StreamPrinter:

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import unicodedata
 from functools import lru_cache
 from typing import Any
 
@@ -138,12 +139,36 @@ _UNFINISHED = re.compile(
 )
 
 
+# Invisible characters that reorder or hide what is shown (Unicode Cf: bidi overrides and isolates
+# U+202A-202E and U+2066-2069, zero-width spaces, the BOM, tag characters; surrogates left by
+# undecodable bytes; line and paragraph separators): `rtl\u202etxt.md` would display as "rtldm.txt".
+# They are shown escaped (`\u202e`), inert. The zero-width (non-)joiners stay: scripts and emoji need them.
+_INERT_CATEGORIES = frozenset({"Cf", "Cs", "Zl", "Zp"})
+_JOINERS = frozenset("\u200c\u200d")
+
+
+def inert_char(char: str) -> str | None:
+    """How an invisible formatting character is shown (`\u202e`), or None for any other character."""
+    if char in _JOINERS or unicodedata.category(char) not in _INERT_CATEGORIES:
+        return None
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def inert(text: str) -> str:
+    """`text` with every invisible formatting character escaped (the rest untouched)."""
+    if text.isprintable():
+        return text
+    return "".join(inert_char(char) or char if not char.isprintable() else char for char in text)
+
+
 def printable(text: str) -> str:
     """`text` without terminal control: escape sequences (with an OSC/DCS payload) and control
-    characters other than newline and tab are dropped; every printable character is kept."""
+    characters other than newline and tab are dropped, invisible formatting characters are escaped
+    (`\u202e`); every other character is kept."""
     if text.isprintable():  # the common case: nothing to do
         return text
-    return _CONTROL.sub("", _SEQUENCE.sub("", text))
+    return inert(_CONTROL.sub("", _SEQUENCE.sub("", text)))
 
 
 class PrintableStream:

@@ -195,7 +195,7 @@ KNOWN_ERRORS = {
     "no-library": (nothing, ["ask", "hello", "--db", "x.db"], "no library at x.db: `ragchat ingest PATH` creates it"),
     "empty-library": (empty_library, ["ask", "hello", "--db", "empty.db"], "the library is empty"),
     "bad-setting": (bad_top_k, ["search", "hello", "--db", "x.db"],
-                    "invalid value for top_k: 'many' (expected int) in env RAGCHAT_TOP_K"),
+                    "invalid value for top_k: 'many' (expected an integer) in env RAGCHAT_TOP_K"),
     "broken-config-file": (broken_toml, ["config"], "ragchat.toml"),
     "nothing-to-ingest": (nothing, ["ingest", "no-such-folder", "--db", "x.db"],
                           "nothing could be ingested: 1 file(s) skipped "

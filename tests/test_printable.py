@@ -23,7 +23,10 @@ from ragchat.text import PrintableStream, printable
 
 # What may never reach a terminal from untrusted text: ESC (every escape sequence), BEL (ends an
 # OSC, rings), and the C1 range (U+009B is a one-character CSI, U+009D an OSC).
-FORBIDDEN = re.compile(r"[\x1b\x07\x80-\x9f]")
+# Nor, raw, an invisible formatting character that reorders or hides text (issue 22): bidi
+# overrides and isolates, zero-width spaces, the BOM, tag characters, line/paragraph separators.
+FORBIDDEN = re.compile("[\x1b\x07\x80-\x9f\u00ad\u061c\u200b\u200e\u200f\u202a-\u202e\u2060-\u2064\u2066-\u206f"
+                       "\ufeff\ufff9-\ufffb\U000e0000-\U000e007f\u2028\u2029\ud800-\udfff]")
 
 
 def assert_inert(output: str) -> None:
@@ -118,9 +121,11 @@ HOSTILE_FILES = {
     "bell\x07ring.txt": "Bell ringing\n\nChange ringing rings the church bells in an ever changing order.\n",
     "[bold]markup[/bold].md": "# Tide tables\n\nThe harbour master publishes the tide tables every spring.\n",
     "dir\x1b[31m/nested\x9b2J.md": "# Nested\n\nThe ferry timetable changes with the tides and the season.\n",
+    # displayed raw, "rtl\u202etxt.md" reads "rtldm.txt"
+    "rtl\u202etxt.md": "# Mirror\n\n## Silvering \u2066RTL\u2069\n\nThe mirror\u200b maker silvers \ufeffthe glass with tin.\n",
 }
-SHOWN_NAMES = ["evilname.md", "clip.md", "bellring.txt", "[bold]markup[/bold].md", "dir/nested.md"]
-HOSTILE_SESSION = "s\x1b]0;title\x07[bold]x\x9b2J"
+SHOWN_NAMES = ["evilname.md", "clip.md", "bellring.txt", "[bold]markup[/bold].md", "dir/nested.md", "rtl\\u202etxt.md"]
+HOSTILE_SESSION = "s\x1b]0;title\x07[bold]x\x9b2J\u202e"
 HOSTILE_REFORMULATION = {
     "semantic_query": "When is the lamp wick \x1b[2Jtrimmed\x07?", "keyword_query": "lamp wick \x9b2J",
     "is_follow_up": False, "is_meta": False, "topic_shift": False, "reasoning": "\x1b]52;c;aGk=\x07asks",
@@ -150,7 +155,7 @@ def hostile_db(tmp_path: Path, runner, wide) -> tuple[Path, Path]:
     result = invoke(runner, "ingest", docs, "--db", db)
     assert result.exit_code == 0, result.output
     assert_inert(result.output)
-    assert "5 added" in result.output and "skipped empty.md: empty file" in result.output
+    assert "6 added" in result.output and "skipped empty.md: empty file" in result.output
     return docs, db
 
 
@@ -172,6 +177,8 @@ def test_ingest_search_ask_inspect_sessions_config_and_errors_print_nothing_raw(
     run("config", "config")
     run("reingest", "ingest", docs / "nowhere\x1b[2J.md", code=1)
     run("no-turn", "inspect", "turn", "7", "--session", HOSTILE_SESSION, code=1)
+    run("search-rtl", "search", "mirror maker silvers glass")
+    run("missing-rtl", "ingest", docs / "gone\u202e.md", code=1)
     for output in outputs.values():
         assert_inert(output)
     every = "\n".join(outputs.values())
@@ -185,6 +192,9 @@ def test_ingest_search_ask_inspect_sessions_config_and_errors_print_nothing_raw(
     # the error starts its line (no progress bar: the output is not a terminal)
     assert outputs["reingest"].startswith("Error: nothing could be ingested") and "nowhere.md" in outputs["reingest"]
     assert outputs["no-turn"].startswith("Error: session ")
+    # bidi and zero-width characters are shown escaped, in tables and in `Error:` lines alike
+    assert "rtl\\u202etxt.md" in outputs["search-rtl"] and "Silvering \\u2066RTL\\u2069" in outputs["search-rtl"]
+    assert "gone\\u202e.md" in outputs["missing-rtl"] and outputs["missing-rtl"].startswith("Error: ")
 
 
 def test_json_output_keeps_the_original_names_escaped(hostile_db, runner) -> None:
@@ -257,3 +267,33 @@ def test_eval_on_a_tiny_set_prints_nothing_raw(hostile_db, runner, tmp_path: Pat
     assert result.exit_code == 0, result.output
     assert_inert(result.output)
     assert "kind: Lamproom" in result.output and "gone.md" in result.output, result.output
+
+
+# --- invisible formatting characters (issue 22) ------------------------------------------------
+
+
+@pytest.mark.parametrize("text, expected", [
+    ("rtl\u202etxt.md", "rtl\\u202etxt.md"),  # RIGHT-TO-LEFT OVERRIDE: would display as "rtldm.txt"
+    ("a\u2066b\u2069c\u200fd", "a\\u2066b\\u2069c\\u200fd"),  # isolates and marks
+    ("zero\u200bwidth\ufeff", "zero\\u200bwidth\\ufeff"),
+    ("tag\U000e0041", "tag\\U000e0041"), ("line\u2028sep", "line\\u2028sep"),
+    ("bad\udcffbyte", "bad\\udcffbyte"),  # a surrogate left by an undecodable byte cannot even be encoded
+    ("👩\u200d💻 and ی\u200cها", "👩\u200d💻 and ی\u200cها"),  # joiners: emoji and scripts need them
+    ("no\u00a0break, é, 漢字, \ue000", "no\u00a0break, é, 漢字, \ue000"),  # other characters untouched
+    ("\x1b[31m\u202e", "\\u202e"),
+])
+def test_invisible_formatting_characters_are_shown_escaped(text: str, expected: str) -> None:
+    assert printable(text) == expected
+    stream = PrintableStream()
+    assert "".join(stream.feed(ch) for ch in text) + stream.flush() == expected
+
+
+def test_json_lines_escape_invisible_characters_and_never_print_nan(capsys) -> None:
+    render.json_lines([{"document": "rtl\u202etxt.md \U000e0041 \udcff", "score": float("nan"),
+                        "ranks": [float("inf"), 1.5, -float("inf")], "nested": {"w": float("nan")}}])
+    line = capsys.readouterr().out
+    assert_inert(line)
+    assert "NaN" not in line and "Infinity" not in line
+    row = json.loads(line)
+    assert row["document"] == "rtl\u202etxt.md \U000e0041 \udcff"  # the original text, escaped in JSON
+    assert (row["score"], row["ranks"], row["nested"]) == (None, [None, 1.5, None], {"w": None})

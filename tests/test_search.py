@@ -222,7 +222,7 @@ def test_cli_search_table(corpus_db: Path, runner) -> None:
 
 @pytest.mark.parametrize(
     "args, message",
-    [(["--mode", "semantic"], "'semantic' is not one of 'hybrid', 'vector', 'fts'"), (["-k", "0"], "must be 1 or more"),
+    [(["--mode", "semantic"], "'semantic' is not one of 'hybrid', 'vector', 'fts'"), (["-k", "0"], "must be from 1 to 4096, not 0"),
      (["--bogus"], "No such option: --bogus")],
 )
 def test_cli_search_usage_errors_exit_2(corpus_db: Path, runner, args: list[str], message: str) -> None:

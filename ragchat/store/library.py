@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
+from ..config import MAX_NEIGHBOURS
 from ..errors import ModelMismatchError
 from ..lazy import lazy_module
 from .db import get_setting, set_setting, write
@@ -270,6 +271,11 @@ def keywords_of(db: Database, document_ids: Iterable[int]) -> dict[int, list[str
 # --- chunks and search -------------------------------------------------------------------------
 
 
+def ingest_marks(db: Database) -> dict[int, tuple[str, str]]:
+    """Per document id, (when it was last written, its path): what an ingest wrote is what changed."""
+    return {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, ingested_at, path FROM documents")}
+
+
 def chunk_count(db: Database) -> int:
     return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
@@ -413,13 +419,14 @@ def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[in
     KNN, or brute force over the vectors in memory once a process searches them repeatedly)."""
     if not has_vectors(db) or limit <= 0:
         return []
+    limit = min(int(limit), MAX_NEIGHBOURS)  # sqlite-vec's own ceiling; settings stay within it anyway
     held = _in_memory(db, searching=True)
     if held is not None and np.linalg.norm(vector) > 0:
-        return held.nearest(vector, int(limit))
+        return held.nearest(vector, limit)
     rows = db.execute(
         f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
         "ORDER BY distance",
-        [to_blob(vector), int(limit)],
+        [to_blob(vector), limit],
     )
     return [(row[0], row[1]) for row in rows]
 

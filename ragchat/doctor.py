@@ -1,0 +1,116 @@
+"""`ragchat doctor`: what is wrong with a library and how to recover; `--repair` fixes what can be
+rebuilt from what is left (the full-text index from the chunks, the schema version)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from pathlib import Path
+
+from sqlite_utils import Database
+
+from .store.db import REQUIRED_TABLES, get_setting, set_setting, write
+from .store.library import VECTOR_TABLE
+from .store.schema import MIGRATIONS, SCHEMA_VERSION
+
+# the full-text index as migration m001 creates it; its rows are rebuilt from chunks and documents
+FTS_DDL = ("CREATE VIRTUAL TABLE chunks_fts USING fts5("
+           "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')")
+FTS_FILL = ("INSERT INTO chunks_fts(rowid, title, heading, text) SELECT c.id, d.title, c.heading, c.text "
+            "FROM chunks c JOIN documents d ON d.id = c.document_id")
+
+
+@dataclass(frozen=True)
+class Finding:
+    problem: str
+    fix: str
+    repair: str | None = None  # the name of the repair `--repair` runs; None: the user must act
+
+
+def diagnose(db: Database, path: Path) -> list[Finding]:
+    """Every problem found, most fundamental first; an empty list means the library is sound."""
+    damaged = _integrity(db, path)
+    if damaged:
+        return damaged
+    return [*_schema(db), *_tables(db, path), *_counts(db, path)]
+
+
+def repair(db: Database, findings: list[Finding]) -> list[str]:
+    """Run the repairs the findings name; returns what was done."""
+    done = []
+    for name in dict.fromkeys(f.repair for f in findings if f.repair):
+        with write(db):
+            if name == "schema_version":
+                set_setting(db, "schema_version", str(SCHEMA_VERSION))
+                done.append(f"schema_version set to {SCHEMA_VERSION}")
+            elif name == "fts":
+                done.append(f"full-text index rebuilt from the chunks ({_rebuild_fts(db)} rows)")
+    return done
+
+
+def _rebuild_fts(db: Database) -> int:
+    db.execute("DROP TABLE IF EXISTS chunks_fts")
+    db.execute(FTS_DDL)
+    db.execute(FTS_FILL)
+    return int(db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0])
+
+
+def _integrity(db: Database, path: Path) -> list[Finding]:
+    rows = [row[0] for row in db.execute("PRAGMA integrity_check(5)")]
+    if rows == ["ok"]:
+        return []
+    found = " ".join("; ".join(rows).split())  # one line, however SQLite laid its report out
+    return [Finding(f"the file is damaged (integrity_check: {found[:200]})",
+                    f"copy out what SQLite can still read (`sqlite3 {path} .recover | sqlite3 recovered.db`) or "
+                    "ingest your folders again into a new database (`ragchat ingest PATH --db NEW`)")]
+
+
+def _schema(db: Database) -> list[Finding]:
+    if not db["settings"].exists():
+        return []
+    version = get_setting(db, "schema_version")
+    pending = MIGRATIONS.pending(db) if db["_sqlite_migrations"].exists() else []
+    if version is not None and not version.strip().isdigit():
+        return [Finding(f"schema_version is {version[:40]!r}, not a number", "--repair sets it again",
+                        "schema_version" if not pending else None)]
+    if pending:
+        return [Finding(f"{len(pending)} schema upgrade(s) not applied yet", "any other command applies them")]
+    if version is not None and int(version) < SCHEMA_VERSION:
+        return [Finding(f"schema_version {version} lags the schema ({SCHEMA_VERSION})", "--repair sets it",
+                        "schema_version")]
+    return []
+
+
+def _tables(db: Database, path: Path) -> list[Finding]:
+    tables = set(db.table_names())
+    findings = []
+    for name in REQUIRED_TABLES:
+        if name in tables:
+            continue
+        if name == "chunks_fts" and {"chunks", "documents"} <= tables:
+            findings.append(Finding("the full-text index (table chunks_fts) is missing",
+                                    "--repair rebuilds it from the chunks", "fts"))
+        else:
+            findings.append(Finding(f"table {name} is missing", f"ingest your folders again into a new database "
+                                    f"(`ragchat ingest PATH --db NEW`); {path} cannot be repaired in place"))
+    return findings
+
+
+def _counts(db: Database, path: Path) -> list[Finding]:
+    tables = set(db.table_names())
+    if not {"chunks", "chunks_fts"} <= tables:
+        return []
+    chunks = _count(db, "chunks")
+    findings = []
+    fts = _count(db, "chunks_fts")
+    if fts != chunks:
+        findings.append(Finding(f"{chunks} chunks but {fts} full-text rows", "--repair rebuilds the full-text "
+                                "index from the chunks", "fts"))
+    vectors = _count(db, VECTOR_TABLE) if VECTOR_TABLE in tables else 0
+    if vectors != chunks and (chunks or vectors):
+        findings.append(Finding(f"{chunks} chunks but {vectors} vectors",
+                                f"`ragchat ingest --reembed PATH... --db {path}` embeds every chunk again"))
+    return findings
+
+
+def _count(db: Database, table: str) -> int:
+    return int(db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0])
