@@ -139,7 +139,7 @@ class Repl:
         last_user = next((m for m in reversed(history) if m.role == "user"), None)
         if last_user is None:
             return
-        reply = next((m for m in history if m.role == "assistant" and m.id > last_user.id), None)
+        reply = next((m for m in history if m.role == "assistant" and m.turn == last_user.turn), None)
         render.console.print(f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last was:[/]")
         render.console.print(f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
                              width=render.width())

@@ -102,6 +102,18 @@ def m005_pages_and_parser_version(db: Database) -> None:
     db.table("documents").add_column("parser_version", int)
 
 
+@MIGRATIONS()
+def m006_i22a_turn_numbers(db: Database) -> None:
+    # a turn's number, given by the database in the transaction that writes its question (so two
+    # processes on one session never share or skip a number); the answer carries its question's
+    db.table("messages").add_column("turn", int)
+    db.execute(
+        "UPDATE messages SET turn = (SELECT count(*) FROM messages u WHERE u.session_id = messages.session_id "
+        "AND u.role = 'user' AND u.id <= messages.id)"
+    )
+    db.table("messages").create_index(["session_id", "turn"], index_name="messages_turn")
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 
