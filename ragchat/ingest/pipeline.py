@@ -21,7 +21,9 @@ from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
+from .limits import Limits
+from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
+from .worker import Parser
 
 if TYPE_CHECKING:
     import numpy as np
@@ -189,7 +191,8 @@ def _resolved(path: Path) -> Path:
 # --- reading one file ------------------------------------------------------------------------
 
 
-def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report: IngestReport) -> Pending | None:
+def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report: IngestReport,
+             parser: Parser) -> Pending | None:
     """Read, parse and chunk one file (in the parsing thread: no database access; `known` holds
     the stored documents by source)."""
     path, shown = found.path, _display_path(found)
@@ -201,7 +204,7 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     if old is not None and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
-    parsed: ParsedDocument = parse_document(path, data)
+    parsed: ParsedDocument = parser.parse(path, data)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
         report.warnings.append((shown, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
@@ -242,6 +245,7 @@ class _Parser(threading.Thread):
         self._queue: queue.Queue = queue.Queue(maxsize=256)  # bounds the memory of parsed documents
         self._stopping = threading.Event()
         self._error: BaseException | None = None
+        self._worker = Parser(Limits.for_file_mb(settings.max_file_mb))
 
     def run(self) -> None:
         try:
@@ -249,8 +253,10 @@ class _Parser(threading.Thread):
                 if self._stopping.is_set():
                     return
                 try:
-                    prepared = _prepare(self._known, item, self._settings, self._report)
+                    prepared = _prepare(self._known, item, self._settings, self._report, self._worker)
                 except UnreadableFile as exc:
+                    if self._stopping.is_set():
+                        return
                     self._report.skipped.append((_display_path(item), str(exc)))
                     prepared = None
                 if prepared:
@@ -259,6 +265,7 @@ class _Parser(threading.Thread):
         except BaseException as exc:
             self._error = exc
         finally:
+            self._worker.stop()
             self._put(self._DONE)
 
     def _put(self, item: object) -> None:
@@ -270,10 +277,15 @@ class _Parser(threading.Thread):
                 continue
 
     def windows(self) -> Iterator[list[Pending]]:
-        """The parsed documents in order, in windows of about WINDOW chunks."""
+        """The parsed documents in order, in windows of about WINDOW chunks; a smaller window when
+        the next file is slow to parse, so the documents before it are written meanwhile."""
         window: list[Pending] = []
         size = 0
-        while (item := self._queue.get()) is not self._DONE:
+        while (item := self._next(bool(window))) is not self._DONE:
+            if item is None:  # the parser is busy with a slow file
+                yield window
+                window, size = [], 0
+                continue
             window.append(item)
             size += len(item.chunks)
             if size >= WINDOW:
@@ -284,8 +296,17 @@ class _Parser(threading.Thread):
         if window:
             yield window
 
+    def _next(self, waiting: bool) -> object:
+        """The next parsed item; None when documents are waiting and none came for a second."""
+        try:
+            return self._queue.get(timeout=1.0) if waiting else self._queue.get()
+        except queue.Empty:
+            return None
+
     def stop(self) -> None:
+        """Stop at once: the worker is killed mid-file (documents already written stay)."""
         self._stopping.set()
+        self._worker.stop()
         self.join()
 
 
