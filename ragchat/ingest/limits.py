@@ -14,7 +14,7 @@ from ..errors import UnreadableFile
 MB = 1 << 20
 EXPANDED_MB = 32  # what a compressed file may expand to: a .docx's members, a PDF stream inflated
 PARSE_SECONDS = 30.0  # the time one file may take to parse; longer and its worker is stopped
-WORKER_MEMORY_MB = 450  # the parsing worker's data limit: past it a file is refused, not swapped
+WORKER_MEMORY_MB = 384  # the parsing worker's data limit: past it a file is refused, not swapped
 
 
 @dataclass(frozen=True)

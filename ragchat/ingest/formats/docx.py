@@ -95,6 +95,8 @@ def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx 
         return Document(io.BytesIO(data))
     except Exception as exc:  # a damaged zip or XML raises many exception types
         detail = " ".join(str(exc).split())[:80] or type(exc).__name__
+        if detail.startswith("unknown error"):  # what lxml says when its memory runs out
+            raise UnreadableFile("corrupt .docx, or its XML does not fit in the parser's memory limit") from None
         raise UnreadableFile(f"corrupt .docx: {detail}") from None
 
 
