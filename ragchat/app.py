@@ -99,6 +99,8 @@ class App:
         return chosen
 
     def session_name(self, session: str | None) -> str:
+        if session is not None and not session.strip():  # not "the latest": that would be another session
+            raise SessionError("the session name is empty: give one with --session NAME")
         name = session or sessions.latest_session(self.db)
         if not name:
             raise SessionError("no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)")

@@ -15,6 +15,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from .config import load_settings
 from .errors import RagchatError
+from .names import readable_text
 
 if TYPE_CHECKING:
     from .app import App
@@ -168,6 +169,7 @@ def search(
     from .search.hybrid import SearchRequest
     from .search.hybrid import search as run_search
 
+    query = readable_text(query)
     if not query.strip():  # like `ask ""`: the error is the only line
         raise RagchatError("empty query: type what to look for")
     ctx = make_app(db=db)
@@ -201,6 +203,7 @@ def ask(
     from .conversation.turn import EMPTY_QUESTION
     from .store import sessions
 
+    question, session = readable_text(question), readable_text(session)
     if not question.strip():  # before opening anything or asking Ollama: the error is the only line
         raise RagchatError(EMPTY_QUESTION)
     ctx = make_app(db=db)
@@ -339,6 +342,8 @@ def chat(
     from .repl import Repl
 
     piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
+    if piped is not None and hasattr(piped, "reconfigure"):
+        piped.reconfigure(errors="replace")  # bytes that are not UTF-8 are text to answer, not a crash
     Repl(make_app(db=db), session, lines=piped).run()
 
 

@@ -17,6 +17,7 @@ from . import render
 from .app import App
 from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
+from .names import readable_text
 from .store import library, sessions
 from .text import printable
 
@@ -88,7 +89,7 @@ class Repl:
         output reads as a transcript)."""
         if self.lines is not None:
             for line in self.lines:
-                text = line.rstrip("\r\n")
+                text = readable_text(line.rstrip("\r\n"))
                 if text.strip():
                     echo = render.snippet(text, render.ECHO_LIMIT)
                     render.console.print(f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
@@ -97,7 +98,7 @@ class Repl:
             return
         while True:
             try:
-                yield self.prompt.prompt(f"{printable(self.session)}> ")
+                yield readable_text(self.prompt.prompt(f"{printable(self.session)}> "))
             except KeyboardInterrupt:
                 continue
             except EOFError:

@@ -23,7 +23,7 @@ from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
-from .names import name_bytes, shown_name, stored_path
+from ..names import name_bytes, shown_name, stored_path
 from .worker import Parser
 
 if TYPE_CHECKING:

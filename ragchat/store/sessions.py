@@ -50,6 +50,7 @@ def session_id(db: Database, name: str, *, create: bool = True) -> int:
         return row[0]
     if not create:
         raise SessionError(f"no session named {name!r} (see `ragchat sessions`)")
+    check_session_name(name)
     with write(db):
         stamp = now()
         db.execute(
@@ -57,6 +58,14 @@ def session_id(db: Database, name: str, *, create: bool = True) -> int:
             [name, stamp, stamp],
         )
     return db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()[0]
+
+
+def check_session_name(name: str) -> None:
+    """A new session's name is one line of visible text (a table row shows it)."""
+    if not name.strip():
+        raise SessionError("the session name is empty: give one with --session NAME")
+    if any(ord(char) < 32 or 0x7F <= ord(char) < 0xA0 for char in name):
+        raise SessionError(f"the session name {name!r} has control characters (a newline?): use one line of text")
 
 
 def latest_session(db: Database) -> str | None:
@@ -94,6 +103,7 @@ def delete_session(db: Database, name: str) -> int:
 def rename_session(db: Database, old: str, new: str) -> None:
     if not new.strip():
         raise SessionError("the new session name is empty")
+    check_session_name(new)
     session = session_id(db, old, create=False)
     if old == new:
         return

@@ -1,4 +1,7 @@
-"""File names as ragchat stores and shows them.
+"""Names and text from outside: file names as ragchat stores and shows them, and text that is
+not valid UTF-8.
+
+File names:
 
 A POSIX file name is bytes. Python gives bytes that are not UTF-8 as lone surrogates, which SQLite
 and the terminal refuse; control characters (a newline in a name) would split a table row or a
@@ -38,3 +41,12 @@ def name_bytes(name: str) -> bytes | None:
 def stored_path(source: str, source_bytes: bytes | None) -> Path:
     """The file a stored document came from."""
     return Path(os.fsdecode(source_bytes)) if source_bytes else Path(source)
+
+
+_SURROGATES = re.compile("[\ud800-\udfff]")
+
+
+def readable_text(text: str) -> str:
+    """Text from outside (argv, a pipe, the prompt) with undecodable bytes as U+FFFD: Python hands
+    them over as lone surrogates, which no encoder, tokenizer or database accepts."""
+    return _SURROGATES.sub("\ufffd", text)
