@@ -206,6 +206,7 @@ def ask(
     question, session = readable_text(question), readable_text(session)
     if not question.strip():  # before opening anything or asking Ollama: the error is the only line
         raise RagchatError(EMPTY_QUESTION)
+    sessions.check_session_name(session)
     ctx = make_app(db=db)
     ctx.require_library()
     if new:

@@ -388,18 +388,17 @@ def _write_all(
     embedder: Embedder | None = None
     total = 0
     for window in parser.windows():
+        parsed = [item for item in window if item.chunks]
+        if parsed:
+            if embedder is None:
+                embedder = load_embedder()
+                library.ensure_vector_table(db, embedder.model_id, embedder.dim)
+            total += sum(len(item.chunks) for item in parsed)
+            progress.chunks(total)  # grows while the parser finds more
+            _write_window(db, embedder, parsed, settings.embed_batch, progress, report)
         for item in window:
-            if not item.chunks:  # a move or a copy: nothing to embed
+            if not item.chunks:  # a move or a copy (after the documents it may repeat): nothing to embed
                 _write_name(db, item, report)
-        window = [item for item in window if item.chunks]
-        if not window:
-            continue
-        if embedder is None:
-            embedder = load_embedder()
-            library.ensure_vector_table(db, embedder.model_id, embedder.dim)
-        total += sum(len(item.chunks) for item in window)
-        progress.chunks(total)  # grows while the parser finds more
-        _write_window(db, embedder, window, settings.embed_batch, progress, report)
 
 
 def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch: int, progress: Progress,
