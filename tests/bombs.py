@@ -6,7 +6,6 @@ measures the time and peak memory of refusing each).
 
 from __future__ import annotations
 
-import io
 import struct
 import zipfile
 import zlib

@@ -17,7 +17,6 @@ import pytest
 from helpers import invoke
 
 from ragchat.cli import app
-
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 
@@ -126,13 +125,12 @@ def test_a_file_name_that_is_not_utf8_is_ingested_stored_and_shown_escaped(tmp_p
 
 
 def test_repl_ingest_of_a_folder_with_a_name_that_is_not_utf8(tmp_path: Path, capsys) -> None:
+    from helpers import settings_for
     from prompt_toolkit.input import create_pipe_input
     from prompt_toolkit.output import DummyOutput
 
     from ragchat.app import App
     from ragchat.repl import Repl
-
-    from helpers import settings_for
 
     folder = bad_name_folder(tmp_path)
     open_db(tmp_path / "lib.db").close()

@@ -7,7 +7,7 @@ import hashlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterable, Iterator, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -16,6 +16,7 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
+from ..names import name_bytes, shown_name, stored_path
 from ..store import library
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
@@ -23,7 +24,6 @@ from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
-from ..names import name_bytes, shown_name, stored_path
 from .worker import Parser
 
 if TYPE_CHECKING:
@@ -332,6 +332,7 @@ class _Parser(threading.Thread):
                 yield window
                 window, size = [], 0
                 continue
+            assert isinstance(item, Pending)
             window.append(item)
             size += len(item.chunks)
             if size >= WINDOW:
@@ -484,10 +485,10 @@ def prune(db: Database, report: IngestReport) -> None:
     for document in library.documents(db):
         if _exists(document):
             continue
-        if (copy := surviving.get(document["id"])) is not None:
-            library.move_document(db, document["id"], FileName(copy["source"], copy["source_bytes"], copy["path"],
-                                                                copy["root"]), document["mtime"])
-            report.moved.append((document["path"], copy["path"]))
+        if (kept := surviving.get(document["id"])) is not None:
+            library.move_document(db, document["id"], FileName(kept["source"], kept["source_bytes"], kept["path"],
+                                                                kept["root"]), document["mtime"])
+            report.moved.append((document["path"], kept["path"]))
         else:
             library.delete_document(db, document["id"])
             report.removed.append(document["path"])
