@@ -122,7 +122,7 @@ def test_ctrl_c_while_a_file_parses_stops_at_once_and_keeps_earlier_documents(tm
     interrupted = time.monotonic()
     stdout, stderr = process.communicate(timeout=30)
 
-    assert time.monotonic() - interrupted < 3, "Ctrl-C waited for the parse"
+    assert time.monotonic() - interrupted < 5, "Ctrl-C waited for the parse (~18 s)"
     assert process.returncode == 130, stdout + stderr
     assert stderr.strip() == "Error: interrupted"
     assert documents_in(db_path) == ["a.md", "b.md"]

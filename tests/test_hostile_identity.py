@@ -240,3 +240,19 @@ def test_blank_or_multiline_session_names_are_refused(small_db: Path, runner, ar
     db = open_db(small_db)
     assert sessions.session_names(db) == ["other"]
     db.close()
+
+
+def test_prune_moves_a_document_whose_file_is_gone_to_its_copy(tmp_path: Path, embedder) -> None:
+    first, second, db_path = write_docs(tmp_path / "one"), write_docs(tmp_path / "two"), tmp_path / "lib.db"
+    ingest_into(db_path, embedder, first, second)
+    before = rows(db_path, "SELECT id, chunk_count FROM documents ORDER BY id")
+    (first / "wills.md").unlink()
+
+    kept = ingest_into(db_path, embedder, first, second)
+    assert kept.gone == ["wills.md"]
+    pruned = ingest_into(db_path, embedder, first, second, prune=True)
+
+    assert pruned.moved == [("wills.md", "wills.md")] and pruned.removed == []
+    assert rows(db_path, "SELECT id, chunk_count FROM documents ORDER BY id") == before
+    assert rows(db_path, "SELECT source FROM documents WHERE path = 'wills.md'") == [(str(second / "wills.md"),)]
+    assert rows(db_path, "SELECT count(*) FROM document_copies") == [(1,)]  # compost.md's

@@ -229,8 +229,9 @@ def _resolved(path: Path) -> Path:
 def _prepare(known: _Known, found: Found, settings: Settings, report: IngestReport, parser: Parser) -> Pending | None:
     """Read, parse and chunk one file (in the parsing thread: no database access). A file whose
     content the library already holds is a move or a copy, neither parsed nor embedded."""
-    path, name = found.path, _file_name(found)
-    data = read_file(path, int(settings.max_file_mb * 1_048_576))
+    path = found.path
+    data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
+    name = _file_name(found)
     digest = hashlib.sha256(data).hexdigest()
     old = known.by_source.get(name.source)
     copy = known.copies.get(name.source)
@@ -261,8 +262,8 @@ def _prepare(known: _Known, found: Found, settings: Settings, report: IngestRepo
 
 
 def _file_name(found: Found) -> FileName:
-    source = str(found.path.resolve())
-    return FileName(shown_name(source), name_bytes(source), _display_path(found), shown_name(str(found.root.resolve())))
+    source = str(_resolved(found.path))
+    return FileName(shown_name(source), name_bytes(source), _display_path(found), shown_name(str(_resolved(found.root))))
 
 
 def _display_path(found: Found) -> str:

@@ -114,7 +114,17 @@ def serve(requests: Connection, answers: Connection) -> None:
             name, data, limits = requests.recv()
         except (EOFError, OSError):
             return
+        _cpu_deadline(limits.seconds * 2)
         answers.send(_parse(Path(name), data, limits))
+
+
+def _cpu_deadline(seconds: float) -> None:
+    """Die (SIGXCPU) after `seconds` more CPU time: the parent stops a parse at its wall-clock
+    budget first, so this only ends a worker whose parent was killed (it has no one to stop it)."""
+    usage = resource.getrusage(resource.RUSAGE_SELF)
+    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
+    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
+    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
 
 
 def _parse(path: Path, data: bytes, limits: Limits) -> tuple[str, object]:
