@@ -1,8 +1,8 @@
 """Parsing in a worker process: a file that parses for too long is stopped, and Ctrl-C stops
 parsing at once (a thread cannot be interrupted; a process can be killed).
 
-One worker serves a whole ingest, started on the first file that needs it as `python -m
-ragchat.ingest.worker` (a plain subprocess: no copy of the parent's threads, locks or open database,
+One worker serves a whole ingest, started on the first file that needs it as a plain subprocess
+of this interpreter running `main` below (no copy of the parent's threads, locks or open database,
 and no re-import of the caller's main script as multiprocessing's 'spawn' does). It runs in its own
 session, so the terminal's Ctrl-C reaches only the ingest, which kills it; it runs with a data-size
 limit, so a file that would need more memory is refused instead of swapping the machine. A timeout,
@@ -75,8 +75,8 @@ class Parser:
                 raise UnreadableFile("parsing stopped")
             if self._process is None:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-m", "ragchat.ingest.worker"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-                    env=_child_env(), start_new_session=True,
+                    [sys.executable, "-P", "-c", _START, _package_root()], stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE, start_new_session=True,
                 )
                 assert self._process.stdin is not None and self._process.stdout is not None
                 self._pipes = (Connection(os.dup(self._process.stdin.fileno()), readable=False),
@@ -97,11 +97,18 @@ class Parser:
             pipe.close()
 
 
-def _child_env() -> dict[str, str]:
-    """The parent's environment, with this ragchat first on the import path."""
-    here = str(Path(__file__).resolve().parents[2])
-    path = os.environ.get("PYTHONPATH", "")
-    return {**os.environ, "PYTHONPATH": here + (os.pathsep + path if path else "")}
+# -P: the working folder (often the folder being ingested) is not on the import path, so a
+# `pickle.py` lying there is never imported; this ragchat's folder is, unless already there
+_START = (
+    "import sys\n"
+    "if sys.argv[1] not in sys.path: sys.path.insert(0, sys.argv[1])\n"
+    "from ragchat.ingest.worker import main\n"
+    "main()\n"
+)
+
+
+def _package_root() -> str:
+    return str(Path(__file__).resolve().parents[2])
 
 
 def serve(requests: Connection, answers: Connection) -> None:
@@ -147,6 +154,3 @@ def main() -> None:
     os.dup2(2, 1)
     serve(Connection(0, writable=False), answers)
 
-
-if __name__ == "__main__":
-    main()
