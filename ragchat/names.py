@@ -1,13 +1,12 @@
 """Names and text from outside: file names as ragchat stores and shows them, and text that is
 not valid UTF-8.
 
-File names:
-
-A POSIX file name is bytes. Python gives bytes that are not UTF-8 as lone surrogates, which SQLite
-and the terminal refuse; control characters (a newline in a name) would split a table row or a
-summary line, and bidirectional controls would reorder what is shown. Those are written as escapes
-(`\\xff`, `\\n`, `\\u202e`): the stored name is readable text, and the file's own bytes are kept
-beside it (DocumentRecord.source_bytes) whenever escaping changed anything, so the file is found again.
+File names: a POSIX file name is bytes. Python gives bytes that are not UTF-8 as lone surrogates,
+which SQLite and the terminal refuse; a line break in a name would split a table row or a summary
+line (rows could be faked). Those are written as escapes (`\\xff`, `\\n`, `\\r`): the stored name is
+readable one-line text, and the file's own bytes are kept beside it (DocumentRecord.source_bytes)
+whenever escaping changed anything, so the file is found again. Other control characters are left
+to the display (`text.printable` drops them with their escape sequences; `--json` keeps them).
 """
 
 from __future__ import annotations
@@ -16,8 +15,8 @@ import os
 import re
 from pathlib import Path
 
-_UNSHOWABLE = re.compile("[\udc80-\udcff\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069]")
-_NAMED = {"\n": "\\n", "\r": "\\r", "\t": "\\t"}
+_UNSHOWABLE = re.compile("[\udc80-\udcff\n\r]")
+_NAMED = {"\n": "\\n", "\r": "\\r"}
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -25,11 +24,11 @@ def _escape(match: re.Match[str]) -> str:
     code = ord(char)
     if 0xDC80 <= code <= 0xDCFF:  # a byte that is not UTF-8, as os.fsdecode gives it
         return f"\\x{code - 0xDC00:02x}"
-    return _NAMED.get(char) or (f"\\x{code:02x}" if code < 0x100 else f"\\u{code:04x}")
+    return _NAMED[char]
 
 
 def shown_name(name: str) -> str:
-    """`name` with undecodable bytes, control and bidi characters escaped."""
+    """`name` with undecodable bytes and line breaks escaped."""
     return _UNSHOWABLE.sub(_escape, name)
 
 
