@@ -57,8 +57,9 @@ def paragraphs_docx(path: Path, megabytes: int = 200) -> Path:
     return docx_with_body(path, megabytes * MB // len(paragraph), paragraph)
 
 
-def text_node_docx(path: Path, megabytes: int = 1024) -> Path:
-    """One text node of `megabytes` MB (1 GB deflates to about 1 MB). One deflated megabyte is
+def text_node_docx(path: Path, megabytes: int = 1024, declared: int | None = None) -> Path:
+    """One text node of `megabytes` MB (1 GB deflates to about 1 MB), its size in the zip header
+    `declared` if given (a header that lies). One deflated megabyte is
     repeated (a full flush makes each copy self-contained), so making it takes a fraction of a second."""
     block = b"a" * MB
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
@@ -72,7 +73,7 @@ def text_node_docx(path: Path, megabytes: int = 1024) -> Path:
     start, end = zlib.compressobj(9, zlib.DEFLATED, -15), zlib.compressobj(9, zlib.DEFLATED, -15)
     first = start.compress(head) + start.flush(zlib.Z_FULL_FLUSH)
     last = end.compress(tail) + end.flush()
-    size = len(head) + megabytes * MB + len(tail)
+    size = len(head) + megabytes * MB + len(tail) if declared is None else declared  # a lying header
     members = [(name, zlib.compress(text.encode())[2:-4], zlib.crc32(text.encode()), len(text.encode()))
                for name, text in (("[Content_Types].xml", _CONTENT_TYPES), ("_rels/.rels", _RELS))]
     with path.open("wb") as out:

@@ -47,6 +47,7 @@ def test_bombs_are_skipped_with_their_reason_and_the_rest_is_ingested(tmp_path: 
     folder.mkdir()
     paragraphs_docx(folder / "paragraphs.docx", 200)
     text_node_docx(folder / "text_node.docx", 1024)
+    text_node_docx(folder / "lying.docx", 1024, declared=4096)  # the header says 4 KB
     flate_bomb_pdf(folder / "flate.pdf", 150)
     nested_html(folder / "nested.html", 40_000)
     (folder / "notes.md").write_text(NOTE)
@@ -59,6 +60,7 @@ def test_bombs_are_skipped_with_their_reason_and_the_rest_is_ingested(tmp_path: 
         "paragraphs.docx": ".docx expands to more than 32 MB (a compression bomb?)",
         "text_node.docx": ".docx expands to more than 32 MB (a compression bomb?)",
         "flate.pdf": "a PDF stream expands to more than 32 MB (a compression bomb?)",
+        "lying.docx": "corrupt .docx: Bad CRC-32 for file 'word/document.xml'",
     }
 
 

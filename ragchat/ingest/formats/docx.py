@@ -1,9 +1,9 @@
 """Word .docx (python-docx): headings from the Title and Heading N styles, paragraphs, list
 paragraphs as "- item" lines (two spaces per level), tables as "cell | cell" lines.
 
-A .docx is a zip: the sizes its members declare are checked against the expansion limit before
-anything is parsed (zipfile stops reading a member at its declared size, so a member cannot yield
-more than it declares)."""
+A .docx is a zip: before anything is parsed, the sizes its members declare are checked against the
+expansion limit, then each member is read through with a running count (zipfile also stops a member
+at its declared size and fails its checksum, so a lying header is a corrupt file)."""
 
 from __future__ import annotations
 
@@ -68,12 +68,23 @@ def parse_docx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Outline:
 
 
 def _check_expansion(data: bytes, limits: Limits) -> None:
+    """The members' declared sizes first (cheap), then each member read through in pieces and
+    counted, so a header that lies about its size is caught too (before python-docx reads it)."""
     try:
         with zipfile.ZipFile(io.BytesIO(data)) as archive:
-            expanded = sum(member.file_size for member in archive.infolist())
-    except (zipfile.BadZipFile, OSError, ValueError) as exc:
-        raise UnreadableFile(f"corrupt .docx: {' '.join(str(exc).split())[:80]}") from None
-    limits.check_expanded(expanded, ".docx")
+            members = archive.infolist()
+            limits.check_expanded(sum(member.file_size for member in members), ".docx")
+            total = 0
+            for member in members:
+                with archive.open(member) as stream:
+                    while piece := stream.read(1 << 20):
+                        total += len(piece)
+                        limits.check_expanded(total, ".docx")
+    except UnreadableFile:
+        raise
+    except Exception as exc:  # a damaged zip raises many exception types (BadZipFile, zlib.error, ...)
+        detail = " ".join(str(exc).split())[:80] or type(exc).__name__
+        raise UnreadableFile(f"corrupt .docx: {detail}") from None
 
 
 def _style_names(document: Document) -> Callable[[Paragraph], str]:
