@@ -113,9 +113,7 @@ def _package_root() -> str:
 
 def serve(requests: Connection, answers: Connection) -> None:
     """The worker's loop: (name, bytes, limits) in, ("ok", ParsedDocument) or ("skip", reason) out."""
-    _, hard = resource.getrlimit(resource.RLIMIT_DATA)
-    wanted = WORKER_MEMORY_MB * MB
-    resource.setrlimit(resource.RLIMIT_DATA, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+    _lower_limit(resource.RLIMIT_DATA, WORKER_MEMORY_MB * MB)
     while True:
         try:
             name, data, limits = requests.recv()
@@ -129,9 +127,16 @@ def _cpu_deadline(seconds: float) -> None:
     """Die (SIGXCPU) after `seconds` more CPU time: the parent stops a parse at its wall-clock
     budget first, so this only ends a worker whose parent was killed (it has no one to stop it)."""
     usage = resource.getrusage(resource.RUSAGE_SELF)
-    _, hard = resource.getrlimit(resource.RLIMIT_CPU)
-    soft = int(usage.ru_utime + usage.ru_stime + seconds) + 1
-    resource.setrlimit(resource.RLIMIT_CPU, (soft if hard == resource.RLIM_INFINITY else min(soft, hard), hard))
+    _lower_limit(resource.RLIMIT_CPU, int(usage.ru_utime + usage.ru_stime + seconds) + 1)
+
+
+def _lower_limit(which: int, wanted: int) -> None:
+    """Set a soft resource limit within the hard one; a system that refuses keeps its own."""
+    try:
+        _, hard = resource.getrlimit(which)
+        resource.setrlimit(which, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+    except (ValueError, OSError):
+        pass
 
 
 def _parse(path: Path, data: bytes, limits: Limits) -> tuple[str, object]:
