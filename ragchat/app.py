@@ -85,13 +85,8 @@ class App:
     def turns(self, session: str) -> list[AnsweredTurn]:
         """The answered turns of a session, in order."""
         history = sessions.messages(self.db, sessions.session_id(self.db, session, create=False))
-        numbered, count = [], 0
-        for message in history:
-            if message.role == "user":
-                count += 1
-            elif message.lineage is not None:
-                numbered.append(AnsweredTurn(count, message.id, Lineage.from_dict(message.lineage), message.content))
-        return numbered
+        return [AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
+                for m in history if m.role == "assistant" and m.lineage is not None]
 
     def turn(self, session: str, number: int | None = None) -> AnsweredTurn:
         """Turn `number` of a session (default: the last); a SessionError says what exists."""
@@ -104,6 +99,8 @@ class App:
         return chosen
 
     def session_name(self, session: str | None) -> str:
+        if session is not None and not session.strip():  # not "the latest": that would be another session
+            raise SessionError("the session name is empty: give one with --session NAME")
         name = session or sessions.latest_session(self.db)
         if not name:
             raise SessionError("no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)")

@@ -16,6 +16,7 @@ from typer.core import TyperCommand, TyperGroup
 
 from .config import CONFIG_FILE, MAX_NEIGHBOURS, UntrustedProjectConfig, load_settings, trust_folder
 from .errors import RagchatError
+from .names import readable_text
 
 if TYPE_CHECKING:
     from .app import App
@@ -236,6 +237,7 @@ def search(
     from .search.hybrid import SearchRequest
     from .search.hybrid import search as run_search
 
+    query = readable_text(query)
     if not query.strip():  # like `ask ""`: the error is the only line
         raise RagchatError("empty query: type what to look for")
     ctx = make_app(db=db)
@@ -269,8 +271,10 @@ def ask(
     from .conversation.turn import EMPTY_QUESTION
     from .store import sessions
 
+    question, session = readable_text(question), readable_text(session)
     if not question.strip():  # before opening anything or asking Ollama: the error is the only line
         raise RagchatError(EMPTY_QUESTION)
+    sessions.check_session_name(session)
     ctx = make_app(db=db)
     ctx.require_library()
     _require_writable(ctx)
@@ -405,6 +409,8 @@ def chat(
     from .repl import Repl
 
     piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
+    if piped is not None and hasattr(piped, "reconfigure"):
+        piped.reconfigure(errors="replace")  # bytes that are not UTF-8 are text to answer, not a crash
     ctx = make_app(db=db)
     _require_writable(ctx)
     Repl(ctx, session, lines=piped).run()

@@ -138,6 +138,10 @@ def ingest_report(report: IngestReport, database: Path | None = None) -> None:
     console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}", soft_wrap=True)
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
+    for was, now in report.moved:
+        console.print(f"  moved {escape(was)} -> {escape(now)} (same content: not embedded again)", soft_wrap=True)
+    for path, original in report.copies:
+        console.print(f"  copy {escape(path)}: same content as {escape(original)} (stored once)", soft_wrap=True)
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
     if report.gone:

@@ -17,6 +17,7 @@ from . import render
 from .app import App
 from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
+from .names import readable_text
 from .store import library, sessions
 from .text import printable
 
@@ -88,7 +89,7 @@ class Repl:
         output reads as a transcript)."""
         if self.lines is not None:
             for line in self.lines:
-                text = line.rstrip("\r\n")
+                text = readable_text(line.rstrip("\r\n"))
                 if text.strip():
                     echo = render.snippet(text, render.ECHO_LIMIT)
                     render.console.print(f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
@@ -97,7 +98,7 @@ class Repl:
             return
         while True:
             try:
-                yield self.prompt.prompt(f"{printable(self.session)}> ")
+                yield readable_text(self.prompt.prompt(f"{printable(self.session)}> "))
             except KeyboardInterrupt:
                 continue
             except EOFError:
@@ -139,7 +140,7 @@ class Repl:
         last_user = next((m for m in reversed(history) if m.role == "user"), None)
         if last_user is None:
             return
-        reply = next((m for m in history if m.role == "assistant" and m.id > last_user.id), None)
+        reply = next((m for m in history if m.role == "assistant" and m.turn == last_user.turn), None)
         render.console.print(f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last was:[/]")
         render.console.print(f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
                              width=render.width())

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 import numpy as np
 from sqlite_utils import Database
 
+from ..names import readable_text
 from ..search.hybrid import vector_ranking
 from ..store import library
 from ..store.sessions import Message
@@ -63,7 +64,7 @@ class TurnContext:
 
 def clean_question(question: str) -> tuple[str, tuple[str, ...]]:
     """One line of at most MAX_QUESTION_CHARS; an empty question is refused by the caller."""
-    text = " ".join(question.split())
+    text = " ".join(readable_text(question).split())
     if len(text) > MAX_QUESTION_CHARS:
         return text[:MAX_QUESTION_CHARS], (f"question cut to its first {MAX_QUESTION_CHARS} characters (it had {len(text)})",)
     return text, ()

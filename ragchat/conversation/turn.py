@@ -65,22 +65,22 @@ class Conversation:
         text, cut = clean_question(question)
         if not text:
             raise RagchatError(EMPTY_QUESTION)
-        session_id = sessions.session_id(self.db, self.session)
-        history = tuple(sessions.messages(self.db, session_id))
         vector = self.embedder.embed_query(text[:2000])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
-        window = window_of(history, vector, self.settings.history_window if self.options.use_window else 0)
+        opened = sessions.open_turn(self.db, self.session, text, embedding=vector)  # its number and history
+        session_id, user_id = opened.session_id, opened.message_id
+        window = window_of(opened.history, vector, self.settings.history_window if self.options.use_window else 0)
         pending = self._ask_model(text, window)  # thinks while the question's own searches run
-        context = read_turn(self.db, text, vector, history, window=window,
+        context = read_turn(self.db, text, vector, opened.history, window=window,
                             depth=max(self.settings.candidates, self.settings.top_k), notices=(*cut, *remote))
-        user_id = sessions.add_message(self.db, session_id, "user", text, embedding=vector)
-        context, reformulation = self._reformulate(context, pending)
+        context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
         chosen = plan(context, reformulation, self.settings, self.options)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
         lineage = self._lineage(context, reformulation, chosen, retrieval, started, pending)
         self._announce(lineage.notices)
-        assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
+        assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict(),
+                                             turn=opened.number)
         answered = self._supported(lineage, self._answer(lineage, context, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)

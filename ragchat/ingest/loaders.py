@@ -34,6 +34,7 @@ from .formats.markdown import parse_markdown
 from .formats.pdf import parse_pdf
 from .formats.rst import parse_rst
 from .formats.text import parse_text
+from .limits import DEFAULT_LIMITS, Limits
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf", ".docx"}
@@ -82,17 +83,22 @@ def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedDocum
     return parse_document(path, read_file(path, max_bytes))
 
 
-def parse_document(path: Path, data: bytes) -> ParsedDocument:
-    """Parse bytes already read from `path`, by its suffix."""
+def parse_document(path: Path, data: bytes, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
+    """Parse bytes already read from `path`, by its suffix, within `limits` (in this process:
+    `worker.Parser` runs this where it can be stopped)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise UnreadableFile(f"unsupported file type {suffix or '(no suffix)'}")
     if not data:
         raise UnreadableFile("empty file")
     if suffix in _BINARY_PARSERS:
-        return _assemble(_BINARY_PARSERS[suffix](data), _readable_stem(path), "utf-8")
-    text, encoding = _decode_text(data)
-    return _assemble(_TEXT_PARSERS[suffix](_normalise(text)), _readable_stem(path), encoding)
+        document = _assemble(_BINARY_PARSERS[suffix](data, limits), _readable_stem(path), "utf-8")
+    else:
+        text, encoding = _decode_text(data)
+        limits.check_chars(len(text))
+        document = _assemble(_TEXT_PARSERS[suffix](_normalise(text)), _readable_stem(path), encoding)
+    limits.check_chars(len(document.text))
+    return document
 
 
 # --- reading and decoding -------------------------------------------------------------------
@@ -267,4 +273,4 @@ _TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
     ".html": parse_html,
     ".htm": parse_html,
 }
-_BINARY_PARSERS: dict[str, Callable[[bytes], _Outline]] = {".pdf": parse_pdf, ".docx": parse_docx}
+_BINARY_PARSERS: dict[str, Callable[[bytes, Limits], _Outline]] = {".pdf": parse_pdf, ".docx": parse_docx}

@@ -7,8 +7,8 @@ import hashlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable, Iterator, Sequence
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -16,12 +16,15 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
+from ..names import name_bytes, shown_name, stored_path
 from ..store import library
 from ..store.db import set_setting, write
-from ..store.library import ChunkRecord, DocumentRecord
+from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
 from .keywords import select_keywords, term_counts
-from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
+from .limits import Limits
+from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
+from .worker import Parser
 
 if TYPE_CHECKING:
     import numpy as np
@@ -65,11 +68,14 @@ class IngestReport:
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
     gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
+    moved: list[tuple[str, str]] = field(default_factory=list)  # (was, now): same content, not re-embedded
+    copies: list[tuple[str, str]] = field(default_factory=list)  # (path, document it repeats): stored once
 
     @property
     def ok(self) -> bool:
         """Anything was ingested, or everything was already up to date."""
-        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed)
+        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed
+                    or self.moved or self.copies)
 
 
 @dataclass(frozen=True)
@@ -86,6 +92,37 @@ class Pending:
     title: str
     is_new: bool
     reparsed: bool = False
+    moved: dict | None = None  # the stored document whose file this is, moved or renamed
+    copy_of: str | int | None = None  # the document this file repeats: its id, or its source if new
+
+
+class _Known:
+    """What the parsing thread knows of the library: a snapshot at the start, and what this run
+    decided so far (files are met in order, so the first of two identical new files is parsed
+    and the second is its copy)."""
+
+    def __init__(self, db: Database) -> None:
+        self.by_source = {row["source"]: row for row in library.documents(db)}
+        self.copies = {row["source"]: row for row in library.copies(db)}
+        self.by_hash: dict[str, dict] = {}
+        for row in self.by_source.values():
+            self.by_hash.setdefault(row["content_hash"], row)
+        self.claimed: dict[str, str] = {}  # content hash -> source of the new file parsed for it
+        self.changed: set[int] = set()  # documents whose content this run replaces
+        self.moved: set[int] = set()
+
+    def same_content(self, digest: str, found: Found, record: DocumentRecord) -> Pending | None:
+        """A file whose content the library holds: the document moved here, or this is a copy."""
+        same = self.by_hash.get(digest)
+        if same is not None and same["id"] not in self.changed:
+            if same["id"] not in self.moved and not stored_path(same["source"], same.get("source_bytes")).exists():
+                self.moved.add(same["id"])
+                return Pending(found, record, [], same["title"], is_new=False, moved=same)
+            return Pending(found, record, [], same["title"], is_new=False, copy_of=same["id"])
+        if digest in self.claimed:
+            return Pending(found, record, [], "", is_new=False, copy_of=self.claimed[digest])
+        self.claimed[digest] = record.source
+        return None
 
 
 # --- finding files ---------------------------------------------------------------------------
@@ -155,7 +192,7 @@ class _SymlinkRule:
 
 def _folder_shown(folder: Path, root: Path) -> str:
     """A folder as the skipped list shows it: relative to the ingest root, like the files in it."""
-    return folder.relative_to(root).as_posix() if folder != root else str(folder)
+    return shown_name(folder.relative_to(root).as_posix() if folder != root else str(folder))
 
 
 def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
@@ -169,9 +206,9 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
             if is_supported(path):
                 found.append(Found(path, path.parent))
             else:
-                report.skipped.append((str(path), f"unsupported file type {path.suffix or '(none)'}"))
+                report.skipped.append((shown_name(str(path)), f"unsupported file type {shown_name(path.suffix) or '(none)'}"))
         else:
-            report.skipped.append((str(path), "no such file or folder"))
+            report.skipped.append((shown_name(str(path)), "no such file or folder"))
     # a file reached twice (through a symlink inside the folders) is read once, by its own path if met
     unique: dict[Path, Found] = {}
     for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
@@ -189,39 +226,52 @@ def _resolved(path: Path) -> Path:
 # --- reading one file ------------------------------------------------------------------------
 
 
-def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report: IngestReport) -> Pending | None:
-    """Read, parse and chunk one file (in the parsing thread: no database access; `known` holds
-    the stored documents by source)."""
-    path, shown = found.path, _display_path(found)
-    data = read_file(path, int(settings.max_file_mb * 1_048_576))
+def _prepare(known: _Known, found: Found, settings: Settings, report: IngestReport, parser: Parser) -> Pending | None:
+    """Read, parse and chunk one file (in the parsing thread: no database access). A file whose
+    content the library already holds is a move or a copy, neither parsed nor embedded."""
+    path = found.path
+    data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
+    name = _file_name(found)
     digest = hashlib.sha256(data).hexdigest()
-    source = str(path.resolve())
-    old = known.get(source)
+    old = known.by_source.get(name.source)
+    copy = known.copies.get(name.source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
-    if old is not None and old["content_hash"] == digest and not stale:
-        report.unchanged.append(shown)
+    unchanged_copy = copy is not None and copy["content_hash"] == digest and copy["document_id"] not in known.changed
+    if (old is not None and old["content_hash"] == digest and not stale) or unchanged_copy:
+        report.unchanged.append(name.path)
         return None
-    parsed: ParsedDocument = parse_document(path, data)
+    stat = path.stat()
+    record = DocumentRecord(
+        source=name.source, path=name.path, root=name.root, title="", content_hash=digest, size=stat.st_size,
+        mtime=stat.st_mtime, encoding="utf-8", term_counts={}, parser_version=PARSER_VERSION,
+        source_bytes=name.source_bytes,
+    )
+    if old is None and (same := known.same_content(digest, found, record)) is not None:
+        return same
+    if old is not None and old["content_hash"] != digest:
+        known.changed.add(old["id"])
+    parsed: ParsedDocument = parser.parse(path, data)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
-        report.warnings.append((shown, f"not valid UTF-8; read as {parsed.encoding}"))
+        report.warnings.append((name.path, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
     if not chunks:
         raise UnreadableFile("no text")
-    stat = path.stat()
-    record = DocumentRecord(
-        source=source, path=shown, root=str(found.root.resolve()), title=parsed.title,
-        content_hash=digest, size=stat.st_size, mtime=stat.st_mtime, encoding=parsed.encoding,
-        term_counts=term_counts(parsed.text), parser_version=PARSER_VERSION,
-    )
+    record = replace(record, title=parsed.title, encoding=parsed.encoding, term_counts=term_counts(parsed.text))
     reparsed = old is not None and old["content_hash"] == digest
     return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
+def _file_name(found: Found) -> FileName:
+    source = str(_resolved(found.path))
+    return FileName(shown_name(source), name_bytes(source), _display_path(found), shown_name(str(_resolved(found.root))))
+
+
 def _display_path(found: Found) -> str:
+    """The path shown for a file: relative to its ingest root, escaped (names.shown_name)."""
     try:
-        return found.path.relative_to(found.root).as_posix()
+        return shown_name(found.path.relative_to(found.root).as_posix())
     except ValueError:
-        return found.path.name
+        return shown_name(found.path.name)
 
 
 # --- embedding and writing -------------------------------------------------------------------
@@ -237,11 +287,12 @@ class _Parser(threading.Thread):
     def __init__(self, db: Database, found: list[Found], settings: Settings, report: IngestReport,
                  progress: Progress) -> None:
         super().__init__(name="ragchat-ingest-parser", daemon=True)
-        self._known = {row["source"]: row for row in library.documents(db)}
+        self._known = _Known(db)
         self._found, self._settings, self._report, self._progress = found, settings, report, progress
         self._queue: queue.Queue = queue.Queue(maxsize=256)  # bounds the memory of parsed documents
         self._stopping = threading.Event()
         self._error: BaseException | None = None
+        self._worker = Parser(Limits.for_file_mb(settings.max_file_mb))
 
     def run(self) -> None:
         try:
@@ -249,8 +300,10 @@ class _Parser(threading.Thread):
                 if self._stopping.is_set():
                     return
                 try:
-                    prepared = _prepare(self._known, item, self._settings, self._report)
+                    prepared = _prepare(self._known, item, self._settings, self._report, self._worker)
                 except UnreadableFile as exc:
+                    if self._stopping.is_set():
+                        return
                     self._report.skipped.append((_display_path(item), str(exc)))
                     prepared = None
                 if prepared:
@@ -259,6 +312,7 @@ class _Parser(threading.Thread):
         except BaseException as exc:
             self._error = exc
         finally:
+            self._worker.stop()
             self._put(self._DONE)
 
     def _put(self, item: object) -> None:
@@ -270,10 +324,16 @@ class _Parser(threading.Thread):
                 continue
 
     def windows(self) -> Iterator[list[Pending]]:
-        """The parsed documents in order, in windows of about WINDOW chunks."""
+        """The parsed documents in order, in windows of about WINDOW chunks; a smaller window when
+        the next file is slow to parse, so the documents before it are written meanwhile."""
         window: list[Pending] = []
         size = 0
-        while (item := self._queue.get()) is not self._DONE:
+        while (item := self._next(bool(window))) is not self._DONE:
+            if item is None:  # the parser is busy with a slow file
+                yield window
+                window, size = [], 0
+                continue
+            assert isinstance(item, Pending)
             window.append(item)
             size += len(item.chunks)
             if size >= WINDOW:
@@ -284,8 +344,17 @@ class _Parser(threading.Thread):
         if window:
             yield window
 
+    def _next(self, waiting: bool) -> object:
+        """The next parsed item; None when documents are waiting and none came for a second."""
+        try:
+            return self._queue.get(timeout=1.0) if waiting else self._queue.get()
+        except queue.Empty:
+            return None
+
     def stop(self) -> None:
+        """Stop at once: the worker is killed mid-file (documents already written stay)."""
         self._stopping.set()
+        self._worker.stop()
         self.join()
 
 
@@ -321,12 +390,17 @@ def _write_all(
     embedder: Embedder | None = None
     total = 0
     for window in parser.windows():
-        if embedder is None:
-            embedder = load_embedder()
-            library.ensure_vector_table(db, embedder.model_id, embedder.dim)
-        total += sum(len(item.chunks) for item in window)
-        progress.chunks(total)  # grows while the parser finds more
-        _write_window(db, embedder, window, settings.embed_batch, progress, report)
+        parsed = [item for item in window if item.chunks]
+        if parsed:
+            if embedder is None:
+                embedder = load_embedder()
+                library.ensure_vector_table(db, embedder.model_id, embedder.dim)
+            total += sum(len(item.chunks) for item in parsed)
+            progress.chunks(total)  # grows while the parser finds more
+            _write_window(db, embedder, parsed, settings.embed_batch, progress, report)
+        for item in window:
+            if not item.chunks:  # a move or a copy (after the documents it may repeat): nothing to embed
+                _write_name(db, item, report)
 
 
 def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch: int, progress: Progress,
@@ -354,12 +428,33 @@ def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch
     embed_in_order(embedder, texts, batch, progress, write_finished)
 
 
+def _write_name(db: Database, item: Pending, report: IngestReport) -> None:
+    """A moved document takes its new name; a copy is remembered under its document."""
+    record = item.record
+    name = FileName(record.source, record.source_bytes, record.path, record.root)
+    if item.moved is not None:
+        library.move_document(db, item.moved["id"], name, record.mtime)
+        report.moved.append((item.moved["path"], record.path))
+        return
+    if isinstance(item.copy_of, int):
+        document = library.documents_by_ids(db, [item.copy_of]).get(item.copy_of)
+    else:
+        document = library.document_by_source(db, item.copy_of or "")
+    if document is None:  # the file it repeats could not be ingested: neither can this one
+        report.skipped.append((record.path, "same content as a file that was skipped"))
+        return
+    library.add_copy(db, document["id"], name)
+    report.copies.append((record.path, document["path"]))
+
+
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
         ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end,
                     c.page_start, c.page_end)
         for c in item.chunks
     ]
+    if item.is_new:
+        library.delete_copy(db, item.record.source)  # it was a copy until its content changed
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
     (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(item.record.path)
@@ -374,9 +469,28 @@ def refresh_keywords(db: Database) -> None:
     library.set_keywords(db, select_keywords(library.term_counts(db)))
 
 
+def _exists(row: dict) -> bool:
+    return stored_path(row["source"], row.get("source_bytes")).exists()
+
+
 def prune(db: Database, report: IngestReport) -> None:
+    """Forget documents and copies whose files are gone; a document whose own file is gone but
+    whose copy is not moves to the copy."""
+    for copy in library.copies(db):
+        if not _exists(copy):
+            library.delete_copy(db, copy["source"])
+            report.removed.append(copy["path"])
+    surviving: dict[int, dict] = {}
+    for copy in library.copies(db):
+        surviving.setdefault(copy["document_id"], copy)
     for document in library.documents(db):
-        if not Path(document["source"]).exists():
+        if _exists(document):
+            continue
+        if (kept := surviving.get(document["id"])) is not None:
+            library.move_document(db, document["id"], FileName(kept["source"], kept["source_bytes"], kept["path"],
+                                                                kept["root"]), document["mtime"])
+            report.moved.append((document["path"], kept["path"]))
+        else:
             library.delete_document(db, document["id"])
             report.removed.append(document["path"])
 
@@ -432,7 +546,7 @@ def ingest(
     if prune_missing:
         prune(db, report)
     else:
-        report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
+        report.gone = [row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)]
     if report.added or report.updated or report.reparsed:
         set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
     if report.added or report.updated or report.reparsed or report.removed or _keywords_missing(db):

@@ -45,6 +45,7 @@ class DocumentRecord:
     encoding: str
     term_counts: dict[str, int]
     parser_version: int = 0
+    source_bytes: bytes | None = None  # the file name's bytes when `source` escapes them
 
 
 @dataclass(frozen=True)
@@ -164,7 +165,49 @@ def _delete_document_rows(db: Database, document_id: int) -> None:
 def delete_document(db: Database, document_id: int) -> None:
     with write(db):
         _delete_document_rows(db, document_id)
+        db.execute("DELETE FROM document_copies WHERE document_id = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
+
+
+@dataclass(frozen=True)
+class FileName:
+    """Where a document's file is: its identity (`source`), its bytes if escaped, as shown."""
+
+    source: str
+    source_bytes: bytes | None
+    path: str
+    root: str
+
+
+def move_document(db: Database, document_id: int, to: FileName, mtime: float) -> None:
+    """The document's file moved (same content): same row, chunks, vectors and ids; new name."""
+    with write(db):
+        db.execute("DELETE FROM document_copies WHERE source = ?", [to.source])
+        db.execute("UPDATE documents SET source = ?, source_bytes = ?, path = ?, root = ?, mtime = ? WHERE id = ?",
+                   [to.source, to.source_bytes, to.path, to.root, mtime, document_id])
+
+
+def add_copy(db: Database, document_id: int, name: FileName) -> None:
+    """Another file with the document's exact content: remembered, not stored or embedded again."""
+    with write(db):
+        db.execute(
+            "INSERT INTO document_copies(source, source_bytes, document_id, path, root) VALUES (?, ?, ?, ?, ?) "
+            "ON CONFLICT(source) DO UPDATE SET document_id = excluded.document_id, path = excluded.path, "
+            "root = excluded.root, source_bytes = excluded.source_bytes",
+            [name.source, name.source_bytes, document_id, name.path, name.root],
+        )
+
+
+def delete_copy(db: Database, source: str) -> None:
+    with write(db):
+        db.execute("DELETE FROM document_copies WHERE source = ?", [source])
+
+
+def copies(db: Database) -> list[dict]:
+    """Every copy, with the document's content hash, by path."""
+    return [dict(zip(("source", "source_bytes", "document_id", "path", "root", "content_hash"), row)) for row in db.execute(
+        "SELECT c.source, c.source_bytes, c.document_id, c.path, c.root, d.content_hash "
+        "FROM document_copies c JOIN documents d ON d.id = c.document_id ORDER BY c.path")]
 
 
 def replace_document(
@@ -177,8 +220,10 @@ def replace_document(
         old = document_by_source(db, record.source)
         if old:
             _delete_document_rows(db, old["id"])
+            if old["content_hash"] != record.content_hash:  # its copies hold the old content
+                db.execute("DELETE FROM document_copies WHERE document_id = ?", [old["id"]])
         values = {
-            "source": record.source, "path": record.path, "root": record.root,
+            "source": record.source, "source_bytes": record.source_bytes, "path": record.path, "root": record.root,
             "title": record.title, "content_hash": record.content_hash, "size": record.size,
             "mtime": record.mtime, "encoding": record.encoding,
             "term_counts": json.dumps(record.term_counts), "chunk_count": len(chunks),
@@ -280,6 +325,13 @@ def chunk_count(db: Database) -> int:
     return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
 
+# a document's path as results show it: with the paths of its copies, so one content is one result
+SHOWN_PATH = (
+    "d.path || coalesce((SELECT ' (also ' || group_concat(p.path, ', ') || ')' FROM "
+    "(SELECT path FROM document_copies WHERE document_id = d.id ORDER BY path) p), '')"
+)
+
+
 def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = sorted(set(ids))
     found: dict[int, StoredChunk] = {}
@@ -287,7 +339,7 @@ def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in db.execute(
-            "SELECT c.id, c.document_id, d.path, d.title, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
+            f"SELECT c.id, c.document_id, {SHOWN_PATH}, d.title, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
             f"FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
             part,
         ):

@@ -102,6 +102,32 @@ def m005_pages_and_parser_version(db: Database) -> None:
     db.table("documents").add_column("parser_version", int)
 
 
+@MIGRATIONS()
+def m006_i22a_turn_numbers(db: Database) -> None:
+    # a turn's number, given by the database in the transaction that writes its question (so two
+    # processes on one session never share or skip a number); the answer carries its question's
+    db.table("messages").add_column("turn", int)
+    db.execute(
+        "UPDATE messages SET turn = (SELECT count(*) FROM messages u WHERE u.session_id = messages.session_id "
+        "AND u.role = 'user' AND u.id <= messages.id)"
+    )
+    db.table("messages").create_index(["session_id", "turn"], index_name="messages_turn")
+
+
+@MIGRATIONS()
+def m007_i22a_document_identity(db: Database) -> None:
+    # the file name's own bytes when `source` had to escape them (not UTF-8, control characters):
+    # `source` stays readable and unique, the bytes find the file again
+    db.table("documents").add_column("source_bytes", bytes)
+    # more paths holding a document's exact content: embedded and shown once, found under each
+    db.table("document_copies").create(
+        {"source": str, "source_bytes": bytes, "document_id": int, "path": str, "root": str},
+        pk="source", foreign_keys=[("document_id", "documents", "id")], not_null={"document_id", "path"},
+    )
+    db.table("document_copies").create_index(["document_id"])
+    db.table("documents").create_index(["content_hash"], index_name="documents_content_hash")
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 

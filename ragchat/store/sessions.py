@@ -28,6 +28,7 @@ class Message:
     created_at: str
     lineage: dict[str, Any] | None
     embedding_blob: bytes | None = field(default=None, repr=False)
+    turn: int = 0  # the number the database gave the turn (a question and its answer share it)
 
     @property
     def embedding(self) -> np.ndarray | None:
@@ -39,7 +40,7 @@ def _message(row: dict) -> Message:
     return Message(
         id=row["id"], session_id=row["session_id"], role=row["role"], content=row["content"] or "",
         created_at=row["created_at"], lineage=json.loads(row["lineage"]) if row.get("lineage") else None,
-        embedding_blob=row.get("embedding") or None,
+        embedding_blob=row.get("embedding") or None, turn=row.get("turn") or 0,
     )
 
 
@@ -49,6 +50,7 @@ def session_id(db: Database, name: str, *, create: bool = True) -> int:
         return row[0]
     if not create:
         raise SessionError(f"no session named {name!r} (see `ragchat sessions`)")
+    check_session_name(name)
     with write(db):
         stamp = now()
         db.execute(
@@ -56,6 +58,14 @@ def session_id(db: Database, name: str, *, create: bool = True) -> int:
             [name, stamp, stamp],
         )
     return db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()[0]
+
+
+def check_session_name(name: str) -> None:
+    """A new session's name is one line with something visible (a table row shows it)."""
+    if not name.strip():
+        raise SessionError("the session name is empty: give one with --session NAME")
+    if "\n" in name or "\r" in name:  # other control characters are shown inert (text.printable)
+        raise SessionError(f"the session name {name!r} has a line break: use one line of text")
 
 
 def latest_session(db: Database) -> str | None:
@@ -93,6 +103,7 @@ def delete_session(db: Database, name: str) -> int:
 def rename_session(db: Database, old: str, new: str) -> None:
     if not new.strip():
         raise SessionError("the new session name is empty")
+    check_session_name(new)
     session = session_id(db, old, create=False)
     if old == new:
         return
@@ -104,20 +115,55 @@ def rename_session(db: Database, old: str, new: str) -> None:
 
 def add_message(
     db: Database, session: int, role: str, content: str, *, embedding: np.ndarray | None = None,
-    lineage: dict | None = None,
+    lineage: dict | None = None, turn: int | None = None,
 ) -> int:
+    """Append a message; a question without `turn` opens the next turn, an answer joins `turn`
+    (default: the session's last)."""
     with write(db):
+        if turn is None:
+            turn = _next_turn(db, session) if role == "user" else max(_next_turn(db, session) - 1, 1)
         stamp = now()
         cursor = db.execute(
-            "INSERT INTO messages(session_id, role, content, created_at, lineage, embedding) "
-            "VALUES (?, ?, ?, ?, ?, ?)",
+            "INSERT INTO messages(session_id, role, content, created_at, lineage, embedding, turn) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?)",
             [session, role, content, stamp,
              json.dumps(lineage) if lineage is not None else None,
-             to_blob(embedding) if embedding is not None else None],
+             to_blob(embedding) if embedding is not None else None, turn],
         )
         db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [stamp, session])
     assert cursor.lastrowid is not None  # an INSERT always sets it
     return cursor.lastrowid
+
+
+@dataclass(frozen=True)
+class OpenedTurn:
+    """A question written as the next turn of its session, and the session as of that write."""
+
+    session_id: int
+    number: int
+    message_id: int
+    history: tuple[Message, ...]  # the earlier turns' messages, each question before its answer
+
+
+def open_turn(db: Database, name: str, question: str, *, embedding: np.ndarray | None = None) -> OpenedTurn:
+    """Write `question` as the session's next turn and read the history it follows, in one
+    BEGIN IMMEDIATE transaction: concurrent writers on one session queue here and each gets its
+    own number and a history that ends just before it."""
+    with write(db):
+        session = session_id(db, name)
+        message_id = add_message(db, session, "user", question, embedding=embedding)
+        number = db.execute("SELECT turn FROM messages WHERE id = ?", [message_id]).fetchone()[0]
+        history = tuple(_message(row) for row in db.query(
+            f"SELECT * FROM messages WHERE session_id = ? AND turn < ? ORDER BY {_TURN_ORDER}", [session, number]))
+    return OpenedTurn(session, number, message_id, history)
+
+
+def _next_turn(db: Database, session: int) -> int:
+    return db.execute("SELECT coalesce(max(turn), 0) + 1 FROM messages WHERE session_id = ?", [session]).fetchone()[0]
+
+
+# a turn's question, then its answer, whatever order concurrent writers inserted them in
+_TURN_ORDER = "turn, role = 'assistant', id"
 
 
 def update_message(
@@ -138,7 +184,8 @@ def update_message(
 
 
 def messages(db: Database, session: int) -> list[Message]:
-    return [_message(row) for row in db["messages"].rows_where("session_id = ?", [session], order_by="id")]
+    """A session's messages turn by turn, each question followed by its answer."""
+    return [_message(row) for row in db["messages"].rows_where("session_id = ?", [session], order_by=_TURN_ORDER)]
 
 
 def message_by_id(db: Database, message_id: int) -> Message | None:

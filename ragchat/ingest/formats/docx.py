@@ -1,14 +1,21 @@
 """Word .docx (python-docx): headings from the Title and Heading N styles, paragraphs, list
-paragraphs as "- item" lines (two spaces per level), tables as "cell | cell" lines."""
+paragraphs as "- item" lines (two spaces per level), tables as "cell | cell" lines.
+
+A .docx is a zip: before anything is parsed, the sizes its members declare are checked against the
+expansion limit, then each member is read through with a running count (zipfile also stops a member
+at its declared size and fails its checksum, so a lying header is a corrupt file)."""
 
 from __future__ import annotations
 
 import io
 import re
+import zipfile
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from ragchat.errors import UnreadableFile
 
+from ..limits import DEFAULT_LIMITS, Limits
 from .common import Block, Heading, Outline
 
 if TYPE_CHECKING:
@@ -20,10 +27,13 @@ _HEADING_STYLE = re.compile(r"^heading\s*(\d)$", re.I)
 _LIST_STYLE = re.compile(r"^list\b(?:.*?(\d))?", re.I)
 
 
-def parse_docx(data: bytes) -> Outline:
+def parse_docx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Outline:
+    _check_expansion(data, limits)
     document = _open(data)
     from docx.table import Table
     from docx.text.paragraph import Paragraph
+
+    style_name = _style_names(document)
 
     blocks: list[Block] = []
     items: list[str] = []  # the open list's lines
@@ -39,7 +49,7 @@ def parse_docx(data: bytes) -> Outline:
         text = paragraph.text.strip()
         if not text:
             continue
-        style = (paragraph.style.name if paragraph.style is not None else "") or ""
+        style = style_name(paragraph)
         level = _list_level(paragraph, style)
         if level is not None:
             items.append("  " * level + "- " + text)
@@ -57,6 +67,38 @@ def parse_docx(data: bytes) -> Outline:
     return Outline(blocks, title or core_title)
 
 
+def _check_expansion(data: bytes, limits: Limits) -> None:
+    """The members' declared sizes first (cheap), then each member read through in pieces and
+    counted, so a header that lies about its size is caught too (before python-docx reads it)."""
+    try:
+        with zipfile.ZipFile(io.BytesIO(data)) as archive:
+            members = archive.infolist()
+            limits.check_expanded(sum(member.file_size for member in members), ".docx")
+            total = 0
+            for member in members:
+                with archive.open(member) as stream:
+                    while piece := stream.read(1 << 20):
+                        total += len(piece)
+                        limits.check_expanded(total, ".docx")
+    except UnreadableFile:
+        raise
+    except Exception as exc:  # a damaged zip raises many exception types (BadZipFile, zlib.error, ...)
+        detail = " ".join(str(exc).split())[:80] or type(exc).__name__
+        raise UnreadableFile(f"corrupt .docx: {detail}") from None
+
+
+def _style_names(document: Document) -> Callable[[Paragraph], str]:
+    """A paragraph's style name, looked up in a table built once (python-docx's own lookup scans
+    the styles for every paragraph: minutes on a file of many short paragraphs)."""
+    from docx.enum.style import WD_STYLE_TYPE
+
+    names = {style.style_id: style.name or "" for style in document.styles
+             if style.type == WD_STYLE_TYPE.PARAGRAPH}
+    default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
+    fallback = (default.name or "") if default is not None else ""
+    return lambda paragraph: names.get(paragraph._p.style or "", fallback) if paragraph._p.style else fallback
+
+
 def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx files need it
     from docx import Document
 
@@ -64,6 +106,8 @@ def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx 
         return Document(io.BytesIO(data))
     except Exception as exc:  # a damaged zip or XML raises many exception types
         detail = " ".join(str(exc).split())[:80] or type(exc).__name__
+        if detail.startswith("unknown error"):  # what lxml says when its memory runs out
+            raise UnreadableFile("corrupt .docx, or its XML does not fit in the parser's memory limit") from None
         raise UnreadableFile(f"corrupt .docx: {detail}") from None
 
 

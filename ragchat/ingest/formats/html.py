@@ -9,6 +9,7 @@ texinfo-style lines such as "Next: Thread Safety, Previous: Limits, Up: Top [Con
 from __future__ import annotations
 
 import re
+from collections import Counter
 from html.parser import HTMLParser
 
 from ragchat.text import one_line
@@ -69,6 +70,7 @@ class _HtmlReader(HTMLParser):
         self.title = ""
         self.title_parts: list[str] | None = None
         self.open: list[tuple[str, bool, bool]] = []  # (tag, skipped, main) per open element
+        self.open_count: Counter[str] = Counter()  # of self.open's tags: each tag costs O(1), however deep
         self.main_only = main_only
         self.pre: list[str] | None = None
         self.pre_language = ""
@@ -84,7 +86,7 @@ class _HtmlReader(HTMLParser):
         attributes = dict(attrs)
         classes = attributes.get("class") or ""
         in_main = self._in_main() or tag in ("main", "article") or attributes.get("role") == "main"
-        inside_article = any(t in ("main", "article") for t, _, _ in self.open)
+        inside_article = bool(self.open_count["main"] or self.open_count["article"])
         skipped = (
             self._skipped()
             or tag in _ALWAYS_SKIPPED
@@ -95,6 +97,7 @@ class _HtmlReader(HTMLParser):
         )
         if tag not in _VOID:
             self.open.append((tag, skipped, in_main))
+            self.open_count[tag] += 1
         if skipped or not in_main:
             return
         if match := _LANGUAGE_CLASS.search(classes):
@@ -116,10 +119,11 @@ class _HtmlReader(HTMLParser):
             (self.pre if self.pre is not None else self.body).append("\n")
 
     def handle_endtag(self, tag: str) -> None:
-        if not any(t == tag for t, _, _ in self.open):
+        if not self.open_count[tag]:
             return
         while self.open:  # close elements left open inside this one
             closed, skipped, in_main = self.open.pop()
+            self.open_count[closed] -= 1
             if closed == tag:
                 break
         if skipped or not in_main:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from ragchat.errors import UnreadableFile
 from ragchat.text import one_line
 
+from ..limits import DEFAULT_LIMITS, Limits
 from .common import CONTROL_CHARS, Block, Heading, Outline, PageBreak, has_letters
 from .text import is_toc_line, text_blocks
 
@@ -30,14 +31,15 @@ _JUNK_PDF_TITLE = re.compile(
 )
 
 
-def parse_pdf(data: bytes) -> Outline:
+def parse_pdf(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Outline:
     """Headings from larger fonts, else from plain-text rules, else one section per page.
 
-    Paragraph breaks come from larger vertical gaps between lines.
+    Paragraph breaks come from larger vertical gaps between lines. Streams inflate to at most
+    `limits.expanded` bytes and extraction stops past `limits.chars` characters (a flate bomb).
     """
-    with _quiet_pypdf():
+    with _quiet_pypdf(), _bounded(limits):
         reader = _open_pdf(data)
-        pages = _pdf_pages(reader)
+        pages = _pdf_pages(reader, limits)
         meta_title = _pdf_meta_title(reader)
     level_of = _font_heading_levels([line for page in pages for line in page])
     page_blocks = [_pdf_page_blocks(page, level_of) for page in pages]
@@ -67,7 +69,9 @@ class _PdfLine:
 class _PdfLineCollector:
     """Rebuilds extract_text()'s lines from pypdf's visitor, with their font size and height."""
 
-    def __init__(self) -> None:
+    def __init__(self, limits: Limits = DEFAULT_LIMITS, extracted: int = 0) -> None:
+        self.limits = limits
+        self.extracted = extracted  # characters extracted from the document so far
         self.lines: list[_PdfLine] = []
         self.parts: list[str] = []
         self.size = 0.0
@@ -76,6 +80,8 @@ class _PdfLineCollector:
     def visit(
         self, text: str, cm: list[float], tm: list[float], font: object, font_size: float
     ) -> None:
+        self.extracted += len(text)
+        self.limits.check_chars(self.extracted)
         for n, piece in enumerate(text.split("\n")):
             if n:
                 self._end_line()
@@ -98,7 +104,7 @@ def _scale(matrix: list[float]) -> float:
     return math.hypot(matrix[2], matrix[3]) or 1.0
 
 
-def _pdf_pages(reader: PdfReader) -> list[list[_PdfLine]]:
+def _pdf_pages(reader: PdfReader, limits: Limits) -> list[list[_PdfLine]]:
     """Lines per page; a page that fails to extract counts as empty unless no page has text."""
     try:
         pages = list(reader.pages)
@@ -106,14 +112,20 @@ def _pdf_pages(reader: PdfReader) -> list[list[_PdfLine]]:
         raise UnreadableFile(f"corrupt PDF: {_short_error(exc)}") from None
     texts: list[list[_PdfLine]] = []
     error: Exception | None = None
+    extracted = 0
     for page in pages:
-        collector = _PdfLineCollector()
+        collector = _PdfLineCollector(limits, extracted)
         try:
             page.extract_text(visitor_text=collector.visit)
+        except UnreadableFile:
+            raise
         except Exception as exc:
-            error = error or exc
+            error = error or _limit_reached(exc, limits) or exc
+        extracted = collector.extracted
         texts.append(_clean_pdf_lines(collector.finish()))
     if not any(texts):
+        if isinstance(error, UnreadableFile):
+            raise error
         if error is not None:
             raise UnreadableFile(f"corrupt PDF: {_short_error(error)}")
         raise UnreadableFile("no text layer in PDF (scanned?)")
@@ -186,6 +198,33 @@ def _new_paragraph(previous: _PdfLine | None, line: _PdfLine, gap: float) -> boo
         return False
     drop = previous.y - line.y
     return drop <= 0 or drop > gap * 1.3  # a jump up is a new column or text box
+
+
+PARSING_WORK = 500_000  # operands and operators in one content stream (a dense real page has ~50,000)
+
+
+@contextmanager
+def _bounded(limits: Limits) -> Iterator[None]:
+    """pypdf's own limits on inflated streams, set to ours."""
+    from pypdf import apply_configuration
+
+    size = limits.expanded
+    with apply_configuration(zlib_maximum_output_length=size, lzw_maximum_output_length=size,
+                             run_length_maximum_output_length=size, brotli_maximum_output_length=size,
+                             array_based_stream_maximum_output_length=size, maximum_declared_stream_length=size,
+                             stream_parsing_work_maximum_count=PARSING_WORK):
+        yield
+
+
+def _limit_reached(exc: Exception, limits: Limits) -> UnreadableFile | None:
+    """A stream pypdf refused to inflate past the limit: a refusal that says so."""
+    from pypdf.errors import LimitReachedError
+
+    if not isinstance(exc, LimitReachedError):
+        return None
+    if "decompress" in str(exc).lower() or "length" in str(exc).lower():
+        return UnreadableFile(f"a PDF stream expands to more than {limits.expanded >> 20} MB (a compression bomb?)")
+    return UnreadableFile(f"a PDF page has more than {PARSING_WORK:,} drawing operations")
 
 
 @contextmanager
