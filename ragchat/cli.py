@@ -126,13 +126,19 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files and folders to ingest (recursive).",
                                                 show_default=False)],
     reembed: Annotated[bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")] = False,
-    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone.")] = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone or are now "
+                                        "left out (ignore files, --exclude, hidden).")] = False,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB", show_default=False,
+        help="Leave out what matches this gitignore-style glob, relative to the folder (repeatable); "
+             "remembered with the folder for later ingests.")] = None,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Read hidden files and folders too.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file left out, and why.")] = False,
     follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
                                                   "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
-    """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped.
-    The only command that creates a library."""
+    """Ingest documents (.md .markdown .txt .rst .html .htm .pdf .docx): chunk, embed, index. Unchanged files are skipped; .gitignore, .ignore and
+    .ragchatignore files in the folders are honoured. The only command that creates a library."""
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
@@ -141,9 +147,10 @@ def ingest(
     # re-embedding is how a model change is done, so it must not trip the model check
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     with render.IngestProgress() as progress:
-        report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                            prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
-    render.ingest_report(report, ctx.settings.db)
+        report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed, prune_missing=prune,
+                            follow_symlinks=follow_symlinks, progress=progress, exclude=exclude or (),
+                            hidden=hidden)
+    render.ingest_report(report, ctx.settings.db, verbose=verbose)
 
 
 class SearchMode(StrEnum):

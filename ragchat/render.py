@@ -124,7 +124,7 @@ class IngestProgress:
         self._bar.update(self._chunks, advance=count)
 
 
-def ingest_report(report: IngestReport, database: Path | None = None) -> None:
+def ingest_report(report: IngestReport, database: Path | None = None, verbose: bool = False) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
@@ -132,9 +132,19 @@ def ingest_report(report: IngestReport, database: Path | None = None) -> None:
         parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
-    # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
+    if report.left_out:
+        from .ingest.ignore import summary as ignore_summary
+
+        why = ", ".join(f"{count} {reason}" for reason, count in ignore_summary(report.left_out).items())
+        parts.append(f"{len(report.left_out)} left out ({why})")
     where = f" to {escape(str(database))}" if database is not None else ""
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}", soft_wrap=True)
+    # on a terminal the summary wraps at spaces; piped, it stays one greppable line
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}",
+                  soft_wrap=_wrapped(), width=width() if console.is_terminal else None)
+    if verbose:
+        for path, reason in report.left_out:
+            console.print(f"  [dim]left out[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
+    # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for path, message in report.warnings:

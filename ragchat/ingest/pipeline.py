@@ -20,6 +20,7 @@ from ..store import library
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
+from .ignore import Rules
 from .keywords import select_keywords, term_counts
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
 
@@ -62,6 +63,7 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     ignored: int = 0  # files of other types met while walking folders
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (path, why): hidden, an ignore file, --exclude
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
     gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
@@ -91,7 +93,8 @@ class Pending:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
+def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule,
+          rules: Rules) -> Iterator[Found]:
     seen: set[Path] = set()
     stack: list[Path] = [root]
     linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
@@ -111,12 +114,14 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _Symlin
             continue
         for entry in entries:
             path = Path(entry.path)
-            if entry.name.startswith("."):
-                continue
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
+            if why := rules.reason(path, is_dir):
+                if is_dir or is_supported(path):  # a hidden .DS_Store or .gitignore is not news
+                    report.left_out.append((_folder_shown(path, root) + ("/" if is_dir else ""), why))
+                continue
             if entry.is_symlink() and not follow.allows(path):
                 if is_dir or is_supported(path):
                     report.skipped.append((_folder_shown(path, root), SYMLINK_OUTSIDE))
@@ -159,12 +164,12 @@ def _folder_shown(folder: Path, root: Path) -> str:
 
 
 def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
-             follow_symlinks: bool = False) -> list[Found]:
+             follow_symlinks: bool = False, rules: Mapping[Path, Rules] | None = None) -> list[Found]:
     found: list[Found] = []
     rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path, excluded, report, rule))
+            found.extend(_walk(path, excluded, report, rule, (rules or {}).get(path) or Rules(path)))
         elif path.is_file() or path.is_symlink():
             if is_supported(path):
                 found.append(Found(path, path.parent))
@@ -374,9 +379,12 @@ def refresh_keywords(db: Database) -> None:
     library.set_keywords(db, select_keywords(library.term_counts(db)))
 
 
-def prune(db: Database, report: IngestReport) -> None:
+def prune(db: Database, report: IngestReport, rules: Iterable[Rules] = ()) -> None:
+    """Remove the documents whose files are gone, and those the folders' rules now leave out."""
+    resolved = [Rules(_resolved(r.root), r.exclude, r.hidden) for r in rules]
     for document in library.documents(db):
-        if not Path(document["source"]).exists():
+        source = Path(document["source"])
+        if not source.exists() or any(r.reason_anywhere(source) for r in resolved):
             library.delete_document(db, document["id"])
             report.removed.append(document["path"])
 
@@ -411,15 +419,20 @@ def ingest(
     prune_missing: bool = False,
     follow_symlinks: bool = False,
     progress: Progress | None = None,
+    exclude: Sequence[str] = (),
+    hidden: bool = False,
 ) -> IngestReport:
     """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
-    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`."""
+    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`. Folders
+    leave out what their ignore files, `exclude` and the globs remembered with them say (see ignore.py)."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
         library.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
-    found = discover([Path(p) for p in paths], excluded, report, follow_symlinks)
+    given = [Path(p) for p in paths]
+    rules = {path: _rules(db, path, exclude, hidden) for path in given if path.is_dir()}
+    found = discover(given, excluded, report, follow_symlinks, rules)
     progress.files(len(found))
     if reembed_all:
         reembed(db, load_embedder(), progress, report, settings.embed_batch)
@@ -430,7 +443,7 @@ def ingest(
     finally:
         parser.stop()
     if prune_missing:
-        prune(db, report)
+        prune(db, report, rules.values())
     else:
         report.gone = [d["path"] for d in library.documents(db) if not Path(d["source"]).exists()]
     if report.added or report.updated or report.reparsed:
@@ -443,6 +456,12 @@ def ingest(
     if not report.ok:
         raise IngestError(_nothing_read(report))
     return report
+
+
+def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:
+    """The folder's rules: the globs remembered with it plus the new ones (remembered from now on)."""
+    patterns = library.remember_excludes(db, str(_resolved(folder)), exclude)
+    return Rules(folder, tuple(patterns), hidden)
 
 
 def _keywords_missing(db: Database) -> bool:

@@ -480,3 +480,21 @@ def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
 def library_version(db: Database) -> tuple:
     """Changes whenever documents change: a cache key for corpus-level caches."""
     return tuple(db.execute("SELECT count(*), max(ingested_at), sum(chunk_count) FROM documents").fetchone())
+
+
+# --- what each ingested folder leaves out --------------------------------------------------------
+
+
+def excludes(db: Database) -> dict[str, list[str]]:
+    """The `--exclude` globs remembered with each ingested folder (by its absolute path)."""
+    return json.loads(get_setting(db, "ingest_excludes") or "{}")
+
+
+def remember_excludes(db: Database, root: str, added: Sequence[str]) -> list[str]:
+    """The folder's remembered globs with `added` joined to them (kept for the next ingest)."""
+    known = excludes(db)
+    patterns = list(dict.fromkeys([*known.get(root, []), *added]))
+    if patterns != known.get(root, []):
+        with write(db):
+            set_setting(db, "ingest_excludes", json.dumps({**known, root: patterns}))
+    return patterns
