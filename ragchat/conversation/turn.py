@@ -116,7 +116,7 @@ class Conversation:
         return Lineage(
             question=context.question, turn=context.turn, reformulation=reformulation,
             plan=chosen.kind, history_window=tuple(context.window.ids), context_weight=round(chosen.context_weight, 3),
-            queries=chosen.queries,
+            queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
             chunks=retrieval.chunks, weak=retrieval.weak(self.settings.weak_match),

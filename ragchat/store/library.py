@@ -163,6 +163,7 @@ def _delete_document_rows(db: Database, document_id: int) -> None:
 def delete_document(db: Database, document_id: int) -> None:
     with write(db):
         _delete_document_rows(db, document_id)
+        db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
 
 
@@ -190,7 +191,17 @@ def replace_document(
         else:
             document_id = db.table("documents").insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
         _insert_chunks(db, document_id, record.title, chunks, vectors)
+        index_title(db, int(document_id), record.title, record.path)
     return int(document_id)
+
+
+def index_title(db: Database, document_id: int, title: str, path: str) -> None:
+    """A document's title and file name in `documents_fts`, for finding documents by name."""
+    from ..search.titles import indexed_text, name_words
+
+    db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
+    db.execute("INSERT INTO documents_fts(rowid, title, name) VALUES (?, ?, ?)",
+               [document_id, indexed_text(title or ""), name_words(path)])
 
 
 def _next_ids(db: Database, table: str, count: int) -> int:

@@ -102,6 +102,18 @@ def m005_pages_and_parser_version(db: Database) -> None:
     db.table("documents").add_column("parser_version", int)
 
 
+@MIGRATIONS()
+def m006_i21_document_titles(db: Database) -> None:
+    # each document's title and file name as words, so a question can name a document ("PEP 723",
+    # "the deployment guide"); rowid = documents.id (see search/titles.py)
+    from .library import index_title
+
+    db.execute("CREATE VIRTUAL TABLE documents_fts USING fts5("
+               "title, name, tokenize = 'porter unicode61 remove_diacritics 2')")
+    for document_id, title, path in db.execute("SELECT id, title, path FROM documents").fetchall():
+        index_title(db, document_id, title, path)
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 
