@@ -151,6 +151,8 @@ def ingest(
                             follow_symlinks=follow_symlinks, progress=progress, exclude=exclude or (),
                             hidden=hidden)
     render.ingest_report(report, ctx.settings.db, verbose=verbose)
+    if report.interrupted:
+        raise typer.Exit(130)
 
 
 class SearchMode(StrEnum):
@@ -187,6 +189,22 @@ def search(
     if not as_json and mode is not SearchMode.fts and (best is None or best < ctx.settings.weak_match):
         render.notice(f"weak matches: the documents may not cover this (best similarity "
                       f"{'-' if best is None else f'{best:.2f}'}, weak below {ctx.settings.weak_match})")
+
+
+@app.command(cls=RagchatCommand, short_help="Print the whole section a chunk belongs to.")
+def show(
+    chunk: Annotated[int, typer.Argument(metavar="CHUNK", show_default=False,
+                                         help="A chunk id (as `search --json`, `inspect` and `/open` show it).")],
+    db: DbOption = None,
+) -> None:
+    """Print the whole section behind a chunk, with its path, title and pages (paged when long)."""
+    from . import render
+    from .store import library
+
+    found = library.section(make_app(db=db).db, chunk)
+    if found is None:
+        raise RagchatError(f"no chunk {chunk} in the library (it may have been re-ingested since)")
+    render.section_view(found)
 
 
 SessionOption = Annotated[str | None, typer.Option("--session", "-s", metavar="NAME",

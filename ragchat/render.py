@@ -28,6 +28,7 @@ if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest an
     from .evaluate import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
+    from .store import library
 
 
 
@@ -149,6 +150,8 @@ def ingest_report(report: IngestReport, database: Path | None = None, verbose: b
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
+    if report.interrupted:
+        notice("ingest interrupted: the documents written are kept; ingest again to add the rest")
     if report.gone:
         console.print(f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
                       "`ragchat ingest --prune PATH` removes them")
@@ -276,6 +279,8 @@ def understood_as(result: TurnResult) -> str:
         label = "first question of the session"
     else:
         label = "new topic"
+    if result.lineage.correction:
+        label = f"a correction: the last question again, {label}"
     return f"understood as: {snippet(result.reformulation.semantic_query, ECHO_LIMIT)} ({label})"
 
 
@@ -628,3 +633,24 @@ def answer_tables(groups: list[AnswerGroup]) -> None:
         table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
                          "as ragchat's answer; oracle: greedy best sentences of the same chunks")
         console.print(table)
+
+
+def section_view(section: library.Section) -> None:
+    """A whole section behind a source: where it is (path, title, pages, heading), then its text;
+    through the pager ($PAGER) when it is longer than the terminal."""
+    pages = source_label("", section.page_start, section.page_end)
+    head = Text(printable(f"{section.path}{pages}"), style="bold")
+    if section.title:
+        head.append(printable(f" · {section.title}"))
+    if section.heading:
+        head.append(printable(f" › {section.heading.replace(' > ', ' › ')}"), style="dim")
+    head.append(f"  (chunk {section.chunk_id})", style="dim")
+    body = Text(printable(section.text.strip()))
+    long = console.is_terminal and len(section.text.splitlines()) + 2 > console.height
+    if long:
+        with console.pager(styles=True):
+            console.print(head, width=width())
+            console.print(body, width=width())
+        return
+    console.print(head, width=width())
+    console.print(body, width=width(), soft_wrap=_wrapped())

@@ -19,7 +19,7 @@ from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
-from . import answering
+from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .corpus import CorpusView
 from .heuristic import HeuristicReformulator
@@ -58,13 +58,17 @@ class Conversation:
 
     # --- the chain ---------------------------------------------------------------------------
 
-    def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> TurnResult:
+    def ask(self, question: str, on_token: Callable[[str], None] | None = None, *,
+            retry: str | None = None) -> TurnResult:
+        """One turn. `retry`: re-run the previous question with this as its subject (the REPL's
+        `/retry X`; "" re-runs it as it was), as a typed "no, I meant X" does."""
         started = time.perf_counter()
         text, cut = clean_question(question)
-        if not text:
+        if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         session_id = sessions.session_id(self.db, self.session)
         history = tuple(sessions.messages(self.db, session_id))
+        text, typed = self._corrected(text, history, retry)
         vector = self.embedder.embed_query(text[:2000])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
@@ -75,7 +79,7 @@ class Conversation:
         reformulation = reformulate(context, self._reformulator(), tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids))))
         chosen = plan(context, reformulation, self.settings, self.options)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
-        lineage = self._lineage(context, reformulation, chosen, retrieval, started)
+        lineage = replace(self._lineage(context, reformulation, chosen, retrieval, started), correction=typed)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
         answered = self._supported(lineage, self._answer(lineage, context, on_token))
@@ -86,6 +90,22 @@ class Conversation:
         return TurnResult(self.session, lineage, answered.text, user_id, assistant_id)
 
     # --- the stages' glue --------------------------------------------------------------------
+
+    @staticmethod
+    def _corrected(text: str, history: tuple[sessions.Message, ...], retry: str | None) -> tuple[str, str]:
+        """(the question to run, the correction as typed or ""): a correction re-runs the last
+        question (as it was asked, its pronoun unresolved) with the new subject."""
+        subject = retry if retry is not None else correction.subject_of(text)
+        if subject is None:
+            return text, ""
+        last = next((Lineage.from_dict(m.lineage) for m in reversed(history)
+                     if m.role == "assistant" and m.lineage), None)
+        if last is None:
+            if retry is not None:
+                raise RagchatError("nothing to retry: ask a question first")
+            return text, ""
+        typed = text if retry is None else f"/retry {retry}".rstrip()
+        return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
         version = library.library_version(self.db)
@@ -113,16 +133,24 @@ class Conversation:
                  retrieval: Retrieval, started: float) -> Lineage:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
+        evidence = self._evidence(context, retrieval)
         return Lineage(
             question=context.question, turn=context.turn, reformulation=reformulation,
             plan=chosen.kind, history_window=tuple(context.window.ids), context_weight=round(chosen.context_weight, 3),
             queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=retrieval.weak(self.settings.weak_match),
+            chunks=retrieval.chunks, weak=coverage.not_covered(evidence), coverage=evidence.to_dict(),
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
             timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1)},
         )
+
+    def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
+        top = retrieval.chunks[: coverage.TOP]
+        stored = library.chunks_by_ids(self.db, [c.chunk_id for c in top])
+        texts = [stored[c.chunk_id].text for c in top if c.chunk_id in stored]
+        return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
+                               self.corpus())
 
     def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
         if self.options.recorded_answer is not None:

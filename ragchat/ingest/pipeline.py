@@ -67,6 +67,7 @@ class IngestReport:
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
     gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
+    interrupted: bool = False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
 
     @property
     def ok(self) -> bool:
@@ -440,8 +441,14 @@ def ingest(
     parser.start()
     try:
         _write_all(db, load_embedder, parser, settings, progress, report)
+    except KeyboardInterrupt:  # every document written so far is whole; stop here, keep them
+        report.interrupted = True
     finally:
         parser.stop()
+    if report.interrupted:
+        if report.added or report.updated or report.reparsed:
+            refresh_keywords(db)
+        return report
     if prune_missing:
         prune(db, report, rules.values())
     else:

@@ -509,3 +509,56 @@ def remember_excludes(db: Database, root: str, added: Sequence[str]) -> list[str
         with write(db):
             set_setting(db, "ingest_excludes", json.dumps({**known, root: patterns}))
     return patterns
+
+
+# --- a whole section, to read a source in full ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    chunk_id: int
+    path: str
+    title: str
+    heading: str
+    text: str  # the section's chunks joined, their overlaps removed
+    page_start: int | None
+    page_end: int | None
+
+
+def section(db: Database, chunk_id: int) -> Section | None:
+    """The section a chunk belongs to: the run of its document's consecutive chunks under the
+    same heading, as one text (chunk text is `document[start:end]`, so overlaps are cut exactly)."""
+    row = db.execute("SELECT document_id, ordinal, heading FROM chunks WHERE id = ?", [chunk_id]).fetchone()
+    if row is None:
+        return None
+    document_id, ordinal, heading = row
+    rows = db.execute("SELECT ordinal, start_char, end_char, text, page_start, page_end, heading FROM chunks "
+                      "WHERE document_id = ? ORDER BY ordinal", [document_id]).fetchall()
+    run = _run_around(rows, ordinal, heading)
+    document = db.execute("SELECT path, title FROM documents WHERE id = ?", [document_id]).fetchone()
+    pages = [p for r in run for p in (r[4], r[5]) if p is not None]
+    return Section(chunk_id, document[0], document[1] or "", heading or "", _joined(run),
+                   min(pages) if pages else None, max(pages) if pages else None)
+
+
+def _run_around(rows: list[tuple], ordinal: int, heading: str) -> list[tuple]:
+    at = next(i for i, r in enumerate(rows) if r[0] == ordinal)
+    start = end = at
+    while start > 0 and rows[start - 1][6] == heading:
+        start -= 1
+    while end + 1 < len(rows) and rows[end + 1][6] == heading:
+        end += 1
+    return rows[start : end + 1]
+
+
+def _joined(run: list[tuple]) -> str:
+    text, reached = "", None
+    for _, start, end, chunk_text, *_ in run:
+        if reached is None:
+            text = chunk_text
+        elif start < reached:
+            text += chunk_text[reached - start :]
+        else:
+            text += "\n\n" + chunk_text
+        reached = end if reached is None else max(reached, end)
+    return text
