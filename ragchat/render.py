@@ -81,7 +81,8 @@ class _RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         if not task.fields.get("rate") or not task.speed:
             return Text("")
-        left = task.time_remaining
+        expected = task.fields.get("expected")  # the total foreseen while it is still growing
+        left = task.time_remaining if not expected else max(expected - task.completed, 0) / task.speed
         eta = "" if left is None or task.finished else f"  ETA {int(left) // 60}:{int(left) % 60:02d}"
         return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
 
@@ -89,6 +90,14 @@ class _RateColumn(ProgressColumn):
 def _progress_console(target: Console | None) -> Console:
     """Progress goes to stderr (stdout stays the result) and is drawn only on a terminal."""
     return target or err_console
+
+
+def expected_chunks(known: int, files_done: int, files_total: int) -> int:
+    """The chunk total to expect while files are still being parsed: the chunks so far, scaled by
+    the share of files parsed (0 once every file is parsed: the total is known)."""
+    if not files_done or files_done >= files_total:
+        return 0
+    return round(known * files_total / files_done)
 
 
 class IngestProgress:
@@ -103,7 +112,8 @@ class IngestProgress:
             console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
-        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
+        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks", expected=0)
+        self._files_done, self._files_total = 0, 0
 
     def __enter__(self) -> IngestProgress:
         self._bar.start()
@@ -113,13 +123,16 @@ class IngestProgress:
         self._bar.stop()
 
     def files(self, total: int) -> None:
+        self._files_total = total
         self._bar.update(self._files, total=total)
 
     def file_done(self, path: str) -> None:
+        self._files_done += 1
         self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
-        self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
+        self._bar.update(self._chunks, total=total, visible=True, detail="embedding",
+                         expected=expected_chunks(total, self._files_done, self._files_total))
 
     def chunks_done(self, count: int) -> None:
         self._bar.update(self._chunks, advance=count)
@@ -192,11 +205,14 @@ def short_path(path: str, limit: int) -> str:
     return "…" + path[-(limit - 1):] if limit > 1 else "…"
 
 
-def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None) -> Text:
-    """`document p. N › section` for a cell `limit` wide: the path shortened from the left so that
-    it and its pages fit one line, the section after it (wrapping at spaces when it must)."""
+def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None,
+           title: str = "") -> Text:
+    """`document p. N · title › section` for a cell `limit` wide: the path shortened from the left so
+    that it and its pages fit one line, the title and section after it (wrapping at spaces)."""
     pages = source_label("", page_start, page_end)  # " p. 12", " pp. 12-13" or ""
     text = Text(printable(short_path(path, max(limit - len(pages), 8)) + pages))
+    if title and title.strip().lower() != (heading or "").strip().lower():
+        text.append(printable(f" · {title}"))
     if heading:
         text.append(printable(f" › {heading}"), style="dim")
     return text
@@ -325,16 +341,27 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     table.add_column("document › section", ratio=1)
     table.add_column("score", justify="right", width=5, no_wrap=True)
     table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
-    for chunk in chunks:
+    for chunk, shown in zip(chunks, panel_scores(chunks)):
         leaf = (chunk.heading or "").split(" > ")[-1]
-        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end),
-                      f"{chunk.score:.3f}", _mark(chunk))
+        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end,
+                                              chunk.title), f"{shown:.2f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
         parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
                                     "last turn)"), style="yellow"))
     return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
                  border_style="blue", width=width())
+
+
+def panel_scores(chunks: list[RetrievedChunk]) -> list[float]:
+    """Scores as the panel shows them: in 0..1 (the fused score without the anchoring boost, which
+    can pass 1) and never rising down the ranks (a reused or protected chunk placed above a
+    better-scored one shows the lower score). The raw fused scores stay in `inspect`."""
+    shown, ceiling = [], 1.0
+    for chunk in chunks:
+        ceiling = min(ceiling, max(min(chunk.rrf if chunk.rrf else chunk.score, 1.0), 0.0))
+        shown.append(ceiling)
+    return shown
 
 
 class _WordWrap:

@@ -132,3 +132,36 @@ def test_ctrl_c_during_ingest_returns_to_the_prompt_and_keeps_written_documents(
     run_repl(db_path, [f"/ingest {docs}"])
     again = " ".join(capsys.readouterr().out.split())
     assert f"{60 - kept} added" in again and f"{kept} unchanged" in again
+
+
+def test_panel_scores_are_in_0_1_and_never_rise_down_the_ranks() -> None:
+    from ragchat.conversation.models import RetrievedChunk
+    from ragchat.render import expected_chunks, panel_scores
+
+    def chunk(rank: int, rrf: float, boost: float) -> RetrievedChunk:
+        return RetrievedChunk(rank, rank, 1, "a.md", "", 1, 1, 0.5, rrf, boost, rrf + boost, bool(boost), False)
+
+    shown = panel_scores([chunk(1, 0.6, 0.0), chunk(2, 0.9, 0.3), chunk(3, 0.5, 0.3), chunk(4, 0.55, 0.0)])
+    assert shown == [0.6, 0.6, 0.5, 0.5]
+    assert expected_chunks(500, 25, 100) == 2000 and expected_chunks(2137, 100, 100) == 0
+
+
+def test_the_ingest_summary_wraps_at_spaces_on_an_80_column_terminal(monkeypatch) -> None:
+    import io
+
+    from rich.console import Console
+
+    from ragchat import render
+    from ragchat.ingest.pipeline import IngestReport
+
+    screen = io.StringIO()
+    monkeypatch.setattr(render, "console", Console(file=screen, force_terminal=True, width=80, color_system=None))
+    report = IngestReport(added=["a.md"] * 12, unchanged=["b.md"] * 3, chunks=2137,
+                          left_out=[("x.md", ".gitignore"), (".y", "hidden")])
+    render.ingest_report(report, Path("/home/someone/.local/share/ragchat/a-rather-long-folder/ragchat.db"))
+    lines = screen.getvalue().splitlines()
+    assert len(lines) >= 2 and all(len(line) <= 80 for line in lines)
+    words = set("12 added, 0 updated, 3 unchanged, 0 removed, 0 skipped, 2 left out (1 .gitignore, 1 hidden); "
+                "2137 chunks written to /home/someone/.local/share/ragchat/a-rather-long-folder/ragchat.db "
+                "Ingest:".split())
+    assert all(word in words for line in lines for word in line.split()), lines

@@ -94,6 +94,7 @@ class RetrievedChunk:
     used: bool = False  # the answer stands on it (cited, or supported by it)
     page_start: int | None = None  # pages of a PDF chunk
     page_end: int | None = None
+    title: str = ""  # the document's title
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

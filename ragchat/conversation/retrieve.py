@@ -69,7 +69,7 @@ def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None
         heading=stored.heading, vector_rank=item.vector_rank, fts_rank=item.fts_rank,
         similarity=None if similarity is None else round(similarity, 4), rrf=round(item.rrf, 4),
         boost=item.boost, score=round(item.score, 4), anchored=item.anchored, reused=False,
-        page_start=stored.page_start, page_end=stored.page_end,
+        page_start=stored.page_start, page_end=stored.page_end, title=stored.title or "",
     )
 
 
@@ -87,7 +87,8 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
                        document=alive[c.chunk_id].path, heading=alive[c.chunk_id].heading,
                        vector_rank=c.vector_rank, fts_rank=c.fts_rank, similarity=c.similarity,
                        rrf=c.rrf, boost=0.0, score=c.score, anchored=True, reused=True,
-                       page_start=alive[c.chunk_id].page_start, page_end=alive[c.chunk_id].page_end)
+                       page_start=alive[c.chunk_id].page_start, page_end=alive[c.chunk_id].page_end,
+                       title=alive[c.chunk_id].title or "")
         for c in old if c.chunk_id in alive
     ]
     return kept, notices
