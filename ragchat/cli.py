@@ -185,10 +185,13 @@ def search(
     request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
-    best = max((h.similarity for h in hits if h.similarity is not None), default=None)
-    if not as_json and mode is not SearchMode.fts and (best is None or best < ctx.settings.weak_match):
-        render.notice(f"weak matches: the documents may not cover this (best similarity "
-                      f"{'-' if best is None else f'{best:.2f}'}, weak below {ctx.settings.weak_match})")
+    if not as_json and mode is not SearchMode.fts:
+        from .conversation.coverage import not_covered, search_evidence
+
+        evidence = search_evidence(ctx.db, query, hits)
+        if not hits or not_covered(evidence):
+            render.notice(f"weak matches: the documents may not cover this (best similarity {evidence.best:.2f}, "
+                          f"rare terms found {evidence.rare:.0%})")
 
 
 @app.command(cls=RagchatCommand, short_help="Print the whole section a chunk belongs to.")
@@ -395,12 +398,17 @@ def eval_command(
                                                "(default: a temporary one).")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
         "the answers against the reference, with the lead and oracle extractive baselines.")] = False,
+    unanswerable: Annotated[Path | None, typer.Option("--unanswerable", metavar="FILE", show_default=False,
+        help="Items whose last turn the corpus does not answer (same format, no gold): report the precision "
+             "and recall of 'the documents do not cover this' against the ragchat strategy's scored turns.")]
+        = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""
     from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
+    unanswered = evaluate.load_conversations(unanswerable, scored=False) if unanswerable else None
     chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items)
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
@@ -417,11 +425,16 @@ def eval_command(
             with render.EvalProgress() as bar:
                 run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
                                       backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
+            covered = (evaluate.coverage_score(run.turns, evaluate.replay_unanswerable(
+                ctx.db, ctx.embedder, ctx.settings, unanswered, ctx.backend if llm else None))
+                if unanswered else None)
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
     if answers:
         render.answer_tables(evaluate.summarize_answers(run, groups))
+    if covered is not None:
+        render.coverage_line(covered)
     if out:
         evaluate.write_rows(out, run)
         render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")

@@ -25,7 +25,7 @@ from .text import PrintableStream, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import AnswerGroup, GroupSummary
+    from .evaluate import AnswerGroup, CoverageScore, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
     from .store import library
@@ -681,3 +681,11 @@ def section_view(section: library.Section) -> None:
         return
     console.print(head, width=width())
     console.print(body, width=width(), soft_wrap=_wrapped())
+
+
+def coverage_line(score: CoverageScore) -> None:
+    """`eval --unanswerable`: how the not-covered decision did."""
+    console.print(
+        f"[bold]Not covered[/] (the documents do not answer it): precision {score.precision:.2f}, "
+        f"recall {score.recall:.2f} — fired on {score.caught} of {score.unanswerable} unanswerable turns and "
+        f"on {score.false_alarms} of {score.answerable} answerable ones (ragchat strategy)", soft_wrap=True)

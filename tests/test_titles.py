@@ -3,8 +3,6 @@ mentions every other PEP must not win a question that names one."""
 
 from __future__ import annotations
 
-from pathlib import Path
-
 import pytest
 from helpers import settings_for
 
@@ -12,7 +10,6 @@ from ragchat.app import App
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.titles import name_words, question_terms
 from ragchat.store.db import open_db
-
 
 PEPS = {
 "pep-0001.rst": """PEP: 1

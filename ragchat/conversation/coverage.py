@@ -17,14 +17,36 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Protocol
 
 from ..text import content_words, stem, stems
 from .corpus import CorpusStats
-from .models import RetrievedChunk
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from ..search.hybrid import Hit
 
 TOP = 4  # the chunks an answer stands on
 RARE_TERMS = 3  # the question's rarest terms that must show up in them
 REACH = 10  # a chunk "found by both" ranks within this in a vector and in a keyword list
+# The rule: not covered when best + RARE_WEIGHT * rare + AGREEMENT_WEIGHT * agreement < THRESHOLD.
+# Fitted once on govt and clapnq together (unanswerable against answerable turns), the same for
+# every library; the margin and the retrieved similarity did not separate them further.
+RARE_WEIGHT = 0.3
+AGREEMENT_WEIGHT = 0.2
+THRESHOLD = 0.6
+
+
+class Ranked(Protocol):
+    """A retrieved chunk as the evidence needs it (a turn's RetrievedChunk, a search's Hit)."""
+
+    @property
+    def similarity(self) -> float | None: ...
+    @property
+    def vector_rank(self) -> int | None: ...
+    @property
+    def fts_rank(self) -> int | None: ...
 
 
 @dataclass(frozen=True)
@@ -51,7 +73,7 @@ def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats) -> floa
     return sum(weight for weight, term in weighted if stem(term) in held) / total
 
 
-def agreement(chunks: Sequence[RetrievedChunk]) -> float:
+def agreement(chunks: Sequence[Ranked]) -> float:
     top = list(chunks[:TOP])
     if not top:
         return 0.0
@@ -60,13 +82,22 @@ def agreement(chunks: Sequence[RetrievedChunk]) -> float:
     return len(both) / len(top)
 
 
-def gather(question: str, best: float, margin: float, chunks: Sequence[RetrievedChunk], texts: Sequence[str],
+def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], texts: Sequence[str],
            corpus: CorpusStats) -> Evidence:
     retrieved = max((c.similarity for c in chunks[:TOP] if c.similarity is not None), default=0.0)
     return Evidence(best, margin, retrieved, rare_share(question, texts[:TOP], corpus), agreement(chunks))
 
 
 def not_covered(evidence: Evidence) -> bool:
-    """The documents do not cover the question: nothing close, or close text that lacks the
-    question's distinctive words."""
-    return evidence.best < 0.25 or (evidence.best < 0.5 and evidence.rare < 0.5)
+    """The documents do not cover the question: the question comes only loosely close to any
+    chunk, and the top chunks lack its distinctive words or only one index found them."""
+    score = evidence.best + RARE_WEIGHT * evidence.rare + AGREEMENT_WEIGHT * evidence.agreement
+    return score < THRESHOLD
+
+
+def search_evidence(db: Database, query: str, hits: Sequence[Hit]) -> Evidence:
+    """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
+    from .corpus import CorpusView
+
+    best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db))

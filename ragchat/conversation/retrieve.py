@@ -26,9 +26,6 @@ class Retrieval:
     notices: tuple[str, ...] = ()
     extra: tuple[QueryList, ...] = ()  # lists the retrieval added to the plan's (documents named by the question)
 
-    def weak(self, threshold: float) -> bool:
-        return not self.chunks or (self.best is not None and self.best < threshold)
-
 
 def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext,
               depth: int) -> tuple[list[RankedList], dict[int, float]]:

@@ -14,6 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
+from ..answer import NOT_COVERED
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
@@ -82,6 +83,9 @@ class Conversation:
         lineage = replace(self._lineage(context, reformulation, chosen, retrieval, started), correction=typed)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict())
+        if lineage.weak and self.options.recorded_answer is None and self.backend_in_use() is not None:
+            # an extractive answer opens with this itself; a model's answer is streamed after it
+            self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
         answered = self._supported(lineage, self._answer(lineage, context, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)

@@ -25,7 +25,6 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..store import library
-
 from ..text import QUESTION_WORDS, STOPWORDS, words
 from .fts import _quote
 
