@@ -7,7 +7,9 @@ lineage records the turn as a correction. The English openers are the one table 
 
 Where X goes: in place of the previous question's pronoun ("how do I make it required?" ->
 "how do I make the query parameter required?"), else of its first determiner phrase ("how do
-I make a will valid?" -> "how do I make a codicil valid?"); with neither, X leads the question.
+I make a will valid?" -> "how do I make a codicil valid?"), preferring a phrase that shares a word
+with X ("the downtown hotel" for "the downtown of SF"); a qualifier is added ("I meant for the
+purchase loan"); with none of these, X leads the question.
 """
 
 from __future__ import annotations
@@ -24,9 +26,12 @@ CORRECTION_OPENERS = (
     r"(?:no[,.!]*\s+)?what\s+i\s+meant\s+(?:was|is)",
 )
 _OPENER = re.compile(rf"^\s*(?:{'|'.join(CORRECTION_OPENERS)})\s+(?P<subject>\S.*?)[\s.!?]*$", re.IGNORECASE)
-# X is a new question, not a subject ("I mean, how does it work?"): the turn is no correction
-_QUESTION = re.compile(r"^(?:what|how|why|when|where|which|who|whom|whose|is|are|do|does|did|can|could|should)\b",
-                       re.IGNORECASE)
+# X is a new question or a clause, not a subject ("I mean, how does it work?", "I meant if there is
+# ..."): the turn is no correction, it is read as typed
+_QUESTION = re.compile(r"^(?:what|how|why|when|where|which|who|whom|whose|is|are|do|does|did|can|could|should"
+                       r"|if|whether|that|because)\b", re.IGNORECASE)
+# X qualifies the previous question rather than replacing its subject ("I meant for the purchase loan")
+_QUALIFIER = re.compile(r"^(?:for|of|in|on|at|about|with|from|to|during|under|without)\b", re.IGNORECASE)
 _PRONOUN = re.compile(r"\b(it|them|they|this|that|these|those)\b", re.IGNORECASE)
 _DETERMINER = re.compile(
     r"\b(?:a|an|the|my|your|our|their|this|that)\s+(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*|[\w'-]+)")
@@ -42,10 +47,16 @@ def subject_of(turn: str) -> str | None:
 
 
 def corrected(previous: str, subject: str) -> str:
-    """The previous question with `subject` as its subject."""
+    """The previous question with `subject` as its subject: in place of the noun phrase that shares
+    a word with it, else of the pronoun, else of the first noun phrase; a qualifier ("for X") is
+    added to the question instead."""
     question = previous.strip()
-    for pattern in (_PRONOUN, _DETERMINER):
-        found = pattern.search(question)
-        if found:
-            return question[: found.start()] + subject + question[found.end():]
+    if _QUALIFIER.match(subject):
+        return f"{question.rstrip('?. ')} {subject}?"
+    said = {word.lower() for word in re.findall(r"\w+", subject)}
+    phrases = list(_DETERMINER.finditer(question))
+    sharing = [m for m in phrases if said & {w.lower() for w in re.findall(r"\w+", m.group(0))[1:]}]
+    found = next(iter(sharing), None) or _PRONOUN.search(question) or next(iter(phrases), None)
+    if found:
+        return question[: found.start()] + subject + question[found.end():]
     return f"{subject}: {question}"
