@@ -544,7 +544,13 @@ def inspect_view(data: dict) -> None:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     show(Group(*_inspect_rows(data["chunks"])))
     console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
-    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))
+    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (not covered)" if data["weak_match"] else ""))
+    if data.get("coverage"):
+        evidence = "  ".join(f"{key} {value:.2f}" for key, value in data["coverage"].items())
+        console.print(f"[bold]coverage[/]        {evidence}" + ("  -> not covered" if data["weak_match"] else ""))
+    if data.get("correction"):
+        console.print(f"[bold]correction[/]      of the last question, as typed: {escape(data['correction'])}",
+                      width=width())
     for message in data["notices"]:
         console.print(f"  [yellow]notice:[/] {escape(message)}")
 
