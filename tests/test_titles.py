@@ -119,3 +119,10 @@ def test_a_question_naming_no_document_adds_no_list(peps: App) -> None:
     result = peps.conversation("plain").ask("how should functions be named?")
     assert "question/title" not in [q.name for q in result.lineage.queries]
     assert result.lineage.chunks[0].document == "pep-0008.rst"
+
+
+def test_search_finds_a_document_by_its_name_too(peps: App) -> None:
+    from ragchat.search.hybrid import SearchRequest, search
+
+    hits = search(peps.db, peps.embedder, peps.settings, SearchRequest("pep 723", "pep 723", k=3))
+    assert hits[0].chunk.path == "pep-0723.rst"
