@@ -171,3 +171,25 @@ def test_the_ingest_summary_wraps_at_spaces_on_an_80_column_terminal(monkeypatch
                 "2137 chunks written to /home/someone/.local/share/ragchat/a-rather-long-folder/ragchat.db "
                 "Ingest:".split())
     assert all(word in words for line in lines for word in line.split()), lines
+
+
+def test_ollama_reformulates_the_corrected_question(library_db: Path) -> None:
+    from ollama_server import FakeOllama
+
+    with FakeOllama() as server:
+        def reply(request: dict):
+            if request.get("format"):
+                latest = request["messages"][-1]["content"].split("LATEST USER MESSAGE: ")[-1]
+                return {"semantic_query": latest, "keyword_query": "", "is_follow_up": False, "is_meta": False,
+                        "topic_shift": False, "reasoning": "standalone"}
+            return "A codicil is signed like a will [1]."
+
+        server.default = reply
+        app = App(settings_for(library_db, ollama="on", ollama_host=server.url, ollama_timeout=5.0))
+        conversation = app.conversation("llm-fix")
+        conversation.ask("how do I make a will valid?")
+        result = conversation.ask("no, I meant a codicil")
+        asked = [r["messages"][-1]["content"] for r in server.requests if r.get("format")]
+    assert "how do I make a codicil valid?" in asked[-1] and "no, I meant" not in asked[-1]
+    assert result.lineage.reformulation.reformulator != "heuristic"
+    assert result.lineage.correction == "no, I meant a codicil"
