@@ -151,7 +151,8 @@ def ingest(
                             follow_symlinks=follow_symlinks, progress=progress, exclude=exclude or (),
                             hidden=hidden)
     render.ingest_report(report, ctx.settings.db, verbose=verbose)
-    if report.interrupted:
+    if report.interrupted:  # the summary says what was kept; the exit is a Ctrl-C's, as everywhere
+        render.error("interrupted")
         raise typer.Exit(130)
 
 
