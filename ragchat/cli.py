@@ -170,13 +170,19 @@ def ingest(
     paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files and folders to ingest (recursive).",
                                                 show_default=False)],
     reembed: Annotated[bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")] = False,
-    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone.")] = False,
+    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone or are now "
+                                        "left out (ignore files, --exclude, hidden).")] = False,
+    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB", show_default=False,
+        help="Leave out what matches this gitignore-style glob, relative to the folder (repeatable); "
+             "remembered with the folder for later ingests.")] = None,
+    hidden: Annotated[bool, typer.Option("--hidden", help="Read hidden files and folders too.")] = False,
+    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file left out, and why.")] = False,
     follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
                                                   "the given paths too (by default they are skipped).")] = False,
     db: DbOption = None,
 ) -> None:
-    """Ingest documents (.md .txt .rst .html .pdf): chunk, embed, index. Unchanged files are skipped.
-    The only command that creates a library."""
+    """Ingest documents (.md .markdown .txt .rst .html .htm .pdf .docx): chunk, embed, index. Unchanged files are skipped; .gitignore, .ignore and
+    .ragchatignore files in the folders are honoured. The only command that creates a library."""
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
@@ -189,14 +195,18 @@ def ingest(
     before = library.ingest_marks(ctx.db)
     try:
         with render.IngestProgress() as progress:
-            report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed,
-                                prune_missing=prune, follow_symlinks=follow_symlinks, progress=progress)
+            report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed, prune_missing=prune,
+                                follow_symlinks=follow_symlinks, progress=progress, exclude=exclude or (),
+                                hidden=hidden)
     except Exception as exc:
         problem = _database_error(exc)
         if problem is None:
             raise
         raise RagchatError(f"{problem}; {_documents_written(ctx.db, before)}") from None
-    render.ingest_report(report, ctx.settings.db)
+    render.ingest_report(report, ctx.settings.db, verbose=verbose)
+    if report.interrupted:  # the summary says what was kept; the exit is a Ctrl-C's, as everywhere
+        render.error("interrupted")
+        raise typer.Exit(130)
 
 
 def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
@@ -246,10 +256,29 @@ def search(
     request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
-    best = max((h.similarity for h in hits if h.similarity is not None), default=None)
-    if not as_json and mode is not SearchMode.fts and (best is None or best < ctx.settings.weak_match):
-        render.notice(f"weak matches: the documents may not cover this (best similarity "
-                      f"{'-' if best is None else f'{best:.2f}'}, weak below {ctx.settings.weak_match})")
+    if not as_json and mode is not SearchMode.fts:
+        from .conversation.coverage import not_covered, search_evidence
+
+        evidence = search_evidence(ctx.db, query, hits)
+        if not hits or not_covered(evidence):
+            render.notice(f"weak matches: the documents may not cover this (best similarity {evidence.best:.2f}, "
+                          f"rare terms found {evidence.rare:.0%})")
+
+
+@app.command(cls=RagchatCommand, short_help="Print the whole section a chunk belongs to.")
+def show(
+    chunk: Annotated[int, typer.Argument(metavar="CHUNK", show_default=False,
+                                         help="A chunk id (as `search --json`, `inspect` and `/open` show it).")],
+    db: DbOption = None,
+) -> None:
+    """Print the whole section behind a chunk, with its path, title and pages (paged when long)."""
+    from . import render
+    from .store import library
+
+    found = library.section(make_app(db=db).db, chunk)
+    if found is None:
+        raise RagchatError(f"no chunk {chunk} in the library (it may have been re-ingested since)")
+    render.section_view(found)
 
 
 SessionOption = Annotated[str | None, typer.Option("--session", "-s", metavar="NAME",
@@ -474,12 +503,17 @@ def eval_command(
                                                "(default: a temporary one).")] = None,
     answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
         "the answers against the reference, with the lead and oracle extractive baselines.")] = False,
+    unanswerable: Annotated[Path | None, typer.Option("--unanswerable", metavar="FILE", show_default=False,
+        help="Items whose last turn the corpus does not answer (same format, no gold): report the precision "
+             "and recall of 'the documents do not cover this' against the ragchat strategy's scored turns.")]
+        = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""
     from . import evaluate, render
 
     items = evaluate.load_conversations(conversations)
+    unanswered = evaluate.load_conversations(unanswerable, scored=False) if unanswerable else None
     chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items, llm=llm)
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
@@ -496,6 +530,9 @@ def eval_command(
             with render.EvalProgress() as bar:
                 run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
                                       backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
+            covered = (evaluate.coverage_score(run.turns, evaluate.replay_unanswerable(
+                ctx.db, ctx.embedder, ctx.settings, unanswered))
+                if unanswered else None)
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
@@ -505,6 +542,8 @@ def eval_command(
                              f"(~{mean / 4:.0f} tokens) on average[/]")
     if answers:
         render.answer_tables(evaluate.summarize_answers(run, groups))
+    if covered is not None:
+        render.coverage_line(covered)
     if out:
         evaluate.write_rows(out, run)
         render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")

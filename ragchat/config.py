@@ -42,7 +42,6 @@ class Settings:
     source_anchoring: bool = True
     anchor_boost: float = 0.3
     history_window: int = 5
-    weak_match: float = 0.25  # best chunk cosine similarity below this = "may not be covered"
     extractive_sentences: int = 4
     ollama: str = "auto"  # auto | off | on
     ollama_host: str = "http://127.0.0.1:11434"

@@ -77,8 +77,9 @@ class EvalItem:
         return any(t.gold and t.rewrite for t in self.turns)
 
 
-def load_conversations(path: Path | str) -> list[EvalItem]:
-    """Read and validate a conversations.jsonl (one item a line; blank lines are skipped)."""
+def load_conversations(path: Path | str, *, scored: bool = True) -> list[EvalItem]:
+    """Read and validate a conversations.jsonl (one item a line; blank lines are skipped);
+    `scored=False` reads a set without gold (unanswerable.jsonl)."""
     path = Path(path)
     try:
         lines = path.read_text(encoding="utf-8").splitlines()
@@ -96,7 +97,7 @@ def load_conversations(path: Path | str) -> list[EvalItem]:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
             raise RagchatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
-        item = _parse_item(data, where)
+        item = _parse_item(data, where, scored)
         if item.id in seen:
             raise RagchatError(f"{where}: duplicate id {item.id!r}")
         seen.add(item.id)
@@ -106,7 +107,7 @@ def load_conversations(path: Path | str) -> list[EvalItem]:
     return items
 
 
-def _parse_item(data: object, where: str) -> EvalItem:
+def _parse_item(data: object, where: str, scored: bool = True) -> EvalItem:
     if not isinstance(data, dict):
         raise RagchatError(f"{where}: expected a JSON object with id, turns (and tags)")
     item_id = data.get("id")
@@ -119,7 +120,7 @@ def _parse_item(data: object, where: str) -> EvalItem:
     if not isinstance(turns, list) or not turns:
         raise RagchatError(f"{where}: missing field 'turns' (a non-empty list)")
     parsed = tuple(_parse_turn(turn, f"{where}, turn {n}") for n, turn in enumerate(turns, start=1))
-    if not any(turn.gold for turn in parsed):
+    if scored and not any(turn.gold for turn in parsed):
         raise RagchatError(f"{where}: no turn has 'gold' (nothing to score)")
     return EvalItem(str(item_id), {str(k): str(v) for k, v in tags.items()}, parsed)
 
@@ -729,3 +730,52 @@ def answer_of(db: Database, result: TurnResult, reference: str) -> AnswerScore:
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
     return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)
+
+
+# --- does the library cover it? (the weak-match rule, on unanswerable items) -----------------
+
+
+@dataclass(frozen=True)
+class CoverageScore:
+    """The not-covered decision (`Lineage.weak`) on the last turns of unanswerable items (the
+    documents do not answer them) and on the scored turns of answerable ones."""
+
+    unanswerable: int
+    caught: int  # unanswerable turns it fired on
+    answerable: int
+    false_alarms: int  # answerable turns it fired on
+
+    @property
+    def precision(self) -> float:
+        fired = self.caught + self.false_alarms
+        return self.caught / fired if fired else 0.0
+
+    @property
+    def recall(self) -> float:
+        return self.caught / self.unanswerable if self.unanswerable else 0.0
+
+
+def replay_unanswerable(db: Database, embedder: Embedder, settings: Settings,
+                        items: Sequence[EvalItem]) -> list[TurnResult]:
+    """Each unanswerable item through the full pipeline without a model (earlier turns with their
+    recorded replies), as the `ragchat` strategy runs; the result of its last turn, the one the
+    documents do not answer."""
+    base = Conversation(db, CachingEmbedder(embedder), settings.replace(ollama="off"), "eval")
+    results = []
+    for item in items:
+        name = session_name("unanswerable", item.id)
+        sessions.clear_session(db, name)
+        conversation = replace(base, session=name)
+        for number, turn in enumerate(item.turns, start=1):
+            last = number == len(item.turns)
+            conversation.options = TurnOptions(recorded_answer="" if last else turn.assistant or "")
+            result = conversation.ask(turn.user)
+        results.append(result)
+    return results
+
+
+def coverage_score(answerable: Sequence[ScoredTurn], unanswerable: Sequence[TurnResult],
+                   strategy: str = "ragchat") -> CoverageScore:
+    mine = [t for t in answerable if t.strategy == strategy]
+    return CoverageScore(len(unanswerable), sum(r.lineage.weak for r in unanswerable),
+                         len(mine), sum(t.result.lineage.weak for t in mine))

@@ -26,9 +26,10 @@ from .text import PrintableStream, inert_char, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import AnswerGroup, GroupSummary
+    from .evaluate import AnswerGroup, CoverageScore, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
+    from .store import library
 
 
 
@@ -81,7 +82,8 @@ class _RateColumn(ProgressColumn):
     def render(self, task: Task) -> Text:
         if not task.fields.get("rate") or not task.speed:
             return Text("")
-        left = task.time_remaining
+        expected = task.fields.get("expected")  # the total foreseen while it is still growing
+        left = task.time_remaining if not expected else max(expected - task.completed, 0) / task.speed
         eta = "" if left is None or task.finished else f"  ETA {int(left) // 60}:{int(left) % 60:02d}"
         return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
 
@@ -89,6 +91,14 @@ class _RateColumn(ProgressColumn):
 def _progress_console(target: Console | None) -> Console:
     """Progress goes to stderr (stdout stays the result) and is drawn only on a terminal."""
     return target or err_console
+
+
+def expected_chunks(known: int, files_done: int, files_total: int) -> int:
+    """The chunk total to expect while files are still being parsed: the chunks so far, scaled by
+    the share of files parsed (0 once every file is parsed: the total is known)."""
+    if not files_done or files_done >= files_total:
+        return 0
+    return round(known * files_total / files_done)
 
 
 class IngestProgress:
@@ -103,7 +113,8 @@ class IngestProgress:
             console=shown, transient=False, disable=not shown.is_terminal,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
-        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks")
+        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks", expected=0)
+        self._files_done, self._files_total = 0, 0
 
     def __enter__(self) -> IngestProgress:
         self._bar.start()
@@ -113,19 +124,22 @@ class IngestProgress:
         self._bar.stop()
 
     def files(self, total: int) -> None:
+        self._files_total = total
         self._bar.update(self._files, total=total)
 
     def file_done(self, path: str) -> None:
+        self._files_done += 1
         self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
-        self._bar.update(self._chunks, total=total, visible=True, detail="embedding")
+        self._bar.update(self._chunks, total=total, visible=True, detail="embedding",
+                         expected=expected_chunks(total, self._files_done, self._files_total))
 
     def chunks_done(self, count: int) -> None:
         self._bar.update(self._chunks, advance=count)
 
 
-def ingest_report(report: IngestReport, database: Path | None = None) -> None:
+def ingest_report(report: IngestReport, database: Path | None = None, verbose: bool = False) -> None:
     parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
              f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
              f"{len(report.skipped)} skipped"]
@@ -133,9 +147,19 @@ def ingest_report(report: IngestReport, database: Path | None = None) -> None:
         parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
-    # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
+    if report.left_out:
+        from .ingest.ignore import summary as ignore_summary
+
+        why = ", ".join(f"{count} {reason}" for reason, count in ignore_summary(report.left_out).items())
+        parts.append(f"{len(report.left_out)} left out ({why})")
     where = f" to {escape(str(database))}" if database is not None else ""
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}", soft_wrap=True)
+    # on a terminal the summary wraps at spaces; piped, it stays one greppable line
+    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}",
+                  soft_wrap=_wrapped(), width=width() if console.is_terminal else None)
+    if verbose:
+        for path, reason in report.left_out:
+            console.print(f"  [dim]left out[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
+    # soft_wrap: one line per file however narrow (or piped) the output is, so it stays greppable
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for was, now in report.moved:
@@ -144,6 +168,8 @@ def ingest_report(report: IngestReport, database: Path | None = None) -> None:
         console.print(f"  copy {escape(path)}: same content as {escape(original)} (stored once)", soft_wrap=True)
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
+    if report.interrupted:
+        notice("ingest interrupted: the documents written are kept; ingest again to add the rest")
     if report.gone:
         console.print(f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
                       "`ragchat ingest --prune PATH` removes them")
@@ -184,11 +210,14 @@ def short_path(path: str, limit: int) -> str:
     return "…" + path[-(limit - 1):] if limit > 1 else "…"
 
 
-def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None) -> Text:
-    """`document p. N › section` for a cell `limit` wide: the path shortened from the left so that
-    it and its pages fit one line, the section after it (wrapping at spaces when it must)."""
+def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None,
+           title: str = "") -> Text:
+    """`document p. N · title › section` for a cell `limit` wide: the path shortened from the left so
+    that it and its pages fit one line, the title and section after it (wrapping at spaces)."""
     pages = source_label("", page_start, page_end)  # " p. 12", " pp. 12-13" or ""
     text = Text(printable(short_path(path, max(limit - len(pages), 8)) + pages))
+    if title and title.strip().lower() != (heading or "").strip().lower():
+        text.append(printable(f" · {title}"))
     if heading:
         text.append(printable(f" › {heading}"), style="dim")
     return text
@@ -285,6 +314,8 @@ def understood_as(result: TurnResult) -> str:
         label = "first question of the session"
     else:
         label = "new topic"
+    if result.lineage.correction:
+        label = f"a correction: the last question again, {label}"
     return f"understood as: {snippet(result.reformulation.leading_query, ECHO_LIMIT)} ({label})"
 
 
@@ -329,16 +360,27 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     table.add_column("document › section", ratio=1)
     table.add_column("score", justify="right", width=5, no_wrap=True)
     table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
-    for chunk in chunks:
+    for chunk, shown in zip(chunks, panel_scores(chunks)):
         leaf = (chunk.heading or "").split(" > ")[-1]
-        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end),
-                      f"{chunk.score:.3f}", _mark(chunk))
+        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end,
+                                              chunk.title), f"{shown:.2f}", _mark(chunk))
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
         parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
                                     "last turn)"), style="yellow"))
     return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
                  border_style="blue", width=width())
+
+
+def panel_scores(chunks: list[RetrievedChunk]) -> list[float]:
+    """Scores as the panel shows them: in 0..1 (the fused score without the anchoring boost, which
+    can pass 1) and never rising down the ranks (a reused or protected chunk placed above a
+    better-scored one shows the lower score). The raw fused scores stay in `inspect`."""
+    shown, ceiling = [], 1.0
+    for chunk in chunks:
+        ceiling = min(ceiling, max(min(chunk.rrf if chunk.rrf else chunk.score, 1.0), 0.0))
+        shown.append(ceiling)
+    return shown
 
 
 class _WordWrap:
@@ -523,7 +565,13 @@ def inspect_view(data: dict) -> None:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     show(Group(*_inspect_rows(data["chunks"])))
     console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
-    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (weak match)" if data["weak_match"] else ""))
+    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (not covered)" if data["weak_match"] else ""))
+    if data.get("coverage"):
+        evidence = "  ".join(f"{key} {value:.2f}" for key, value in data["coverage"].items())
+        console.print(f"[bold]coverage[/]        {evidence}" + ("  -> not covered" if data["weak_match"] else ""))
+    if data.get("correction"):
+        console.print(f"[bold]correction[/]      of the last question, as typed: {escape(data['correction'])}",
+                      width=width())
     for message in data["notices"]:
         console.print(f"  [yellow]notice:[/] {escape(message)}")
 
@@ -639,3 +687,32 @@ def answer_tables(groups: list[AnswerGroup]) -> None:
         table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
                          "as ragchat's answer; oracle: greedy best sentences of the same chunks")
         console.print(table)
+
+
+def section_view(section: library.Section) -> None:
+    """A whole section behind a source: where it is (path, title, pages, heading), then its text;
+    through the pager ($PAGER) when it is longer than the terminal."""
+    pages = source_label("", section.page_start, section.page_end)
+    head = Text(printable(f"{section.path}{pages}"), style="bold")
+    if section.title:
+        head.append(printable(f" · {section.title}"))
+    if section.heading:
+        head.append(printable(f" › {section.heading.replace(' > ', ' › ')}"), style="dim")
+    head.append(f"  (chunk {section.chunk_id})", style="dim")
+    body = Text(printable(section.text.strip()))
+    long = console.is_terminal and len(section.text.splitlines()) + 2 > console.height
+    if long:
+        with console.pager(styles=True):
+            console.print(head, width=width())
+            console.print(body, width=width())
+        return
+    console.print(head, width=width())
+    console.print(body, width=width(), soft_wrap=_wrapped())
+
+
+def coverage_line(score: CoverageScore) -> None:
+    """`eval --unanswerable`: how the not-covered decision did."""
+    console.print(
+        f"[bold]Not covered[/] (the documents do not answer it): precision {score.precision:.2f}, "
+        f"recall {score.recall:.2f} — fired on {score.caught} of {score.unanswerable} unanswerable turns and "
+        f"on {score.false_alarms} of {score.answerable} answerable ones (ragchat strategy)", soft_wrap=True)

@@ -15,6 +15,7 @@ from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
 from . import render
 from .app import App
+from .conversation.models import RetrievedChunk
 from .errors import RagchatError, SessionError
 from .ingest.pipeline import ingest
 from .names import readable_text
@@ -25,6 +26,8 @@ HELP = """Ask anything about your documents; follow-ups ("what about X?") are un
   /help           this help (or type help)
   /ingest PATH    ingest files or folders (same as `ragchat ingest`)
   /sources [N]    the last answer's sources, or source N's passage
+  /open N         the whole section behind source N (paged when long)
+  /retry [X]      the last question again, with X as its subject ("no, I meant X" works too)
   /inspect [N]    the trace of the last turn (or turn N)
   /new NAME       start a new session
   /resume NAME    continue an existing session
@@ -75,7 +78,8 @@ class Repl:
             self.prompt: PromptSession[str] = PromptSession(history=history, input=input, output=output,
                                                             completer=SlashCompleter(self))
         self.commands: dict[str, Callable[[str], bool]] = {
-            "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/inspect": self._inspect,
+            "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/open": self._open,
+            "/retry": self._retry, "/inspect": self._inspect,
             "/new": self._new, "/resume": self._resume_command, "/sessions": self._sessions, "/clear": self._clear,
             "/exit": lambda arg: False, "/quit": lambda arg: False,
         }
@@ -147,11 +151,11 @@ class Repl:
         if reply:
             render.console.print(render.preview(reply.content, 400), style="dim", width=render.width())
 
-    def _ask(self, text: str) -> None:
+    def _ask(self, text: str, retry: str | None = None) -> None:
         streaming = self.conversation.backend_in_use() is not None
         printer = render.StreamPrinter()
         try:
-            result = self.conversation.ask(text, on_token=printer if streaming else None)
+            result = self.conversation.ask(text, on_token=printer if streaming else None, retry=retry)
             printer.close()
         except KeyboardInterrupt:
             printer.close()
@@ -199,8 +203,12 @@ class Repl:
             paths = [Path(p).expanduser() for p in shlex.split(arg)]
         except ValueError as exc:  # an unclosed quote
             raise RagchatError(f"/ingest: {exc}") from None
-        with render.IngestProgress() as progress:
-            report = ingest(self.app.db, self.app.settings, paths, lambda: self.app.embedder, progress=progress)
+        try:
+            with render.IngestProgress() as progress:
+                report = ingest(self.app.db, self.app.settings, paths, lambda: self.app.embedder, progress=progress)
+        except KeyboardInterrupt:  # before the walk finished: nothing was written
+            render.notice("ingest interrupted")
+            return True
         render.ingest_report(report, self.app.settings.db)
         return True
 
@@ -211,15 +219,34 @@ class Repl:
         if not arg:
             render.console.print(render.lineage_sources(last.lineage))
             return True
-        chunk = next((c for c in last.lineage.chunks if c.rank == int(arg)), None)
-        if chunk is None:
-            ranks = [c.rank for c in last.lineage.chunks]
-            raise RagchatError(f"the last answer has no source {arg}"
-                               + (f" (it has {min(ranks)}-{max(ranks)})" if ranks else " (it has none)"))
+        chunk = self._source(last.lineage.chunks, arg)
         stored = library.chunks_by_ids(self.app.db, [chunk.chunk_id]).get(chunk.chunk_id)
         if stored is None:
             raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
         render.passage(chunk, stored.text, last.answer)
+        return True
+
+    @staticmethod
+    def _source(chunks: tuple[RetrievedChunk, ...], arg: str) -> RetrievedChunk:
+        chunk = next((c for c in chunks if c.rank == int(arg)), None)
+        if chunk is None:
+            ranks = [c.rank for c in chunks]
+            raise RagchatError(f"the last answer has no source {arg}"
+                               + (f" (it has {min(ranks)}-{max(ranks)})" if ranks else " (it has none)"))
+        return chunk
+
+    def _open(self, arg: str) -> bool:
+        if not arg.isdigit():
+            raise RagchatError(f"/open wants a source number, not {arg!r} (usage: /open N)" if arg else "usage: /open N")
+        chunk = self._source(self.app.turn(self.session).lineage.chunks, arg)
+        found = library.section(self.app.db, chunk.chunk_id)
+        if found is None:
+            raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
+        render.section_view(found)
+        return True
+
+    def _retry(self, arg: str) -> bool:
+        self._ask("", retry=arg)
         return True
 
     def _inspect(self, arg: str) -> bool:

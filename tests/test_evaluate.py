@@ -291,3 +291,17 @@ def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embed
     with pytest.raises(RagchatError, match="holds 1 document.* from outside"):
         evaluate.prepare_library(db, settings, corpus, lambda: embedder)
     db.close()
+
+
+def test_eval_unanswerable_reports_precision_and_recall_of_not_covered(runner, tmp_path):
+    conversations, corpus = _write_set(tmp_path)
+    unanswerable = _write_lines(tmp_path / "unanswerable.jsonl", {"id": "u1", "turns": [
+        {"user": "What warranty does the Zephyr X200 blender have?", "assistant": "Two years."},
+        {"user": "Which volcano erupted on Iceland in 2010 and grounded flights?"}]},
+        {"id": "u2", "turns": [{"user": "Who painted the ceiling of the Sistine Chapel?"}]})
+    result = invoke(runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat", "--db",
+                    tmp_path / "eval.db", "--unanswerable", unanswerable)
+    assert result.exit_code == 0, result.output
+    shown = " ".join(result.output.split())
+    assert "Not covered" in shown and "of 2 unanswerable turns" in shown and "of 2 answerable ones" in shown
+    assert "recall 1.00" in shown and "precision 1.00" in shown

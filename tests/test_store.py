@@ -44,7 +44,7 @@ def dump(path: Path) -> list[str]:
     try:
         tables = [row[0] for row in conn.execute(
             "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' "
-            "AND name NOT LIKE 'chunks_fts_%' ORDER BY name")]
+            "AND name NOT LIKE 'chunks_fts_%' AND name NOT LIKE 'documents_fts_%' ORDER BY name")]
         return [f"{table}: {row!r}" for table in tables
                 for row in conn.execute(f"SELECT * FROM [{table}] ORDER BY rowid")]
     finally:

@@ -102,6 +102,7 @@ class RetrievedChunk:
     used: bool = False  # the answer stands on it (cited, or supported by it)
     page_start: int | None = None  # pages of a PDF chunk
     page_end: int | None = None
+    title: str = ""  # the document's title
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -139,10 +140,12 @@ class Lineage:
     missing_anchors: tuple[str, ...] = ()
     chunks: tuple[RetrievedChunk, ...] = ()
     answer_mode: str = "pending"  # pending | llm | extractive | recorded
-    weak: bool = False
+    weak: bool = False  # the documents do not cover the question (coverage.not_covered)
     notices: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
     version: int = LINEAGE_VERSION
+    coverage: dict[str, float] = field(default_factory=dict)  # the evidence `weak` was decided on
+    correction: str = ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
 
     @property
     def answer_document_ids(self) -> list[int]:
@@ -167,6 +170,7 @@ class Lineage:
             "missing_anchors": list(self.missing_anchors), "chunks": [c.to_dict() for c in self.chunks],
             "answer_mode": self.answer_mode, "answer_document_ids": self.answer_document_ids,
             "weak": self.weak, "notices": list(self.notices), "timings_ms": dict(self.timings_ms),
+            "coverage": dict(self.coverage), "correction": self.correction,
         }
 
     @classmethod
@@ -189,7 +193,8 @@ class Lineage:
             chunks=tuple(RetrievedChunk.from_dict(c) for c in data.get("chunks", [])),
             answer_mode=str(data.get("answer_mode", "pending")), weak=bool(data.get("weak", False)),
             notices=tuple(data.get("notices", [])), timings_ms=dict(data.get("timings_ms", {})),
-            version=LINEAGE_VERSION,
+            version=LINEAGE_VERSION, coverage=dict(data.get("coverage") or {}),
+            correction=str(data.get("correction") or ""),
         )
 
 

@@ -87,8 +87,10 @@ def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple
 def resolve_anchors(db: Database, last: Lineage | None) -> Anchors:
     """The documents the last answer stood on, minus those removed or changed since (a changed
     document counts as gone: its chunks were replaced, ids are never reused)."""
-    if last is None or last.weak:
-        return Anchors()  # nothing to anchor on after an answer the documents did not support
+    if last is None:
+        return Anchors()
+    # after a not-covered answer too: anchoring is soft (it only reaches chunks some query ranks
+    # well), and the decision errs on some answered turns (README: "Does the library cover it?")
     wanted = last.answer_document_ids
     paths = {c.document_id: c.document for c in last.chunks}
     used = last.used_chunks

@@ -11,9 +11,10 @@ from ..config import Settings
 from ..embed import Embedder
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
+from ..search.titles import named_documents, title_ranking
 from ..store import library
 from ..store.library import StoredChunk
-from .models import RetrievedChunk
+from .models import QueryList, RetrievedChunk
 from .plan import RetrievalPlan
 from .reading import TurnContext
 
@@ -23,9 +24,7 @@ class Retrieval:
     chunks: tuple[RetrievedChunk, ...]
     best: float | None  # best cosine similarity among them (None: no vector ranked them)
     notices: tuple[str, ...] = ()
-
-    def weak(self, threshold: float) -> bool:
-        return not self.chunks or (self.best is not None and self.best < threshold)
+    extra: tuple[QueryList, ...] = ()  # lists the retrieval added to the plan's (documents named by the question)
 
 
 def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext,
@@ -51,13 +50,25 @@ def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: Tu
     return lists, similarity
 
 
+def _named(db: Database, settings: Settings, plan: RetrievalPlan, context: TurnContext) -> RankedList | None:
+    """The documents the question names by title or file name, as a list of the fusion (the
+    full pipeline only: the baselines' single-query path stays as it was)."""
+    if "question/vector" not in {q.name for q in plan.queries}:
+        return None
+    named = named_documents(db, context.question)
+    if not named:
+        return None
+    return RankedList("question/title", "title", tuple(title_ranking(db, named, context.vector)),
+                      settings.vector_weight)
+
+
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
     return RetrievedChunk(
         rank=rank, chunk_id=item.chunk_id, document_id=stored.document_id, document=stored.path,
         heading=stored.heading, vector_rank=item.vector_rank, fts_rank=item.fts_rank,
         similarity=None if similarity is None else round(similarity, 4), rrf=round(item.rrf, 4),
         boost=item.boost, score=round(item.score, 4), anchored=item.anchored, reused=False,
-        page_start=stored.page_start, page_end=stored.page_end,
+        page_start=stored.page_start, page_end=stored.page_end, title=stored.title or "",
     )
 
 
@@ -75,7 +86,8 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
                        document=alive[c.chunk_id].path, heading=alive[c.chunk_id].heading,
                        vector_rank=c.vector_rank, fts_rank=c.fts_rank, similarity=c.similarity,
                        rrf=c.rrf, boost=0.0, score=c.score, anchored=True, reused=True,
-                       page_start=alive[c.chunk_id].page_start, page_end=alive[c.chunk_id].page_end)
+                       page_start=alive[c.chunk_id].page_start, page_end=alive[c.chunk_id].page_end,
+                       title=alive[c.chunk_id].title or "")
         for c in old if c.chunk_id in alive
     ]
     return kept, notices
@@ -84,6 +96,9 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
 def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: RetrievalPlan, context: TurnContext) -> Retrieval:
     depth = max(settings.candidates, settings.top_k)
     lists, similarity = _rankings(db, embedder, plan, context, depth)
+    titles = _named(db, settings, plan, context)
+    if titles is not None:
+        lists.append(titles)
     stored = library.chunks_by_ids(db, {i for item in lists for i in item.ids})
     lists = [RankedList(item.name, item.kind, tuple(i for i in item.ids if i in stored), item.weight) for item in lists]
     fused = fuse(lists, {i: c.document_id for i, c in stored.items()}, k=settings.rrf_k,
@@ -94,4 +109,5 @@ def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: Retriev
     ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
     chunks = tuple(RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1))
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
-    return Retrieval(chunks, best, notices)
+    extra = (QueryList(titles.name, context.question, titles.weight),) if titles is not None else ()
+    return Retrieval(chunks, best, notices, extra)

@@ -14,12 +14,13 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
+from ..answer import NOT_COVERED
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..store import library, sessions
-from . import answering
+from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .combine import Evidence, combine, repeats_the_user
 from .corpus import CorpusView
@@ -60,11 +61,15 @@ class Conversation:
 
     # --- the chain ---------------------------------------------------------------------------
 
-    def ask(self, question: str, on_token: Callable[[str], None] | None = None) -> TurnResult:
+    def ask(self, question: str, on_token: Callable[[str], None] | None = None, *,
+            retry: str | None = None) -> TurnResult:
+        """One turn. `retry`: re-run the previous question with this as its subject (the REPL's
+        `/retry X`; "" re-runs it as it was), as a typed "no, I meant X" does."""
         started = time.perf_counter()
         text, cut = clean_question(question)
-        if not text:
+        if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
+        text, typed = self._corrected(text, retry)
         vector = self.embedder.embed_query(text[:2000])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
@@ -77,10 +82,13 @@ class Conversation:
         context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
         chosen = plan(context, reformulation, self.settings, self.options)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
-        lineage = self._lineage(context, reformulation, chosen, retrieval, started, pending)
+        lineage = replace(self._lineage(context, reformulation, chosen, retrieval, started, pending), correction=typed)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict(),
                                              turn=opened.number)
+        if lineage.weak and self.options.recorded_answer is None and self.backend_in_use() is not None:
+            # an extractive answer opens with this itself; a model's answer is streamed after it
+            self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
         answered = self._supported(lineage, self._answer(lineage, context, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
@@ -89,6 +97,23 @@ class Conversation:
         return TurnResult(self.session, lineage, answered.text, user_id, assistant_id)
 
     # --- the stages' glue --------------------------------------------------------------------
+
+    def _corrected(self, text: str, retry: str | None) -> tuple[str, str]:
+        """(the question to run, the correction as typed or ""): a correction re-runs the last
+        question (as it was asked, its pronoun unresolved) with the new subject. Not for a fixed
+        reformulator: an eval baseline searches what was typed."""
+        subject = retry if retry is not None else correction.subject_of(text)
+        if subject is None or (self.reformulator is not None and retry is None):
+            return text, ""
+        history = sessions.messages(self.db, sessions.session_id(self.db, self.session))
+        last = next((Lineage.from_dict(m.lineage) for m in reversed(history)
+                     if m.role == "assistant" and m.lineage), None)
+        if last is None:
+            if retry is not None:
+                raise RagchatError("nothing to retry: ask a question first")
+            return text, ""
+        typed = text if retry is None else f"/retry {retry}".rstrip()
+        return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
         version = library.library_version(self.db)
@@ -137,17 +162,25 @@ class Conversation:
                  retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
+        evidence = self._evidence(context, retrieval)
         return Lineage(
             question=context.question, turn=context.turn, reformulation=reformulation,
             plan=chosen.kind, history_window=tuple(context.window.ids), context_weight=round(chosen.context_weight, 3),
-            queries=chosen.queries,
+            queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=retrieval.weak(self.settings.weak_match),
+            chunks=retrieval.chunks, weak=coverage.not_covered(evidence), coverage=evidence.to_dict(),
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
             timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
                         **({"model": round(pending.seconds * 1000, 1)} if pending else {})},
         )
+
+    def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
+        top = retrieval.chunks[: coverage.TOP]
+        stored = library.chunks_by_ids(self.db, [c.chunk_id for c in top])
+        texts = [stored[c.chunk_id].text for c in top if c.chunk_id in stored]
+        return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
+                               self.corpus())
 
     def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
         if self.options.recorded_answer is not None:

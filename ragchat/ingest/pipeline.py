@@ -7,7 +7,7 @@ import hashlib
 import os
 import queue
 import threading
-from collections.abc import Callable, Iterable, Iterator, Sequence
+from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
@@ -21,6 +21,7 @@ from ..store import library
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
+from .ignore import Rules
 from .keywords import select_keywords, term_counts
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
@@ -65,11 +66,13 @@ class IngestReport:
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     ignored: int = 0  # files of other types met while walking folders
+    left_out: list[tuple[str, str]] = field(default_factory=list)  # (path, why): hidden, an ignore file, --exclude
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
     gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
     moved: list[tuple[str, str]] = field(default_factory=list)  # (was, now): same content, not re-embedded
     copies: list[tuple[str, str]] = field(default_factory=list)  # (path, document it repeats): stored once
+    interrupted: bool = False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
 
     @property
     def ok(self) -> bool:
@@ -128,7 +131,8 @@ class _Known:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule) -> Iterator[Found]:
+def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule,
+          rules: Rules) -> Iterator[Found]:
     seen: set[Path] = set()
     stack: list[Path] = [root]
     linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
@@ -148,12 +152,14 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _Symlin
             continue
         for entry in entries:
             path = Path(entry.path)
-            if entry.name.startswith("."):
-                continue
             try:
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
+            if why := rules.reason(path, is_dir):
+                if is_dir or is_supported(path):  # a hidden .DS_Store or .gitignore is not news
+                    report.left_out.append((_folder_shown(path, root) + ("/" if is_dir else ""), why))
+                continue
             if entry.is_symlink() and not follow.allows(path):
                 if is_dir or is_supported(path):
                     report.skipped.append((_folder_shown(path, root), SYMLINK_OUTSIDE))
@@ -196,12 +202,12 @@ def _folder_shown(folder: Path, root: Path) -> str:
 
 
 def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
-             follow_symlinks: bool = False) -> list[Found]:
+             follow_symlinks: bool = False, rules: Mapping[Path, Rules] | None = None) -> list[Found]:
     found: list[Found] = []
     rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path, excluded, report, rule))
+            found.extend(_walk(path, excluded, report, rule, (rules or {}).get(path) or Rules(path)))
         elif path.is_file() or path.is_symlink():
             if is_supported(path):
                 found.append(Found(path, path.parent))
@@ -473,18 +479,25 @@ def _exists(row: dict) -> bool:
     return stored_path(row["source"], row.get("source_bytes")).exists()
 
 
-def prune(db: Database, report: IngestReport) -> None:
-    """Forget documents and copies whose files are gone; a document whose own file is gone but
-    whose copy is not moves to the copy."""
+def _gone(row: dict, rules: list[Rules]) -> bool:
+    """Its file is gone, or the folders' rules now leave it out."""
+    return not _exists(row) or any(r.reason_anywhere(stored_path(row["source"], row.get("source_bytes")))
+                                   for r in rules)
+
+
+def prune(db: Database, report: IngestReport, rules: Iterable[Rules] = ()) -> None:
+    """Forget documents and copies whose files are gone or now left out; a document whose own
+    file is gone but whose copy is not moves to the copy."""
+    resolved = [Rules(_resolved(r.root), r.exclude, r.hidden) for r in rules]
     for copy in library.copies(db):
-        if not _exists(copy):
+        if _gone(copy, resolved):
             library.delete_copy(db, copy["source"])
             report.removed.append(copy["path"])
     surviving: dict[int, dict] = {}
     for copy in library.copies(db):
         surviving.setdefault(copy["document_id"], copy)
     for document in library.documents(db):
-        if _exists(document):
+        if not _gone(document, resolved):
             continue
         if (kept := surviving.get(document["id"])) is not None:
             library.move_document(db, document["id"], FileName(kept["source"], kept["source_bytes"], kept["path"],
@@ -525,15 +538,20 @@ def ingest(
     prune_missing: bool = False,
     follow_symlinks: bool = False,
     progress: Progress | None = None,
+    exclude: Sequence[str] = (),
+    hidden: bool = False,
 ) -> IngestReport:
     """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
-    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`."""
+    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`. Folders
+    leave out what their ignore files, `exclude` and the globs remembered with them say (see ignore.py)."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
         library.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
-    found = discover([Path(p) for p in paths], excluded, report, follow_symlinks)
+    given = [Path(p) for p in paths]
+    rules = {path: _rules(db, path, exclude, hidden) for path in given if path.is_dir()}
+    found = discover(given, excluded, report, follow_symlinks, rules)
     progress.files(len(found))
     if reembed_all:
         reembed(db, load_embedder(), progress, report, settings.embed_batch)
@@ -541,10 +559,16 @@ def ingest(
     parser.start()
     try:
         _write_all(db, load_embedder, parser, settings, progress, report)
+    except KeyboardInterrupt:  # every document written so far is whole; stop here, keep them
+        report.interrupted = True
     finally:
         parser.stop()
+    if report.interrupted:
+        if report.added or report.updated or report.reparsed:
+            refresh_keywords(db)
+        return report
     if prune_missing:
-        prune(db, report)
+        prune(db, report, rules.values())
     else:
         report.gone = [row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)]
     if report.added or report.updated or report.reparsed:
@@ -557,6 +581,12 @@ def ingest(
     if not report.ok:
         raise IngestError(_nothing_read(report))
     return report
+
+
+def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:
+    """The folder's rules: the globs remembered with it plus the new ones (remembered from now on)."""
+    patterns = library.remember_excludes(db, str(_resolved(folder)), exclude)
+    return Rules(folder, tuple(patterns), hidden)
 
 
 def _keywords_missing(db: Database) -> bool:

@@ -18,6 +18,7 @@ from ..store import library
 from ..store.library import StoredChunk
 from .fts import build_match
 from .fusion import RankedList, fuse
+from .titles import named_documents, title_ranking
 
 Mode = Literal["hybrid", "vector", "fts"]
 
@@ -81,6 +82,10 @@ def search(db: Database, embedder: Embedder | None, settings: Settings, request:
         vector = request.vector if request.vector is not None else embedder.embed_query(request.semantic_query)
         ids, similarity = vector_ranking(db, vector, depth)
         lists.append(RankedList("question/vector", "vector", tuple(ids), settings.vector_weight))
+        named = named_documents(db, request.semantic_query) if request.mode == "hybrid" else []
+        if named:  # the documents the query names by title or file name (see titles.py)
+            lists.append(RankedList("question/title", "title", tuple(title_ranking(db, named, vector)),
+                                    settings.vector_weight))
     if request.mode != "vector":
         ids = fts_ranking(db, request.keyword_query, depth)
         lists.append(RankedList("question/fts", "fts", tuple(ids), settings.fts_weight))

@@ -166,6 +166,7 @@ def delete_document(db: Database, document_id: int) -> None:
     with write(db):
         _delete_document_rows(db, document_id)
         db.execute("DELETE FROM document_copies WHERE document_id = ?", [document_id])
+        db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
         db.execute("DELETE FROM documents WHERE id = ?", [document_id])
 
 
@@ -185,6 +186,8 @@ def move_document(db: Database, document_id: int, to: FileName, mtime: float) ->
         db.execute("DELETE FROM document_copies WHERE source = ?", [to.source])
         db.execute("UPDATE documents SET source = ?, source_bytes = ?, path = ?, root = ?, mtime = ? WHERE id = ?",
                    [to.source, to.source_bytes, to.path, to.root, mtime, document_id])
+        title = db.execute("SELECT title FROM documents WHERE id = ?", [document_id]).fetchone()[0]
+        index_title(db, document_id, title, to.path)  # found by its new name
 
 
 def add_copy(db: Database, document_id: int, name: FileName) -> None:
@@ -236,7 +239,17 @@ def replace_document(
         else:
             document_id = db.table("documents").insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
         _insert_chunks(db, document_id, record.title, chunks, vectors)
+        index_title(db, int(document_id), record.title, record.path)
     return int(document_id)
+
+
+def index_title(db: Database, document_id: int, title: str, path: str) -> None:
+    """A document's title and file name in `documents_fts`, for finding documents by name."""
+    from ..search.titles import indexed_text, name_words
+
+    db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
+    db.execute("INSERT INTO documents_fts(rowid, title, name) VALUES (?, ?, ?)",
+               [document_id, indexed_text(title or ""), name_words(path)])
 
 
 def _next_ids(db: Database, table: str, count: int) -> int:
@@ -539,3 +552,74 @@ def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
 def library_version(db: Database) -> tuple:
     """Changes whenever documents change: a cache key for corpus-level caches."""
     return tuple(db.execute("SELECT count(*), max(ingested_at), sum(chunk_count) FROM documents").fetchone())
+
+
+# --- what each ingested folder leaves out --------------------------------------------------------
+
+
+def excludes(db: Database) -> dict[str, list[str]]:
+    """The `--exclude` globs remembered with each ingested folder (by its absolute path)."""
+    return json.loads(get_setting(db, "ingest_excludes") or "{}")
+
+
+def remember_excludes(db: Database, root: str, added: Sequence[str]) -> list[str]:
+    """The folder's remembered globs with `added` joined to them (kept for the next ingest)."""
+    known = excludes(db)
+    patterns = list(dict.fromkeys([*known.get(root, []), *added]))
+    if patterns != known.get(root, []):
+        with write(db):
+            set_setting(db, "ingest_excludes", json.dumps({**known, root: patterns}))
+    return patterns
+
+
+# --- a whole section, to read a source in full ---------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Section:
+    chunk_id: int
+    path: str
+    title: str
+    heading: str
+    text: str  # the section's chunks joined, their overlaps removed
+    page_start: int | None
+    page_end: int | None
+
+
+def section(db: Database, chunk_id: int) -> Section | None:
+    """The section a chunk belongs to: the run of its document's consecutive chunks under the
+    same heading, as one text (chunk text is `document[start:end]`, so overlaps are cut exactly)."""
+    row = db.execute("SELECT document_id, ordinal, heading FROM chunks WHERE id = ?", [chunk_id]).fetchone()
+    if row is None:
+        return None
+    document_id, ordinal, heading = row
+    rows = db.execute("SELECT ordinal, start_char, end_char, text, page_start, page_end, heading FROM chunks "
+                      "WHERE document_id = ? ORDER BY ordinal", [document_id]).fetchall()
+    run = _run_around(rows, ordinal, heading)
+    document = db.execute("SELECT path, title FROM documents WHERE id = ?", [document_id]).fetchone()
+    pages = [p for r in run for p in (r[4], r[5]) if p is not None]
+    return Section(chunk_id, document[0], document[1] or "", heading or "", _joined(run),
+                   min(pages) if pages else None, max(pages) if pages else None)
+
+
+def _run_around(rows: list[tuple], ordinal: int, heading: str) -> list[tuple]:
+    at = next(i for i, r in enumerate(rows) if r[0] == ordinal)
+    start = end = at
+    while start > 0 and rows[start - 1][6] == heading:
+        start -= 1
+    while end + 1 < len(rows) and rows[end + 1][6] == heading:
+        end += 1
+    return rows[start : end + 1]
+
+
+def _joined(run: list[tuple]) -> str:
+    text, reached = "", None
+    for _, start, end, chunk_text, *_ in run:
+        if reached is None:
+            text = chunk_text
+        elif start < reached:
+            text += chunk_text[reached - start :]
+        else:
+            text += "\n\n" + chunk_text
+        reached = end if reached is None else max(reached, end)
+    return text

@@ -128,6 +128,18 @@ def m007_i22a_document_identity(db: Database) -> None:
     db.table("documents").create_index(["content_hash"], index_name="documents_content_hash")
 
 
+@MIGRATIONS()
+def m008_i21_document_titles(db: Database) -> None:
+    # each document's title and file name as words, so a question can name a document ("PEP 723",
+    # "the deployment guide"); rowid = documents.id (see search/titles.py)
+    from .library import index_title
+
+    db.execute("CREATE VIRTUAL TABLE documents_fts USING fts5("
+               "title, name, tokenize = 'porter unicode61 remove_diacritics 2')")
+    for document_id, title, path in db.execute("SELECT id, title, path FROM documents").fetchall():
+        index_title(db, document_id, title, path)
+
+
 KNOWN = [migration.name for migration in MIGRATIONS._migrations]
 SCHEMA_VERSION = len(KNOWN)
 

@@ -1,0 +1,103 @@
+"""Do the documents cover the question? One decision, in one place, from evidence the turn
+already has; calibrated on the shared sets' unanswerable items against their answerable ones
+(README: "Does the library cover it?"), the same rule for every library.
+
+The evidence:
+- `best`: the question's own best cosine (its probe), and `margin`, how far that chunk's
+  document leads the next document;
+- `retrieved`: the best cosine among the chunks the turn retrieved (with its context);
+- `rare`: the share of the question's rarest terms (by corpus idf) that the top chunks hold: a
+  question whose distinctive words appear in none of them asks about something else;
+- `agreement`: the share of the top chunks that both the vector and the keyword lists found.
+
+`not_covered` turns it into the yes/no the answer and the lineage carry (`Lineage.weak`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass
+from typing import TYPE_CHECKING, Protocol
+
+from ..text import content_words, stem, stems
+from .corpus import CorpusStats
+
+if TYPE_CHECKING:
+    from sqlite_utils import Database
+
+    from ..search.hybrid import Hit
+
+TOP = 4  # the chunks an answer stands on
+RARE_TERMS = 3  # the question's rarest terms that must show up in them
+REACH = 10  # a chunk "found by both" ranks within this in a vector and in a keyword list
+# The rule: not covered when best + RARE_WEIGHT * rare + AGREEMENT_WEIGHT * agreement < THRESHOLD.
+# Fitted once on govt and clapnq together (unanswerable against answerable turns), the same for
+# every library; the margin and the retrieved similarity did not separate them further.
+RARE_WEIGHT = 0.3
+AGREEMENT_WEIGHT = 0.2
+THRESHOLD = 0.6
+
+
+class Ranked(Protocol):
+    """A retrieved chunk as the evidence needs it (a turn's RetrievedChunk, a search's Hit)."""
+
+    @property
+    def similarity(self) -> float | None: ...
+    @property
+    def vector_rank(self) -> int | None: ...
+    @property
+    def fts_rank(self) -> int | None: ...
+
+
+@dataclass(frozen=True)
+class Evidence:
+    best: float
+    margin: float
+    retrieved: float
+    rare: float
+    agreement: float
+
+    def to_dict(self) -> dict[str, float]:
+        return {name: round(value, 4) for name, value in asdict(self).items()}
+
+
+def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats) -> float:
+    """Which share (by idf) of the question's RARE_TERMS rarest terms the texts hold (1.0 when it
+    has none: nothing to miss)."""
+    terms = list(dict.fromkeys(content_words(question)))
+    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:RARE_TERMS]
+    total = sum(weight for weight, _ in weighted)
+    if total <= 0:
+        return 1.0
+    held = set().union(*(stems(text) for text in texts)) if texts else set()
+    return sum(weight for weight, term in weighted if stem(term) in held) / total
+
+
+def agreement(chunks: Sequence[Ranked]) -> float:
+    top = list(chunks[:TOP])
+    if not top:
+        return 0.0
+    both = [c for c in top if c.vector_rank is not None and c.vector_rank <= REACH
+            and c.fts_rank is not None and c.fts_rank <= REACH]
+    return len(both) / len(top)
+
+
+def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], texts: Sequence[str],
+           corpus: CorpusStats) -> Evidence:
+    retrieved = max((c.similarity for c in chunks[:TOP] if c.similarity is not None), default=0.0)
+    return Evidence(best, margin, retrieved, rare_share(question, texts[:TOP], corpus), agreement(chunks))
+
+
+def not_covered(evidence: Evidence) -> bool:
+    """The documents do not cover the question: the question comes only loosely close to any
+    chunk, and the top chunks lack its distinctive words or only one index found them."""
+    score = evidence.best + RARE_WEIGHT * evidence.rare + AGREEMENT_WEIGHT * evidence.agreement
+    return score < THRESHOLD
+
+
+def search_evidence(db: Database, query: str, hits: Sequence[Hit]) -> Evidence:
+    """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
+    from .corpus import CorpusView
+
+    best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
+    return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db))
