@@ -65,7 +65,7 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "max_file_mb": (0, 1_000_000, False), "embed_batch": (0, 4096, False),
     "top_k": (0, MAX_NEIGHBOURS, False), "candidates": (0, MAX_NEIGHBOURS, False), "rrf_k": (0, 1_000_000, True),
     "vector_weight": (0, 1_000_000, True), "fts_weight": (0, 1_000_000, True), "anchor_boost": (0, 1_000_000, True),
-    "history_window": (0, 10_000, True), "weak_match": (-1, 1, True), "extractive_sentences": (0, 10_000, True),
+    "history_window": (0, 10_000, True), "extractive_sentences": (0, 10_000, True),
     "ollama_timeout": (0, 86_400, False),
 }
 
@@ -177,15 +177,20 @@ def find_library(cwd: Path | None = None) -> tuple[Path, str]:
     return user_data_dir() / DB_FILE, "default: per-user library"
 
 
+# settings of earlier versions, read and ignored so that an old config still loads:
+# weak_match (one cosine threshold) gave way to the calibrated decision in conversation/coverage.py
+RETIRED = frozenset({"weak_match"})
+
+
 def _read_toml(path: Path) -> dict[str, Any]:
     try:
         data = tomllib.loads(path.read_text(encoding="utf-8"))
     except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as exc:
         raise ConfigError(f"cannot read {path}: {exc}") from None
-    unknown = sorted(set(data) - set(FIELD_TYPES) - {TRUST_KEY})
+    unknown = sorted(set(data) - set(FIELD_TYPES) - {TRUST_KEY} - RETIRED)
     if unknown:
         raise ConfigError(f"{path}: unknown setting(s): {', '.join(unknown)}")
-    return data
+    return {key: value for key, value in data.items() if key not in RETIRED}
 
 
 def config_files(cwd: Path | None = None) -> list[Path]:

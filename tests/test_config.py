@@ -220,3 +220,12 @@ def test_ragchat_db_env_is_where_ingest_writes(tmp_path: Path, runner, monkeypat
     assert sorted(os.listdir(target.parent)) == sorted(
         name for name in os.listdir(target.parent) if name.startswith("lib.db")
     )
+
+
+def test_a_retired_setting_in_an_old_config_is_ignored(tmp_path, monkeypatch) -> None:
+    """weak_match gave way to the calibrated not-covered decision; a config that still sets it loads."""
+    from ragchat.config import load_settings
+
+    (tmp_path / "ragchat.toml").write_text("weak_match = 0.3\ntop_k = 5\n", encoding="utf-8")
+    settings, sources = load_settings(cwd=tmp_path)
+    assert settings.top_k == 5 and "weak_match" not in sources
