@@ -67,7 +67,7 @@ def test_vector_search_keeps_k_within_sqlite_vec_by_design(library_db: Path, emb
     ("env", "RAGCHAT_CANDIDATES", "1e9", "invalid value for candidates: '1e9' (expected an integer) in env "
                                           "RAGCHAT_CANDIDATES"),
     ("env", "RAGCHAT_TOP_K", "5000", "invalid value for top_k: '5000' (expected an integer from 1 to 4,096)"),
-    ("env", "RAGCHAT_WEAK_MATCH", "nan", "invalid value for weak_match: 'nan' (expected a finite number)"),
+    ("env", "RAGCHAT_FTS_WEIGHT", "nan", "invalid value for fts_weight: 'nan' (expected a finite number)"),
     ("toml", "top_k", "true", "invalid value for top_k: True (expected an integer) in "),
     ("toml", "top_k", "3.7", "invalid value for top_k: 3.7 (expected an integer) in "),
     ("toml", "chunk_size", "1e400", "invalid value for chunk_size: inf (expected an integer) in "),
