@@ -14,7 +14,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..names import readable_text
-from ..search.hybrid import vector_ranking
+from ..search.hybrid import fts_ranking, vector_ranking
 from ..store import library
 from ..store.sessions import Message
 from .history import HistoryWindow, select_window
@@ -60,6 +60,27 @@ class TurnContext:
     notices: tuple[str, ...] = ()
     rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
     rewrite_vector: np.ndarray | None = None
+    keyword_ranking: KeywordRanking | None = None  # the question's own FTS list, when searched ahead
+
+
+@dataclass(frozen=True)
+class KeywordRanking:
+    """The question's own FTS ranking for `query`, found while a model thinks: the top chunks,
+    and the anchor chunks it matches (appended only when the turn is anchored)."""
+
+    query: str
+    ids: tuple[int, ...]
+    anchored: tuple[int, ...]
+
+    def with_anchors(self, anchored: bool) -> list[int]:
+        seen = set(self.ids)
+        return [*self.ids, *(i for i in self.anchored if i not in seen)] if anchored else list(self.ids)
+
+
+def keyword_ranking(db: Database, query: str, depth: int, anchor_chunks: tuple[int, ...]) -> KeywordRanking:
+    ids = fts_ranking(db, query, depth)
+    anchored = fts_ranking(db, query, 0, anchor_chunks) if anchor_chunks and ids else []
+    return KeywordRanking(query, tuple(ids), tuple(anchored))
 
 
 def clean_question(question: str) -> tuple[str, tuple[str, ...]]:

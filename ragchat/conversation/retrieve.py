@@ -44,6 +44,8 @@ def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: Tu
                 ids, found = vector_ranking(db, vector, depth, extra)
                 if query.name == "context/vector" and "question/vector" not in {q.name for q in plan.queries}:
                     similarity = found  # the single-query path reports the similarity to its own query
+        elif context.keyword_ranking is not None and query.query == context.keyword_ranking.query:
+            ids = context.keyword_ranking.with_anchors(bool(extra))  # searched while the model thought
         else:
             ids = fts_ranking(db, query.query, depth, extra)
         lists.append(RankedList(query.name, kind, tuple(ids), query.weight))

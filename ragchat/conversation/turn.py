@@ -29,9 +29,10 @@ from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .plan import RetrievalPlan, TurnOptions, plan
-from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
+from .reading import EMPTY_QUESTION, TurnContext, clean_question, keyword_ranking, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
+from .signals import without_deixis
 
 __all__ = ["Conversation", "TurnOptions", "EMPTY_QUESTION"]
 
@@ -142,6 +143,10 @@ class Conversation:
         """The heuristic's reading (while the model thinks), then the model's weighed in."""
         anchor_keywords = tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids)))
         heuristic = reformulate(context, self._reformulator(), anchor_keywords)
+        if pending is not None:  # the question's own keyword search, while the model thinks
+            depth = max(self.settings.candidates, self.settings.top_k)
+            context = replace(context, keyword_ranking=keyword_ranking(self.db, without_deixis(context.question), depth,
+                                                                       context.anchors.chunk_ids))
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
