@@ -3,12 +3,11 @@ documents, and write each document atomically (its chunks, FTS rows and vectors 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
@@ -20,6 +19,7 @@ from ..store import library
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord
 from .chunking import Chunk, chunk_document, embedding_text
+from .includes import IncludeResolver
 from .keywords import select_keywords, term_counts
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, parse_document, read_file
 
@@ -76,6 +76,7 @@ class IngestReport:
 class Found:
     path: Path  # as met while walking
     root: Path  # the ingest argument it was found under
+    library: tuple[Path, ...] = ()  # every path given to ingest, resolved: where includes may be read
 
 
 @dataclass
@@ -176,7 +177,7 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
     unique: dict[Path, Found] = {}
     for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
         unique.setdefault(_resolved(item.path), item)
-    return sorted(unique.values(), key=lambda item: str(item.path))
+    return sorted((replace(item, library=rule.given) for item in unique.values()), key=lambda item: str(item.path))
 
 
 def _resolved(path: Path) -> Path:
@@ -194,14 +195,15 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     the stored documents by source)."""
     path, shown = found.path, _display_path(found)
     data = read_file(path, int(settings.max_file_mb * 1_048_576))
-    digest = hashlib.sha256(data).hexdigest()
+    includes = IncludeResolver(path, found.root, found.library or (_resolved(found.root),))
+    digest = includes.digest(data)  # covers the included files: a changed one re-ingests this document
     source = str(path.resolve())
     old = known.get(source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
     if old is not None and old["content_hash"] == digest and not stale:
         report.unchanged.append(shown)
         return None
-    parsed: ParsedDocument = parse_document(path, data)
+    parsed: ParsedDocument = parse_document(path, data, includes)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
         report.warnings.append((shown, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -58,3 +59,35 @@ def code_fence(code: str, language: str = "") -> str:
     body = code.rstrip("\n")
     ticks = "````" if "```" in body else "```"
     return f"{ticks}{language}\n{body}\n{ticks}"
+
+
+@dataclass(frozen=True)
+class Included:
+    """A file named by an include (`--8<-- "name"`, `{* name *}`, `literalinclude`)."""
+
+    name: str  # as the document writes it
+    text: str | None  # None: outside the library, missing, unreadable or too large
+    language: str = ""  # from the suffix, for code
+    markdown: bool = False  # .md: included as text, not as code
+
+
+Includes = Callable[[str], Included]
+
+
+def not_in_library(name: str) -> str:
+    """The one line an include that cannot be read becomes."""
+    return f"example: {name}, not in the library"
+
+
+_SUFFIX_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".sh": "bash", ".bash": "bash", ".js": "javascript",
+    ".ts": "typescript", ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".ini": "ini",
+    ".cfg": "ini", ".html": "html", ".css": "css", ".sql": "sql", ".rs": "rust", ".go": "go", ".c": "c",
+    ".h": "c", ".java": "java", ".rb": "ruby", ".dockerfile": "dockerfile", ".xml": "xml", ".rst": "rst",
+}
+
+
+def language_of(name: str) -> str:
+    """A code fence's language from a file name's suffix ("tutorial001.py" -> "python")."""
+    suffix = name[name.rfind(".") :].lower() if "." in name.rsplit("/", 1)[-1] else ""
+    return _SUFFIX_LANGUAGES.get(suffix, "")
