@@ -161,15 +161,16 @@ def _trim(text: str, start: int, end: int) -> _Span:
     return start, end
 
 
-def _split_long(text: str, span: _Span, target: int, max_size: int) -> list[_Span]:
-    """`span` if it fits in max_size, else its sentences (a code block: its blank-line separated
-    parts), lines or word runs that do."""
+def _split_long(text: str, span: _Span, target: int, max_size: int, code: bool = False) -> list[_Span]:
+    """`span` if it fits in max_size, else its sentences (with code: its blank-line separated
+    parts, never sentences), lines or word runs that do."""
     if span[1] - span[0] <= max_size:
         return [span]
-    parts = _spans(_PARAGRAPH, text, *span) if _FENCE_LINE.match(text, span[0]) else _sentences(text, span)
+    code = code or _FENCE_LINE.search(text, *span) is not None
+    parts = _spans(_PARAGRAPH, text, *span) if code else _sentences(text, span)
     for pieces in (parts, _spans(_LINE, text, *span)):
         if len(pieces) > 1:
-            return [part for piece in pieces for part in _split_long(text, piece, target, max_size)]
+            return [part for piece in pieces for part in _split_long(text, piece, target, max_size, code)]
     return _word_runs(text, span, target, max_size)
 
 

@@ -28,6 +28,8 @@ _DROPPED_DIRECTIVES = frozenset(
     "currentmodule default-role default-domain raw include".split()
 )
 _CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
+_VERSION_LABELS = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                   "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
 _CALLABLE_ROLES = frozenset("func meth".split())
 _SETTINGS: dict[str, Any] = {
     "_disable_config": True,  # never read docutils.conf files
@@ -212,7 +214,12 @@ def _content_directive() -> type:
         def run(self) -> list[Any]:
             node = nodes.container()
             if self.arguments and self.arguments[0].strip():
-                inline, _messages = self.state.inline_text(" ".join(self.arguments[0].split()), self.lineno)
+                argument = " ".join(self.arguments[0].split())
+                label = _VERSION_LABELS.get(self.name.lower())
+                if label:  # "3.10 The match statement" -> "Added in version 3.10: The match statement"
+                    version, _, rest = argument.partition(" ")
+                    argument = f"{label} {version}:" + (f" {rest}" if rest else "")
+                inline, _messages = self.state.inline_text(argument, self.lineno)
                 node += nodes.paragraph("", "", *inline)
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, node)
