@@ -20,7 +20,7 @@ from typing import Any
 
 from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library
 
-_HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):[ \t]+(\S.*)$")
+_HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
 _HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version", "Requires", "Replaces", "Superseded-By")
 # Sphinx directives whose content is navigation or machinery, not text
 _DROPPED_DIRECTIVES = frozenset(
@@ -71,7 +71,7 @@ def _pep_header(text: str) -> tuple[dict[str, str], str]:
     fields: dict[str, str] = {}
     for line in head.split("\n"):
         if (match := _HEADER_FIELD.match(line)) is not None:
-            fields[match.group(1).title()] = match.group(2).strip()
+            fields[match.group(1).title()] = (match.group(2) or "").strip()
         elif line[:1].isspace() and fields:
             last = list(fields)[-1]
             fields[last] = f"{fields[last]} {line.strip()}"
