@@ -85,7 +85,7 @@ def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
 def library_chunks(path: Path, root: Path = CORPUS, target: int = 400) -> list[Chunk]:
     """Chunks of `path` as ingesting `root` makes them: includes read inside `root` only."""
     resolved = root.resolve()
-    doc = load_document(path, includes=IncludeResolver(path, root, (resolved,)))
+    doc = load_document(path, includes=IncludeResolver(path, (resolved,)))
     return chunk_document(doc, target=target, max_size=target + 100, overlap=100)
 
 
@@ -372,3 +372,35 @@ def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
     spans = _sentences(text, (0, len(text)))
     assert [text[a:b] for a, b in spans] == [
         "The keep-alive pool, a.k.a. Connection reuse, is on.", "It saves time, e.g. TLS handshakes.", "Done."]
+
+
+def test_changing_an_included_file_reingests_the_page_that_includes_it(tmp_path: Path, embedder) -> None:
+    from helpers import settings_for
+
+    from ragchat.ingest.pipeline import ingest
+    from ragchat.store.db import open_db
+
+    docs, src = tmp_path / "site" / "docs", tmp_path / "site" / "docs_src"
+    docs.mkdir(parents=True)
+    src.mkdir()
+    (src / "app.py").write_text("answer = 41\n", encoding="utf-8")
+    (docs / "page.md").write_text("# Page\n\nThe app is like this:\n\n{* ../docs_src/app.py *}\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\nNothing included here.\n", encoding="utf-8")
+    db_path = tmp_path / "lib.db"
+
+    def run() -> list[str]:
+        db = open_db(db_path)
+        try:
+            report = ingest(db, settings_for(db_path), [docs, src], lambda: embedder)
+            return sorted(report.added + report.updated)
+        finally:
+            db.close()
+
+    assert run() == ["other.md", "page.md"]  # docs_src is a second path given: its file is in the library
+    assert run() == []
+    (src / "app.py").write_text("answer = 42\n", encoding="utf-8")
+    assert run() == ["page.md"]
+    db = open_db(db_path)
+    texts = [row["text"] for row in db.query("SELECT text FROM chunks")]
+    db.close()
+    assert any("like this:\n\n```python\nanswer = 42\n```" in text for text in texts)

@@ -1,8 +1,9 @@
 """Files a document includes: mkdocs snippets (`--8<-- "path"`, `{* path hl[...] *}`) and RST
 `.. literalinclude:: path`.
 
-A name is resolved against the document's folder, then each folder above it up to the ingest root
-it was found under. Only files inside the paths given to `ingest` are read (the rule symlinks
+A name is resolved against the document's folder, then each folder above it (FastAPI's
+`../../docs_src/x.py` is relative to docs/en/docs, the site root, so that `ingest docs/en/docs
+docs_src` finds it). Only files inside the paths given to `ingest` are read (the rule symlinks
 follow), at most MAX_INCLUDE_BYTES each; any other name is shown as one line naming it. The
 document's digest covers the files it includes, so changing one re-ingests the documents that
 include it.
@@ -54,7 +55,6 @@ class IncludeResolver:
     """Resolves and reads the includes of one document (a callable: name -> Included)."""
 
     document: Path  # as met while walking
-    root: Path  # the ingest argument it was found under: resolution stops there
     library: tuple[Path, ...]  # the resolved paths given to ingest: the only places read
     max_bytes: int = MAX_INCLUDE_BYTES
     _read: dict[str, Included] = field(default_factory=dict, repr=False)
@@ -87,10 +87,8 @@ class IncludeResolver:
         return digest.hexdigest()
 
     def _bases(self) -> list[Path]:
-        bases = [self.document.parent]
-        while bases[-1] != self.root and bases[-1].parent != bases[-1] and bases[-1].is_relative_to(self.root):
-            bases.append(bases[-1].parent)
-        return bases
+        folder = self.document.absolute().parent
+        return [folder, *folder.parents]
 
     def _inside_library(self, path: Path) -> bool:
         return any(path == given or path.is_relative_to(given) for given in self.library)

@@ -195,7 +195,7 @@ def _prepare(known: Mapping[str, dict], found: Found, settings: Settings, report
     the stored documents by source)."""
     path, shown = found.path, _display_path(found)
     data = read_file(path, int(settings.max_file_mb * 1_048_576))
-    includes = IncludeResolver(path, found.root, found.library or (_resolved(found.root),))
+    includes = IncludeResolver(path, found.library or (_resolved(found.root),))
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this document
     source = str(path.resolve())
     old = known.get(source)
