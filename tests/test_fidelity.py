@@ -181,6 +181,15 @@ def test_pep_header_roles_directives_and_hard_wraps() -> None:
     assert_whole(chunks)
 
 
+def test_rst_literalinclude_reads_inside_the_library_only(tmp_path: Path) -> None:
+    (tmp_path / "example.py").write_text("one = 1\ntwo = 2\nthree = 3\n", encoding="utf-8")
+    page = tmp_path / "page.rst"
+    page.write_text("Usage\n=====\n\nLike this:\n\n.. literalinclude:: example.py\n   :lines: 2-3\n\n"
+                    ".. literalinclude:: /etc/passwd\n", encoding="utf-8")
+    text = joined(library_chunks(page, root=tmp_path))
+    assert text == "Like this:\n\n```python\ntwo = 2\nthree = 3\n```\n\nexample: /etc/passwd, not in the library"
+
+
 def test_rst_docutils_never_reads_files_or_prints(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
     (tmp_path / "secret.txt").write_text("do-not-read", encoding="utf-8")
     page = tmp_path / "page.rst"

@@ -102,21 +102,9 @@ def _doctree(text: str, includes: Includes | None) -> Any:
     from docutils.core import publish_doctree
 
     _register()
-    settings = dict(_SETTINGS, warning_stream=io.StringIO())
-    _LITERAL_INCLUDES.resolve = includes
-    try:
-        return publish_doctree(text, settings_overrides=settings)
-    finally:
-        _LITERAL_INCLUDES.resolve = None
-
-
-class _IncludeSlot:
-    """The includes of the document being parsed (docutils directives are classes, not closures)."""
-
-    resolve: Includes | None = None
-
-
-_LITERAL_INCLUDES = _IncludeSlot()
+    # the includes ride in the settings: directives are classes, and see only their document
+    settings = dict(_SETTINGS, warning_stream=io.StringIO(), ragchat_includes=includes)
+    return publish_doctree(text, settings_overrides=settings)
 
 
 @functools.cache
@@ -143,8 +131,8 @@ def _register() -> None:
         found, messages = original_directive(name, *args)
         return (found, messages) if found is not None else (_content_directive(), [])
 
-    roles.role = role
-    directives.directive = directive
+    setattr(roles, "role", role)  # noqa: B010 - the lookup states.py calls; a wrapper, typed loosely
+    setattr(directives, "directive", directive)  # noqa: B010
 
 
 class _AnyOptions(dict):
@@ -266,6 +254,8 @@ def _literal_include_directive() -> type:
     only), else one line naming it."""
     from docutils import nodes
 
+    from ragchat.ingest.includes import selected_lines
+
     class LiteralInclude(_directive_base()):  # type: ignore[misc]
         has_content = False
         required_arguments = 1
@@ -274,12 +264,14 @@ def _literal_include_directive() -> type:
 
         def run(self) -> list[Any]:
             name = self.arguments[0].strip()
-            resolve = _LITERAL_INCLUDES.resolve
+            resolve = getattr(self.state.document.settings, "ragchat_includes", None)
             found: Included | None = resolve(name) if resolve else None
             if found is None or found.text is None:
                 return [nodes.paragraph("", not_in_library(name))]
             language = str(self.options.get("language") or "") or found.language
-            return [nodes.literal_block(found.text, found.text, classes=["code", language] if language else [])]
+            lines = str(self.options.get("lines") or "").replace("-", ":")
+            code = selected_lines(found.text, f"ln[{lines}]") if lines else found.text
+            return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
 
     return LiteralInclude
 
@@ -288,7 +280,7 @@ def _literal_include_directive() -> type:
 
 _SKIPPED = (
     "comment", "target", "substitution_definition", "system_message", "raw", "pending",
-    "footnote_reference", "citation_reference", "label", "transition", "problematic_skip",
+    "footnote_reference", "citation_reference", "label", "transition",
 )
 
 
