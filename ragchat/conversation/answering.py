@@ -37,6 +37,7 @@ class AnswerInputs:
     lineage: Lineage
     window: HistoryWindow
     sources: tuple[answers.Source, ...]
+    shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
 
 
 def sources_of(db: Database, lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -95,17 +96,17 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         f"{r.semantic_query} {r.keyword_query}", answers.answer_pool(inputs.sources, meta), corpus.idf,
         priors=priors, count=settings.extractive_sentences + (1 if meta else 0), weak=lineage.weak,
         want_examples=bool(answers.EXAMPLE_REQUEST.search(question)),
-        exclude="" if summarise else _shown(inputs.window, meta), summarise=summarise, cover=reused,
+        exclude="" if summarise else _shown(inputs, meta), summarise=summarise, cover=reused,
     )
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
 
 
-def _shown(window: HistoryWindow, meta: bool) -> str:
+def _shown(inputs: AnswerInputs, meta: bool) -> str:
     """What the answer must not say again: the last answer; for "tell me more" or "give me an
-    example", every answer in the history window too (the session's answers on this subject)."""
-    older = [m.content for m in window.messages if m.role == "assistant"] if meta else []
-    return "\n\n".join(dict.fromkeys([*older, window.last.assistant]))
+    example", every answer of the session too."""
+    older = list(inputs.shown) if meta else []
+    return "\n\n".join(dict.fromkeys([*older, inputs.window.last.assistant]))
 
 
 def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusStats, settings: Settings,
