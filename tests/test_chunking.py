@@ -256,3 +256,27 @@ def test_embedding_text_reads_on_its_own(title: str, path: tuple[str, ...], expe
 
 def test_embedding_text_without_title_or_headings_is_the_chunk_text() -> None:
     assert embedding_text("  ", Chunk(0, "Body.", (), 0, 5)) == "Body."
+
+
+def fences(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.startswith("```"))
+
+
+def test_overlap_starts_at_a_sentence_or_block_never_inside_code() -> None:
+    code = "```python\n" + "\n".join(f"value_{n} = compute(argument_{n})" for n in range(6)) + "\n```"
+    body = "\n\n".join(f"{sentences(3, seed=n)} Like this:\n\n{code}" for n in range(8))
+    doc = make_doc((("Mixed",), body))
+    chunks = chunk_document(doc, target=400, max_size=500, overlap=150)
+    assert len(chunks) > 4
+    for chunk in chunks:
+        assert fences(chunk.text) % 2 == 0, chunk.text
+        assert chunk.text.startswith("```") or re.match(r"[A-Z]", chunk.text), chunk.text
+        assert doc.text[chunk.start : chunk.end] == chunk.text  # no block had to be re-fenced
+
+
+def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
+    lead = sentences(6, seed=2)
+    body = f"{lead}\n\nIf you import both, like:\n\n```python\nfrom a import router\n```\n\nthe second router wins."
+    doc = make_doc((("Routers",), body))
+    chunks = chunk_document(doc, target=len(lead) + 10, max_size=len(lead) + 100, overlap=0)
+    assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith("the second router wins.")

@@ -126,19 +126,18 @@ _BLOCK_START = re.compile(r"(?:`{3,}|~{3,}|[-*+] |\d+[.)] |[^\n]* \| )")
 
 
 def _keep_blocks_whole(text: str, paragraphs: list[_Span], max_size: int) -> list[_Span]:
-    """Paragraphs of one code fence joined (blank lines inside code), and a sentence introducing
-    a list, table or code block ("...:") joined with it when both fit in max_size."""
+    """Paragraphs of one code fence joined (blank lines inside code); a sentence introducing a
+    list, table or code block ("...:") joined with it, and a code block with the lowercase rest of
+    the sentence after it, when both fit in max_size."""
     joined: list[_Span] = []
     open_fence = False
     for start, end in paragraphs:
         fences = len(_FENCE_LINE.findall(text, start, end))
         if joined and open_fence:
             joined[-1] = (joined[-1][0], end)
-        elif (
-            joined
-            and text[joined[-1][1] - 1] == ":"
-            and _BLOCK_START.match(text, start)
-            and end - joined[-1][0] <= max_size
+        elif joined and end - joined[-1][0] <= max_size and (
+            (text[joined[-1][1] - 1] == ":" and _BLOCK_START.match(text, start))
+            or (text[joined[-1][1] - 1] in "`~" and text[start].islower())  # "like:" code "the rest ..."
         ):
             joined[-1] = (joined[-1][0], end)
         else:
