@@ -276,7 +276,8 @@ def test_overlap_starts_at_a_sentence_or_block_never_inside_code() -> None:
 
 def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
     lead = sentences(6, seed=2)
-    body = f"{lead}\n\nIf you import both, like:\n\n```python\nfrom a import router\n```\n\nthe second router wins."
+    rest = "the second router wins, " + sentences(3, seed=4).lower()  # one sentence, over 200 characters
+    body = f"{lead}\n\nIf you import both, like:\n\n```python\nfrom a import router\n```\n\n{rest}"
     doc = make_doc((("Routers",), body))
-    chunks = chunk_document(doc, target=len(lead) + 10, max_size=len(lead) + 100, overlap=0)
-    assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith("the second router wins.")
+    chunks = chunk_document(doc, target=150, max_size=600, overlap=0)
+    assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith(rest)
