@@ -615,3 +615,19 @@ def test_zero_byte_pdf(tmp_path: Path) -> None:
 def test_pdf_without_text_layer(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile, match=r"^no text layer in PDF \(scanned\?\)$"):
         load_document(write(tmp_path, "scan.pdf", pdf_bytes([[], []])))
+
+
+@pytest.mark.parametrize(
+    ("markup", "shown"),
+    [
+        (":pep:`634`", "PEP 634"), (":pep:`8#naming`", "PEP 8"), (":pep:`the style guide <8>`", "the style guide"),
+        (":rfc:`2822`", "RFC 2822"), (":func:`len`", "len()"), (":func:`~os.path.join`", "join()"),
+        (":py:meth:`str.split`", "str.split()"), (":class:`~pathlib.Path`", "Path"),
+        (":ref:`the specification <spec>`", "the specification"), (":doc:`faq`", "faq"),
+        (":nosuchrole:`kept text`", "kept text"), ("`the site <https://example.org>`_", "the site"),
+        ("``x = 1``", "x = 1"),
+    ],
+)
+def test_rst_roles_read_as_a_reader_sees_them(tmp_path: Path, markup: str, shown: str) -> None:
+    doc = load_document(write(tmp_path, "roles.rst", f"See {markup} here.\n"))
+    assert doc.text == f"See {shown} here."

@@ -145,12 +145,13 @@ class _AnyOptions(dict):
         return True
 
 
-def _visible(text: str) -> tuple[str, str]:
-    """(shown text, target) of a role's text: `Title <target>`, `~a.b.c` -> "c", `!name`."""
+def _visible(text: str) -> tuple[str, bool]:
+    """(shown text, whether the author titled it) of a role's text: `Title <target>` -> "Title",
+    `~a.b.c` -> "c", `!name` -> "name"."""
     if (match := re.match(r"^(.*?)\s*<([^<>]*)>$", text, re.S)) and match.group(1):
-        return match.group(1), match.group(2)
+        return match.group(1), True
     text = text.lstrip("!")
-    return (text.rsplit(".", 1)[-1] if text.startswith("~") else text).lstrip("~"), text
+    return (text.rsplit(".", 1)[-1] if text.startswith("~") else text).lstrip("~"), False
 
 
 def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
@@ -159,8 +160,8 @@ def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     short = name.rsplit(":", 1)[-1].lower()
 
     def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
-        shown, target = _visible(text)
-        if short in _CALLABLE_ROLES and shown == target and not shown.endswith(")"):
+        shown, titled = _visible(text)
+        if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
             shown += "()"
         node = nodes.literal if short not in ("ref", "doc", "term", "abbr") else nodes.inline
         return [node(rawtext, shown)], []
@@ -173,9 +174,9 @@ def _reference_role(prefix: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     from docutils import nodes
 
     def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
-        shown, target = _visible(text)
-        if shown == target:
-            shown = f"{prefix} {target.split('#')[0].strip()}"
+        shown, titled = _visible(text)
+        if not titled:
+            shown = f"{prefix} {shown.split('#')[0].strip()}"
         return [nodes.inline(rawtext, shown)], []
 
     return role
