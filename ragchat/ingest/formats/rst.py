@@ -89,10 +89,16 @@ def _header_title(header: dict[str, str]) -> str:
 
 
 def _header_blocks(header: dict[str, str]) -> list[Block]:
+    """One line of sentences: "PEP 8 – Style Guide for Python Code. Author: Guido van Rossum,
+    Barry Warsaw. Status: Active. ..." (e-mail addresses left out), so an answer can quote it."""
     if not header:
         return []
-    shown = [f"{name}: {header[name.title()]}" for name in _HEADER_SHOWN if name.title() in header]
-    return ["\n".join([_header_title(header)] + shown)]
+    shown = [f"{name}: {_EMAIL.sub('', header[name.title()]).strip(' ,')}" for name in _HEADER_SHOWN
+             if header.get(name.title(), "").strip()]
+    return [" ".join(f"{part.rstrip('.')}." for part in [_header_title(header), *shown])]
+
+
+_EMAIL = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>|\s*\([^()@\s]+@[^()\s]+\)")
 
 
 # --- docutils, configured -------------------------------------------------------------------
