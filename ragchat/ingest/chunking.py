@@ -14,7 +14,8 @@ Rules, in order:
   stays within `max_size`.
 - Each chunk after the first of its section starts up to `overlap` characters (and at most half
   the previous chunk's own text) before the end of the previous chunk, at a sentence or block
-  start outside code that gives at least a third of `overlap`; else it has no overlap, so a
+  start outside code that gives at least a third of `overlap`; else from the start of the sentence
+  that runs into that window, when the chunk stays within `max_size`; else it has no overlap, so a
   chunk never begins inside a sentence. The overlap shrinks so that no chunk exceeds `max_size`.
 
 Every chunk satisfies `doc.text[chunk.start:chunk.end] == chunk.text`, except a piece of a code
@@ -218,17 +219,24 @@ def _merge_tiny(spans: list[_Span], max_size: int, tiny: int) -> list[_Span]:
 def _add_overlap(cores: list[_Span], boundaries: list[int], overlap: int, max_size: int) -> list[_Span]:
     spans = cores[:1]
     for previous, (start, end) in zip(cores, cores[1:]):
-        budget = min(overlap, max_size - (end - previous[1]))
-        spans.append((_overlap_start(boundaries, previous, budget, overlap // 3, start), end))
+        room = max_size - (end - previous[1])  # the most overlap that keeps the chunk within max_size
+        spans.append((_overlap_start(boundaries, previous, min(overlap, room), room, overlap // 3, start), end))
     return spans
 
 
-def _overlap_start(boundaries: list[int], previous: _Span, budget: int, min_overlap: int, default: int) -> int:
-    """The earliest sentence or block start outside code in the last `budget` chars of `previous`
-    (`previous` is the previous chunk's span without its own overlap; `default` means none)."""
+def _overlap_start(boundaries: list[int], previous: _Span, budget: int, room: int, min_overlap: int,
+                   default: int) -> int:
+    """The earliest sentence or block start outside code in the last `budget` chars of `previous`;
+    else, when the sentence there began earlier, its start if that fits in `room` (a whole
+    sentence of context rather than its tail); else `default` (no overlap). `previous` is the
+    previous chunk's span without its own overlap."""
     if budget < min_overlap or budget <= 0:
         return default
     # at most the later half of the previous chunk's own text, so no chunk contains another
-    lowest = max(previous[1] - budget, previous[0] + (previous[1] - previous[0] + 1) // 2)
+    half = previous[0] + (previous[1] - previous[0] + 1) // 2
+    lowest = max(previous[1] - budget, half)
     starts = [b for b in boundaries if lowest <= b < previous[1] and previous[1] - b >= min_overlap]
-    return starts[0] if starts else default
+    if starts:
+        return starts[0]
+    earlier = [b for b in boundaries if max(previous[1] - room, half) <= b < lowest]
+    return earlier[-1] if earlier else default
