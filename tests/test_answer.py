@@ -342,3 +342,10 @@ def test_tell_me_more_never_repeats_a_sentence_shown_in_the_session(runner, tmp_
         assert not set(said) & set(shown), (question, answer)
         shown += said
     assert len(shown) >= 4
+
+
+def test_a_public_domain_notice_is_never_the_answer() -> None:
+    notice = source(1, "This document has been placed in the public domain.")
+    body = source(2, "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan.")
+    answer = extractive("who wrote PEP 8", [notice, body], flat_idf)
+    assert answer.text == "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan. [2]"
