@@ -137,6 +137,13 @@ def test_includes_outside_the_library_are_named_not_read(tmp_path: Path) -> None
     assert "do-not-read" in joined(library_chunks(page, root=tmp_path))  # inside the library: read
 
 
+def test_a_braces_include_shows_only_its_ln_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import x\n\ndef main():\n    return x.run()\n\nmain()\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\nThe function:\n\n{* app.py ln[3:4] hl[4] *}\n", encoding="utf-8")
+    assert joined(library_chunks(page, root=tmp_path)) == "The function:\n\n```python\ndef main():\n    return x.run()\n```"
+
+
 def test_a_large_included_file_is_named_not_read(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text("x = 1\n" * 60_000, encoding="utf-8")
     page = tmp_path / "page.md"

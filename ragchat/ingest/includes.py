@@ -26,28 +26,12 @@ _REFERENCE = re.compile(
     r"|\.\.[ \t]+literalinclude::[ \t]*(\S[^\n]*))",
     re.M,
 )
-_LINE_RANGES = re.compile(r"\bln\[([\d:,\s]+)\]")
 
 
 def include_names(text: str) -> list[str]:
     """The names of the files `text` includes, in order, each once."""
     names = (next(group for group in match.groups() if group) for match in _REFERENCE.finditer(text))
     return list(dict.fromkeys(name.strip() for name in names))
-
-
-def selected_lines(code: str, spec: str) -> str:
-    """`ln[1:3,8]` of a `{* path ln[...] *}` include: those lines (1-based, inclusive)."""
-    match = _LINE_RANGES.search(spec)
-    if not match:
-        return code
-    lines = code.split("\n")
-    kept: list[str] = []
-    for part in filter(None, (p.strip() for p in match.group(1).split(","))):
-        first, _, last = part.partition(":")
-        start = int(first) if first.strip() else 1
-        end = int(last) if last.strip() else (len(lines) if _ else start)
-        kept += lines[max(start - 1, 0) : end]
-    return "\n".join(kept) if kept else code
 
 
 @dataclass

@@ -91,3 +91,21 @@ def language_of(name: str) -> str:
     """A code fence's language from a file name's suffix ("tutorial001.py" -> "python")."""
     suffix = name[name.rfind(".") :].lower() if "." in name.rsplit("/", 1)[-1] else ""
     return _SUFFIX_LANGUAGES.get(suffix, "")
+
+
+_LINE_RANGES = re.compile(r"\bln\[([\d:,\s]+)\]")
+
+
+def selected_lines(code: str, spec: str) -> str:
+    """`ln[1:3,8]` of a `{* path ln[...] *}` include: those lines (1-based, inclusive)."""
+    match = _LINE_RANGES.search(spec)
+    if not match:
+        return code
+    lines = code.split("\n")
+    kept: list[str] = []
+    for part in filter(None, (p.strip() for p in match.group(1).split(","))):
+        first, _, last = part.partition(":")
+        start = int(first) if first.strip() else 1
+        end = int(last) if last.strip() else (len(lines) if _ else start)
+        kept += lines[max(start - 1, 0) : end]
+    return "\n".join(kept) if kept else code

@@ -16,7 +16,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from .common import Block, Heading, Includes, Outline, code_fence, not_in_library
+from .common import Block, Heading, Includes, Outline, code_fence, not_in_library, selected_lines
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -145,8 +145,6 @@ def _pymdownx_block(lines: list[str], i: int, opening: re.Match[str], includes: 
 def _included(indent: str, name: str, spec: str, includes: Includes | None) -> list[str]:
     """The lines an include becomes: Markdown as Markdown, other files as a fenced block, or one
     line naming the file (not in the library, too large, or includes not read here)."""
-    from ragchat.ingest.includes import selected_lines
-
     found = includes(name) if includes is not None else None
     if found is None or found.text is None:
         return ["", indent + not_in_library(name), ""]

@@ -18,7 +18,7 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library
+from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library, selected_lines
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
 _HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version", "Requires", "Replaces", "Superseded-By")
@@ -260,8 +260,6 @@ def _literal_include_directive() -> type:
     """`.. literalinclude:: path`: the file through the document's includes (inside the library
     only), else one line naming it."""
     from docutils import nodes
-
-    from ragchat.ingest.includes import selected_lines
 
     class LiteralInclude(_directive_base()):  # type: ignore[misc]
         has_content = False
