@@ -182,7 +182,8 @@ def test_pep_header_roles_directives_and_hard_wraps() -> None:
     assert "Unknown directives keep their content, which is still read as a paragraph." in spec
     assert "Added in version 3.10: The match statement and odd text." in spec
     # the header as one line of sentences an answer can quote, without the e-mail address
-    assert text.startswith("PEP 9999 \u2013 Structural Pattern Matching for Examples. Author: A. Writer. Status: Final.")
+    assert text.startswith("PEP 9999 \u2013 Structural Pattern Matching for Examples, by A. Writer "
+                           "(Final, Standards Track, created 01-Jan-2024, Python 3.12).")
     for leak in (":pep:", ":rfc:", ":func:", ":ref:", "634`", "[1]", "|tm|", "trademark", "comment never", "linenos",
                  "caption", "colour", "frobnicate", "<https", "System Message", "Unknown directive type", "``match"):
         assert leak not in text, leak

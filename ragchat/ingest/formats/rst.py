@@ -21,7 +21,7 @@ from typing import Any
 from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library, selected_lines
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
-_HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version", "Requires", "Replaces", "Superseded-By")
+_HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version")
 # Sphinx directives whose content is navigation or machinery, not text
 _DROPPED_DIRECTIVES = frozenset(
     "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor codeauthor "
@@ -89,13 +89,17 @@ def _header_title(header: dict[str, str]) -> str:
 
 
 def _header_blocks(header: dict[str, str]) -> list[Block]:
-    """One line of sentences: "PEP 8 – Style Guide for Python Code. Author: Guido van Rossum,
-    Barry Warsaw. Status: Active. ..." (e-mail addresses left out), so an answer can quote it."""
+    """One sentence an answer can quote, title first (a title alone would read as an answer to
+    every question about its subject): "PEP 8 – Style Guide for Python Code, by Guido van Rossum,
+    Barry Warsaw (Active, Process, created 05-Jul-2001)." E-mail addresses are left out."""
     if not header:
         return []
-    shown = [f"{name}: {_EMAIL.sub('', header[name.title()]).strip(' ,')}" for name in _HEADER_SHOWN
-             if header.get(name.title(), "").strip()]
-    return [" ".join(f"{part.rstrip('.')}." for part in [_header_title(header), *shown])]
+    field = {name: _EMAIL.sub("", header.get(name, "")).strip(" ,") for name in _HEADER_SHOWN}
+    details = [field["Status"], field["Type"], f"created {field['Created']}" if field["Created"] else "",
+               f"Python {field['Python-Version']}" if field["Python-Version"] else ""]
+    shown = ", ".join(d for d in details if d)
+    by = f", by {field['Author']}" if field["Author"] else ""
+    return [f"{_header_title(header)}{by}" + (f" ({shown})" if shown else "") + "."]
 
 
 _EMAIL = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>|\s*\([^()@\s]+@[^()\s]+\)")
