@@ -228,11 +228,16 @@ def _looks_like_code(line: str) -> bool:
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
 
 
+# a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
+_LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
+
+
 def _boilerplate(sentence: str) -> bool:
     """Navigation and footer text: a run of capitalised labels without a sentence's small
-    words, or a copyright line."""
+    words, or a copyright or licence notice ("This document has been placed in the public
+    domain.", which ends every PEP)."""
     tokens = sentence.split()
-    if "©" in sentence or "(c) 20" in sentence.lower():
+    if "©" in sentence or "(c) 20" in sentence.lower() or _LICENCE_NOTICE.search(sentence):
         return True
     capitalised = sum(1 for t in tokens if t[:1].isupper())
     return len(tokens) >= 8 and capitalised / len(tokens) > 0.6

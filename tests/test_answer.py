@@ -5,10 +5,11 @@ from __future__ import annotations
 
 import io
 import json
+import re
 from pathlib import Path
 
 import pytest
-from helpers import invoke
+from helpers import ask_json, invoke
 from rich.console import Console
 
 from ragchat import evaluate, render
@@ -307,3 +308,44 @@ def test_the_ceiling_takes_the_sentences_the_reference_uses_most() -> None:
     assert module.ceiling_answer(chunks, "Dogs bark at night.", 1) == "Dogs bark at night."
     assert module.ceiling_answer(chunks, "Dogs bark at night; birds sing in the morning.", 2) == \
         "Dogs bark at night. Birds sing in the morning."
+
+
+POOL_DOCS = """# Connection pools
+
+The pool keeps idle connections open so that later requests skip the handshake.
+The pool size limits how many connections the client opens to one host at a time.
+A full pool makes new requests wait until a connection is released back to the pool.
+Idle connections in the pool close after the keep-alive expiry of five seconds.
+The pool is shared by every request made through the same client instance.
+Closing the client closes every connection in the pool and frees its sockets.
+A pool per host keeps a slow host from starving the connections of the others.
+Pool limits are set once, when the client is created, and cannot change later.
+"""
+
+
+def answer_sentences(answer: str) -> list[str]:
+    return [re.sub(r"\s*\[\d+\]", "", s) for s in split_sentences(answer) if "pool" in s.lower()]
+
+
+def test_tell_me_more_never_repeats_a_sentence_shown_in_the_session(runner, tmp_path: Path) -> None:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "pools.md").write_text(POOL_DOCS, encoding="utf-8")
+    (docs / "other.md").write_text("# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8")
+    db = tmp_path / "lib.db"
+    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    shown: list[str] = []
+    for question in ("How does the connection pool work?", "tell me more", "tell me more"):
+        answer = ask_json(runner, db, "p", question)["answer"]
+        said = answer_sentences(answer)
+        assert said or "nothing beyond" in answer, answer
+        assert not set(said) & set(shown), (question, answer)
+        shown += said
+    assert len(shown) >= 4
+
+
+def test_a_public_domain_notice_is_never_the_answer() -> None:
+    notice = source(1, "This document has been placed in the public domain.")
+    body = source(2, "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan.")
+    answer = extractive("who wrote PEP 8", [notice, body], flat_idf)
+    assert answer.text == "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan. [2]"

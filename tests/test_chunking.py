@@ -162,8 +162,8 @@ def test_giant_paragraph_without_sentences_splits_between_words() -> None:
     for chunk in chunks:
         assert len(chunk.text) <= 500
         assert set(chunk.text.split()) <= vocabulary  # every token is a whole word
-    for before, after in zip(chunks, chunks[1:]):
-        assert 20 <= overlap_chars(before, after) <= 60
+    for before, after in zip(chunks, chunks[1:]):  # no sentence or block start to begin an overlap at
+        assert overlap_chars(before, after) == 0
 
 
 def test_a_single_token_longer_than_max_size_is_the_only_cut_inside_a_word() -> None:
@@ -256,3 +256,28 @@ def test_embedding_text_reads_on_its_own(title: str, path: tuple[str, ...], expe
 
 def test_embedding_text_without_title_or_headings_is_the_chunk_text() -> None:
     assert embedding_text("  ", Chunk(0, "Body.", (), 0, 5)) == "Body."
+
+
+def fences(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.startswith("```"))
+
+
+def test_overlap_starts_at_a_sentence_or_block_never_inside_code() -> None:
+    code = "```python\n" + "\n".join(f"value_{n} = compute(argument_{n})" for n in range(6)) + "\n```"
+    body = "\n\n".join(f"{sentences(3, seed=n)} Like this:\n\n{code}" for n in range(8))
+    doc = make_doc((("Mixed",), body))
+    chunks = chunk_document(doc, target=400, max_size=500, overlap=150)
+    assert len(chunks) > 4
+    for chunk in chunks:
+        assert fences(chunk.text) % 2 == 0, chunk.text
+        assert chunk.text.startswith("```") or re.match(r"[A-Z]", chunk.text), chunk.text
+        assert doc.text[chunk.start : chunk.end] == chunk.text  # no block had to be re-fenced
+
+
+def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
+    lead = sentences(6, seed=2)
+    rest = "the second router wins, " + sentences(3, seed=4).lower()  # one sentence, over 200 characters
+    body = f"{lead}\n\nIf you import both, like:\n\n```python\nfrom a import router\n```\n\n{rest}"
+    doc = make_doc((("Routers",), body))
+    chunks = chunk_document(doc, target=150, max_size=600, overlap=0)
+    assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith(rest)

@@ -1,17 +1,20 @@
 """Fidelity: what the chunks of real-looking pages contain, and what markup never leaks into them.
 
-The corpus: tests/fidelity/ (a mkdocs page, a texinfo HTML manual page, a Sphinx-style RST page),
-a PDF built page by page with helpers.pdf_bytes, and a .docx written with python-docx.
+The corpus: tests/fidelity/ (a mkdocs page, a texinfo HTML manual page, a Sphinx-style RST page,
+a FastAPI-style mkdocs tree with snippet includes and pymdownx blocks, a PEP), a PDF built page by
+page with helpers.pdf_bytes, and a .docx written with python-docx.
 """
 
 from __future__ import annotations
 
+import re
 from pathlib import Path
 
 import pytest
 from helpers import pdf_bytes
 
 from ragchat.ingest.chunking import Chunk, chunk_document
+from ragchat.ingest.includes import IncludeResolver
 from ragchat.ingest.loaders import load_document, parse_document
 
 CORPUS = Path(__file__).parent / "fidelity"
@@ -65,8 +68,11 @@ def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
     )
     assert sections[("Timeouts", "API")] == "The client reference ends here."
     assert_clean(chunks)
-    for leak in ("httpx.AsyncClient", "show_source", "docs_src", "abbreviations.md", "description:"):
+    for leak in ("httpx.AsyncClient", "show_source", "description:", "hl["):
         assert leak not in joined(chunks)
+    # without a library to read them from, includes are one line naming the file
+    assert "example: docs_src/timeouts/tutorial001.py, not in the library" in joined(chunks)
+    assert "example: snippets/abbreviations.md, not in the library" in joined(chunks)
 
 
 def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
@@ -74,6 +80,148 @@ def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
     page.write_text("---\ntitle: Resource limits\nsummary: x\n---\n\n## Pool\n\nSome text.\n", encoding="utf-8")
     doc = load_document(page)
     assert doc.title == "Resource limits" and "summary" not in doc.text
+
+
+def library_chunks(path: Path, root: Path = CORPUS, target: int = 400) -> list[Chunk]:
+    """Chunks of `path` as ingesting `root` makes them: includes read inside `root` only."""
+    resolved = root.resolve()
+    doc = load_document(path, includes=IncludeResolver(path, (resolved,)))
+    return chunk_document(doc, target=target, max_size=target + 100, overlap=100)
+
+
+def fence_lines(text: str) -> int:
+    return sum(1 for line in text.split("\n") if line.lstrip().startswith(("```", "~~~")))
+
+
+def assert_whole(chunks: list[Chunk]) -> None:
+    """Every chunk holds whole fences, starts a sentence or block, and keeps no hard wrap."""
+    for chunk in chunks:
+        assert fence_lines(chunk.text) % 2 == 0, chunk.text
+        assert not chunk.text[0].islower(), chunk.text
+        without_code = re.sub(r"^```.*?^```$", "", chunk.text, flags=re.S | re.M)
+        prose = [p for p in without_code.split("\n\n") if p.strip() and not p.startswith(("- ", "PEP "))]
+        assert all("\n" not in p.strip() for p in prose), chunk.text
+
+
+FASTAPI_PAGE = CORPUS / "mkdocs" / "docs" / "tutorial" / "dependencies.md"
+
+
+def test_mkdocs_includes_pymdownx_blocks_and_heading_ids() -> None:
+    chunks = library_chunks(FASTAPI_PAGE)
+    text = joined(chunks)
+    steps = by_heading(chunks)[("Dependencies", "First steps")]
+    # the included file, as code, right after the sentence that shows it
+    assert "path operation like this:\n\n```python\nfrom fastapi import Depends, FastAPI\n" in steps
+    assert "    return commons\n```" in steps
+    assert "Dependencies work the same way in every supported Python version." in steps  # --8<-- via docs/
+    assert "Technical Details\n\nDependencies are called once per request, and their results are cached for" in steps
+    assert "Python 3.10+\n\n```python\ndef common(q: str | None = None):" in steps
+    assert "example: ../../docs_src/dependencies/tutorial009.py, not in the library" in steps
+    assert [c.heading_path[-1] for c in chunks][-1] == "Sharing dependencies"
+    assert "FastAPI has a very powerful but intuitive Dependency Injection system. It is designed" in text
+    for leak in ("{ #", "{#", "///", "hl[", "{*", "*}", "--8<--", "**"):
+        assert leak not in text, leak
+    assert_whole(chunks)
+
+
+def test_includes_outside_the_library_are_named_not_read(tmp_path: Path) -> None:
+    (tmp_path / "secret.py").write_text("TOKEN = 'do-not-read'\n", encoding="utf-8")
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    page = docs / "page.md"
+    page.write_text('# Page\n\nIt reads:\n\n--8<-- "../secret.py"\n\n{* /etc/hostname *}\n', encoding="utf-8")
+    text = joined(library_chunks(page, root=docs))
+    assert "do-not-read" not in text
+    assert "example: ../secret.py, not in the library" in text
+    assert "example: /etc/hostname, not in the library" in text
+    assert "do-not-read" in joined(library_chunks(page, root=tmp_path))  # inside the library: read
+
+
+def test_a_braces_include_shows_only_its_ln_lines(tmp_path: Path) -> None:
+    (tmp_path / "app.py").write_text("import x\n\ndef main():\n    return x.run()\n\nmain()\n", encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text("# Page\n\nThe function:\n\n{* app.py ln[3:4] hl[4] *}\n", encoding="utf-8")
+    assert joined(library_chunks(page, root=tmp_path)) == "The function:\n\n```python\ndef main():\n    return x.run()\n```"
+
+
+def test_a_large_included_file_is_named_not_read(tmp_path: Path) -> None:
+    (tmp_path / "big.py").write_text("x = 1\n" * 60_000, encoding="utf-8")
+    page = tmp_path / "page.md"
+    page.write_text('# Page\n\n{* big.py *}\n', encoding="utf-8")
+    assert joined(library_chunks(page, root=tmp_path)) == "example: big.py, not in the library"
+
+
+def test_a_code_block_larger_than_a_chunk_is_split_and_refenced(tmp_path: Path) -> None:
+    code = "\n\n".join(f"def handler_{n}(request):\n    return respond(request, {n})" for n in range(40))
+    page = tmp_path / "big.md"
+    page.write_text(f"# Handlers\n\nThe handlers are:\n\n```python\n{code}\n```\n\nThat is all.\n", encoding="utf-8")
+    chunks = library_chunks(page, root=tmp_path)
+    assert len(chunks) > 3
+    for chunk in chunks:
+        assert fence_lines(chunk.text) % 2 == 0
+        if "def handler_" in chunk.text:
+            assert chunk.text.startswith(("The handlers are:\n\n```python\n", "```python\ndef handler_"))
+            assert chunk.text.count("```python") == 1 and "    return respond(request," in chunk.text
+    pieces = "".join(c.text for c in chunks)
+    assert all(f"def handler_{n}(request):\n    return respond(request, {n})" in pieces for n in range(40))
+
+
+def test_pep_header_roles_directives_and_hard_wraps() -> None:
+    chunks = library_chunks(CORPUS / "pep-9999.rst")
+    doc = load_document(CORPUS / "pep-9999.rst")
+    assert doc.title == "PEP 9999 \u2013 Structural Pattern Matching for Examples"
+    text = joined(chunks)
+    abstract = by_heading(chunks)[("Abstract",)]
+    assert abstract.startswith("This PEP builds on PEP 634 and the message format of RFC 2822. It describes how")
+    assert "why len() and str.split() keep their parentheses. See the specification and the Python website" in abstract
+    assert abstract.endswith("for details.")  # the footnote reference is gone, the sentence whole
+    spec = by_heading(chunks)[("Specification",)]
+    assert "Note\n\nMatching is tried from top to bottom, and the first case that matches wins." in spec
+    assert "A match statement looks like this:\n\n```\nmatch command.split():\n    case [action]:" in spec
+    assert '```python\nmatch point:\n    case (0, 0):\n        print("Origin")\n```' in spec
+    assert "Unknown directives keep their content, which is still read as a paragraph." in spec
+    assert "Added in version 3.10: The match statement and odd text." in spec
+    # the header as one line of sentences an answer can quote, without the e-mail address
+    assert text.startswith("PEP 9999 \u2013 Structural Pattern Matching for Examples, by A. Writer "
+                           "(Final, Standards Track, created 01-Jan-2024, Python 3.12).")
+    for leak in (":pep:", ":rfc:", ":func:", ":ref:", "634`", "[1]", "|tm|", "trademark", "comment never", "linenos",
+                 "caption", "colour", "frobnicate", "<https", "System Message", "Unknown directive type", "``match"):
+        assert leak not in text, leak
+    assert_whole(chunks)
+
+
+def test_rst_literalinclude_reads_inside_the_library_only(tmp_path: Path) -> None:
+    (tmp_path / "example.py").write_text("one = 1\ntwo = 2\nthree = 3\n", encoding="utf-8")
+    page = tmp_path / "page.rst"
+    page.write_text("Usage\n=====\n\nLike this:\n\n.. literalinclude:: example.py\n   :lines: 2-3\n\n"
+                    ".. literalinclude:: /etc/passwd\n", encoding="utf-8")
+    text = joined(library_chunks(page, root=tmp_path))
+    assert text == "Like this:\n\n```python\ntwo = 2\nthree = 3\n```\n\nexample: /etc/passwd, not in the library"
+
+
+def test_rst_docutils_never_reads_files_or_prints(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+    (tmp_path / "secret.txt").write_text("do-not-read", encoding="utf-8")
+    page = tmp_path / "page.rst"
+    page.write_text(
+        f"Title\n=====\n\n.. include:: {tmp_path / 'secret.txt'}\n\n.. raw:: html\n   :file: secret.txt\n\n"
+        "Bad *markup and `unclosed.\n\n.. csv-table::\n   :file: secret.txt\n\n:nosuchrole:`x` stays x.\n",
+        encoding="utf-8",
+    )
+    text = load_document(page).text
+    assert "do-not-read" not in text and "x stays x." in text
+    captured = capfd.readouterr()
+    assert captured.out == "" and captured.err == ""
+
+
+def test_hard_wrapped_plain_text_is_unwrapped_but_lists_keep_their_lines(tmp_path: Path) -> None:
+    import textwrap
+
+    prose = textwrap.fill("Limit all lines to a maximum of 79 characters. " * 6, 72)
+    page = tmp_path / "style.txt"
+    page.write_text(f"Style\n\n{prose}\n\nYou need:\n- one thing\n- another thing\n", encoding="utf-8")
+    text = load_document(page).text
+    assert ("Limit all lines to a maximum of 79 characters. " * 6).strip() in text
+    assert "You need:\n- one thing\n- another thing" in text
 
 
 # --- HTML manual ------------------------------------------------------------------------------
@@ -112,7 +260,7 @@ def test_rst_page_with_directives() -> None:
     chunks = chunks_of(CORPUS / "guide.rst")
     sections = by_heading(chunks)
     assert sections[("Backup Guide", "Introduction")] == (
-        "Backups protect your data against loss.\n\nAlways test a restore before you need it.\n\n"
+        "Backups protect your data against loss.\n\nNote\n\nAlways test a restore before you need it.\n\n"
         "```bash\ntar -czf backup.tar.gz /home\n```"
     )
     assert sections[("Backup Guide", "Rotation")] == "Keep seven daily copies. See restore-section and the faq."
@@ -242,3 +390,35 @@ def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
     spans = _sentences(text, (0, len(text)))
     assert [text[a:b] for a, b in spans] == [
         "The keep-alive pool, a.k.a. Connection reuse, is on.", "It saves time, e.g. TLS handshakes.", "Done."]
+
+
+def test_changing_an_included_file_reingests_the_page_that_includes_it(tmp_path: Path, embedder) -> None:
+    from helpers import settings_for
+
+    from ragchat.ingest.pipeline import ingest
+    from ragchat.store.db import open_db
+
+    docs, src = tmp_path / "site" / "docs", tmp_path / "site" / "docs_src"
+    docs.mkdir(parents=True)
+    src.mkdir()
+    (src / "app.py").write_text("answer = 41\n", encoding="utf-8")
+    (docs / "page.md").write_text("# Page\n\nThe app is like this:\n\n{* ../docs_src/app.py *}\n", encoding="utf-8")
+    (docs / "other.md").write_text("# Other\n\nNothing included here.\n", encoding="utf-8")
+    db_path = tmp_path / "lib.db"
+
+    def run() -> list[str]:
+        db = open_db(db_path)
+        try:
+            report = ingest(db, settings_for(db_path), [docs, src], lambda: embedder)
+            return sorted(report.added + report.updated)
+        finally:
+            db.close()
+
+    assert run() == ["other.md", "page.md"]  # docs_src is a second path given: its file is in the library
+    assert run() == []
+    (src / "app.py").write_text("answer = 42\n", encoding="utf-8")
+    assert run() == ["page.md"]
+    db = open_db(db_path)
+    texts = [row["text"] for row in db.query("SELECT text FROM chunks")]
+    db.close()
+    assert any("like this:\n\n```python\nanswer = 42\n```" in text for text in texts)

@@ -170,7 +170,7 @@ def test_markdown_hashtags_and_dash_lines_after_lists_or_paragraphs_are_not_head
     doc = load_document(write(tmp_path, "notes.md", text))
     assert [s.heading_path for s in doc.sections] == [(), ("Notes",)]
     assert bodies(doc)[()] == "#hashtag"
-    assert "- first item" in doc.text and "Line one\nline two" in doc.text
+    assert "- first item" in doc.text and "Line one line two" in doc.text  # a soft break is a space
 
 
 def test_markdown_title_falls_back_to_front_matter_then_file_stem(tmp_path: Path) -> None:
@@ -249,7 +249,7 @@ def test_rst_markup_directives_and_comments(tmp_path: Path) -> None:
     doc = load_document(write(tmp_path, "handbook.rst", HANDBOOK_RST))
     composting = bodies(doc)[("The Small Homestead Handbook", "1. Composting")]
     assert composting == (
-        "Composting is controlled decomposition, see the guide.\n\nKeep the heap moist.\n\nTurn it weekly."
+        "Composting is controlled decomposition, see the guide.\n\nNote\n\nKeep the heap moist.\n\nTurn it weekly."
     )
     greens = bodies(doc)[("The Small Homestead Handbook", "1. Composting", "Greens and browns")]
     assert greens.startswith("Mix them roughly 1:3:\n\n```\ngreens = 1\nbrowns = 3\n```")
@@ -615,3 +615,19 @@ def test_zero_byte_pdf(tmp_path: Path) -> None:
 def test_pdf_without_text_layer(tmp_path: Path) -> None:
     with pytest.raises(UnreadableFile, match=r"^no text layer in PDF \(scanned\?\)$"):
         load_document(write(tmp_path, "scan.pdf", pdf_bytes([[], []])))
+
+
+@pytest.mark.parametrize(
+    ("markup", "shown"),
+    [
+        (":pep:`634`", "PEP 634"), (":pep:`8#naming`", "PEP 8"), (":pep:`the style guide <8>`", "the style guide"),
+        (":rfc:`2822`", "RFC 2822"), (":func:`len`", "len()"), (":func:`~os.path.join`", "join()"),
+        (":py:meth:`str.split`", "str.split()"), (":class:`~pathlib.Path`", "Path"),
+        (":ref:`the specification <spec>`", "the specification"), (":doc:`faq`", "faq"),
+        (":nosuchrole:`kept text`", "kept text"), ("`the site <https://example.org>`_", "the site"),
+        ("``x = 1``", "x = 1"),
+    ],
+)
+def test_rst_roles_read_as_a_reader_sees_them(tmp_path: Path, markup: str, shown: str) -> None:
+    doc = load_document(write(tmp_path, "roles.rst", f"See {markup} here.\n"))
+    assert doc.text == f"See {shown} here."

@@ -37,6 +37,7 @@ class AnswerInputs:
     lineage: Lineage
     window: HistoryWindow
     sources: tuple[answers.Source, ...]
+    shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
 
 
 def sources_of(db: Database, lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -61,7 +62,7 @@ def recorded(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> A
 def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None) -> Answered:
     """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
     lineage = inputs.lineage
-    prompt = answers.build_prompt(lineage.question, lineage.reformulation.semantic_query,
+    prompt = answers.build_prompt(lineage.question, lineage.reformulation.leading_query,
                                   inputs.window.messages, inputs.sources[:6], lineage.weak)
     pieces: list[str] = []
     try:
@@ -92,13 +93,20 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     reused = [c.rank for c in lineage.chunks if c.reused]
     r = lineage.reformulation
     reply = answers.extractive(
-        f"{r.semantic_query} {r.keyword_query}", answers.answer_pool(inputs.sources, meta), corpus.idf,
+        f"{r.leading_query} {r.keyword_query}", answers.answer_pool(inputs.sources, meta), corpus.idf,
         priors=priors, count=settings.extractive_sentences + (1 if meta else 0), weak=lineage.weak,
         want_examples=bool(answers.EXAMPLE_REQUEST.search(question)),
-        exclude="" if summarise else inputs.window.last.assistant, summarise=summarise, cover=reused,
+        exclude="" if summarise else _shown(inputs, meta), summarise=summarise, cover=reused,
     )
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
+
+
+def _shown(inputs: AnswerInputs, meta: bool) -> str:
+    """What the answer must not say again: the last answer; for "tell me more" or "give me an
+    example", every answer of the session too."""
+    older = list(inputs.shown) if meta else []
+    return "\n\n".join(dict.fromkeys([*older, inputs.window.last.assistant]))
 
 
 def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusStats, settings: Settings,

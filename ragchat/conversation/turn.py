@@ -190,7 +190,8 @@ class Conversation:
     def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
         if self.options.recorded_answer is not None:
             return answering.recorded(self.db, self.embedder, lineage, self.options.recorded_answer)
-        inputs = AnswerInputs(lineage, context.window, answering.sources_of(self.db, lineage))
+        shown = tuple(m.content for m in context.history if m.role == "assistant")
+        inputs = AnswerInputs(lineage, context.window, answering.sources_of(self.db, lineage), shown)
         return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
                                 on_token=on_token, on_fallback=lambda notice: self._announce((notice,)))
 

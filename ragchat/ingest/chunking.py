@@ -3,6 +3,8 @@
 Rules, in order:
 - A chunk never crosses a section boundary, so it has exactly one heading path.
 - Inside a section, whole paragraphs (blank-line separated) are packed up to `target` characters.
+- A fenced code block is never split while it fits in `max_size`; a larger one is split on its
+  own blank lines (then lines), and every piece is re-fenced with the block's fence line.
 - A paragraph longer than `max_size` is split into sentences, a sentence longer than `max_size`
   into lines, and a line longer than `max_size` into pieces of about `target` characters at
   word boundaries. Only a single "word" longer than `max_size` (a URL, a base64 blob) is cut
@@ -11,13 +13,16 @@ Rules, in order:
   conditions are:" before a long list) joins its neighbour in the same section when the result
   stays within `max_size`.
 - Each chunk after the first of its section starts up to `overlap` characters (and at most half
-  the previous chunk's own text) before the end of the previous chunk, at a sentence start when
-  one gives at least a third of `overlap`, else at a word start. The overlap shrinks so that no
-  chunk exceeds `max_size`, and is dropped when less than a third of `overlap` would remain.
+  the previous chunk's own text) before the end of the previous chunk, at a sentence or block
+  start outside code that gives at least a third of `overlap`; else from the start of the sentence
+  that runs into that window, when the chunk stays within `max_size`; else it has no overlap, so a
+  chunk never begins inside a sentence. The overlap shrinks so that no chunk exceeds `max_size`.
 
-Every chunk satisfies `doc.text[chunk.start:chunk.end] == chunk.text`: `start` includes the
-overlap, so it lies inside the previous chunk's range. Chunk text is stripped, never blank,
-and starts and ends on a word boundary (the single exception above aside).
+Every chunk satisfies `doc.text[chunk.start:chunk.end] == chunk.text`, except a piece of a code
+block too large for one chunk, whose text is that slice inside its block's fence lines (so every
+chunk holds whole fences). `start` includes the overlap, so it lies inside the previous chunk's
+range. Chunk text is stripped, never blank, and starts and ends on a word boundary (the single
+exception above aside).
 """
 
 from __future__ import annotations
@@ -57,9 +62,11 @@ def chunk_document(
         raise ValueError("chunk sizes need 0 < target <= max_size and overlap >= 0")
     chunks: list[Chunk] = []
     for section in doc.sections:
+        code = _code_blocks(doc.text, section.start, section.end)
         for start, end in _section_spans(doc.text, section, target, max_size, overlap):
             pages = doc.page_range(start, end) or (None, None)
-            chunks.append(Chunk(len(chunks), doc.text[start:end], section.heading_path, start, end, *pages))
+            text = _whole_fences(doc.text, start, end, code)
+            chunks.append(Chunk(len(chunks), text, section.heading_path, start, end, *pages))
     return chunks
 
 
@@ -81,27 +88,57 @@ def _section_spans(
     paragraphs = _keep_blocks_whole(text, _spans(_PARAGRAPH, text, section.start, section.end), max_size)
     units = [unit for paragraph in paragraphs for unit in _split_long(text, paragraph, target, max_size)]
     cores = _merge_tiny(_pack(units, target), max_size, min(200, target // 5))
-    return _add_overlap(text, cores, overlap, max_size)
+    code = _code_blocks(text, section.start, section.end)
+    starts = sorted({start for start, _ in paragraphs} | {s for p in paragraphs for s, _ in _sentences(text, p)})
+    boundaries = [b for b in starts if not any(o < b < c for o, _, c, _ in code)]
+    return _add_overlap(cores, boundaries, overlap, max_size)
 
 
 _FENCE_LINE = re.compile(r"^ {0,3}(?:`{3,}|~{3,})", re.M)
+_FENCE_OPEN = re.compile(r"^ {0,3}(`{3,}|~{3,})[^\n]*$", re.M)
+# a code block: (opening line start, opening line end, closing line start, closing line end)
+_Code = tuple[int, int, int, int]
+
+
+def _code_blocks(text: str, start: int, end: int) -> list[_Code]:
+    """The fenced blocks in text[start:end]; an unclosed one runs to `end`."""
+    blocks: list[_Code] = []
+    position = start
+    while (opening := _FENCE_OPEN.search(text, position, end)) is not None:
+        fence = opening.group(1)
+        closing = re.compile(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}[ \t]*$", re.M).search(text, opening.end(), end)
+        close_start, close_end = (closing.start(), closing.end()) if closing else (end, end)
+        blocks.append((opening.start(), opening.end(), close_start, close_end))
+        position = close_end
+    return blocks
+
+
+def _whole_fences(text: str, start: int, end: int, code: list[_Code]) -> str:
+    """text[start:end], with the fence line of a code block it begins inside put back before it,
+    and a closing fence after it when it ends inside one."""
+    piece = text[start:end]
+    for open_start, open_end, _close_start, close_end in code:
+        if open_start < start < close_end:
+            piece = text[open_start:open_end] + "\n" + piece
+        if open_end <= end < close_end or (open_start <= end < open_end):
+            piece += "\n" + _FENCE_LINE.match(text, open_start).group(0).strip()  # type: ignore[union-attr]
+    return piece
 _BLOCK_START = re.compile(r"(?:`{3,}|~{3,}|[-*+] |\d+[.)] |[^\n]* \| )")
 
 
 def _keep_blocks_whole(text: str, paragraphs: list[_Span], max_size: int) -> list[_Span]:
-    """Paragraphs of one code fence joined (blank lines inside code), and a sentence introducing
-    a list, table or code block ("...:") joined with it when both fit in max_size."""
+    """Paragraphs of one code fence joined (blank lines inside code); a sentence introducing a
+    list, table or code block ("...:") joined with it, and a code block with the lowercase rest of
+    the sentence after it, when both fit in max_size."""
     joined: list[_Span] = []
     open_fence = False
     for start, end in paragraphs:
         fences = len(_FENCE_LINE.findall(text, start, end))
         if joined and open_fence:
             joined[-1] = (joined[-1][0], end)
-        elif (
-            joined
-            and text[joined[-1][1] - 1] == ":"
-            and _BLOCK_START.match(text, start)
-            and end - joined[-1][0] <= max_size
+        elif joined and end - joined[-1][0] <= max_size and (
+            (text[joined[-1][1] - 1] == ":" and _BLOCK_START.match(text, start))
+            or (text[joined[-1][1] - 1] in "`~" and text[start].islower())  # "like:" code "the rest ..."
         ):
             joined[-1] = (joined[-1][0], end)
         else:
@@ -124,13 +161,16 @@ def _trim(text: str, start: int, end: int) -> _Span:
     return start, end
 
 
-def _split_long(text: str, span: _Span, target: int, max_size: int) -> list[_Span]:
-    """`span` if it fits in max_size, else its sentences, lines or word runs that do."""
+def _split_long(text: str, span: _Span, target: int, max_size: int, code: bool = False) -> list[_Span]:
+    """`span` if it fits in max_size, else its sentences (with code: its blank-line separated
+    parts, never sentences), lines or word runs that do."""
     if span[1] - span[0] <= max_size:
         return [span]
-    for pieces in (_sentences(text, span), _spans(_LINE, text, *span)):
+    code = code or _FENCE_LINE.search(text, *span) is not None
+    parts = _spans(_PARAGRAPH, text, *span) if code else _sentences(text, span)
+    for pieces in (parts, _spans(_LINE, text, *span)):
         if len(pieces) > 1:
-            return [part for piece in pieces for part in _split_long(text, piece, target, max_size)]
+            return [part for piece in pieces for part in _split_long(text, piece, target, max_size, code)]
     return _word_runs(text, span, target, max_size)
 
 
@@ -176,33 +216,27 @@ def _merge_tiny(spans: list[_Span], max_size: int, tiny: int) -> list[_Span]:
     return merged
 
 
-def _add_overlap(text: str, cores: list[_Span], overlap: int, max_size: int) -> list[_Span]:
+def _add_overlap(cores: list[_Span], boundaries: list[int], overlap: int, max_size: int) -> list[_Span]:
     spans = cores[:1]
     for previous, (start, end) in zip(cores, cores[1:]):
-        budget = min(overlap, max_size - (end - previous[1]))
-        spans.append((_overlap_start(text, previous, budget, overlap // 3, start), end))
+        room = max_size - (end - previous[1])  # the most overlap that keeps the chunk within max_size
+        spans.append((_overlap_start(boundaries, previous, min(overlap, room), room, overlap // 3, start), end))
     return spans
 
 
-def _overlap_start(text: str, previous: _Span, budget: int, min_overlap: int, default: int) -> int:
-    """The earliest sentence start (else word start) in the last `budget` chars of `previous`.
-
-    `previous` is the previous chunk's span without its own overlap; `default` means no overlap.
-    """
+def _overlap_start(boundaries: list[int], previous: _Span, budget: int, room: int, min_overlap: int,
+                   default: int) -> int:
+    """The earliest sentence or block start outside code in the last `budget` chars of `previous`;
+    else, when the sentence there began earlier, its start if that fits in `room` (a whole
+    sentence of context rather than its tail); else `default` (no overlap). `previous` is the
+    previous chunk's span without its own overlap."""
     if budget < min_overlap or budget <= 0:
         return default
     # at most the later half of the previous chunk's own text, so no chunk contains another
-    lowest = max(previous[1] - budget, previous[0] + (previous[1] - previous[0] + 1) // 2)
-    sentence_starts = [
-        match.end(1)
-        for match in _SENTENCE_GAP.finditer(text, previous[0], previous[1])
-        if match.end(1) >= lowest
-    ]
-    if sentence_starts and previous[1] - sentence_starts[0] >= min_overlap:
-        return sentence_starts[0]
-    word = _WORD.search(text, lowest, previous[1])
-    while word and word.start() > 0 and not text[word.start() - 1].isspace():
-        word = _WORD.search(text, word.end(), previous[1])  # `lowest` fell inside a word
-    if word is None or previous[1] - word.start() < min_overlap:
-        return default  # a few words of overlap add noise, not context
-    return word.start()
+    half = previous[0] + (previous[1] - previous[0] + 1) // 2
+    lowest = max(previous[1] - budget, half)
+    starts = [b for b in boundaries if lowest <= b < previous[1] and previous[1] - b >= min_overlap]
+    if starts:
+        return starts[0]
+    earlier = [b for b in boundaries if max(previous[1] - room, half) <= b < lowest]
+    return earlier[-1] if earlier else default

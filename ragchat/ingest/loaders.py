@@ -25,8 +25,8 @@ from ragchat.text import one_line
 
 from .formats.common import Block as _Block
 from .formats.common import Heading as _Heading
+from .formats.common import Includes, PageBreak, clean_chars
 from .formats.common import Outline as _Outline
-from .formats.common import PageBreak, clean_chars
 from .formats.common import normalise as _normalise
 from .formats.docx import parse_docx
 from .formats.html import parse_html
@@ -42,8 +42,9 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # Bumped whenever parsing or chunking changes what a file turns into: `ingest` re-parses (and
 # re-embeds) documents parsed with an older version even when their bytes are unchanged.
-# 1: the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages, .docx
-PARSER_VERSION = 2
+# 1: the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages, .docx;
+# 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks, chunks whole sentences/fences
+PARSER_VERSION = 3
 
 
 @dataclass(frozen=True)
@@ -78,14 +79,16 @@ def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
 
-def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES) -> ParsedDocument:
+def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, includes: Includes | None = None) -> ParsedDocument:
     """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure."""
-    return parse_document(path, read_file(path, max_bytes))
+    return parse_document(path, read_file(path, max_bytes), includes)
 
 
-def parse_document(path: Path, data: bytes, limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_document(path: Path, data: bytes, includes: Includes | None = None,
+                   limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
     """Parse bytes already read from `path`, by its suffix, within `limits` (in this process:
-    `worker.Parser` runs this where it can be stopped)."""
+    `worker.Parser` runs this where it can be stopped). `includes` reads the files Markdown and
+    RST include (without it each include is one line naming the file)."""
     suffix = path.suffix.lower()
     if suffix not in SUPPORTED_SUFFIXES:
         raise UnreadableFile(f"unsupported file type {suffix or '(no suffix)'}")
@@ -96,7 +99,11 @@ def parse_document(path: Path, data: bytes, limits: Limits = DEFAULT_LIMITS) -> 
     else:
         text, encoding = _decode_text(data)
         limits.check_chars(len(text))
-        document = _assemble(_TEXT_PARSERS[suffix](_normalise(text)), _readable_stem(path), encoding)
+        if suffix in _INCLUDING_PARSERS:
+            outline = _INCLUDING_PARSERS[suffix](_normalise(text), includes)
+        else:
+            outline = _TEXT_PARSERS[suffix](_normalise(text))
+        document = _assemble(outline, _readable_stem(path), encoding)
     limits.check_chars(len(document.text))
     return document
 
@@ -265,11 +272,13 @@ def _clean_blocks(blocks: list[_Block]) -> Iterator[_Heading | _Body]:
 
 # --- parsers by suffix -----------------------------------------------------------------------
 
-_TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
+_INCLUDING_PARSERS: dict[str, Callable[[str, Includes | None], _Outline]] = {
     ".md": parse_markdown,
     ".markdown": parse_markdown,
-    ".txt": parse_text,
     ".rst": parse_rst,
+}
+_TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
+    ".txt": parse_text,
     ".html": parse_html,
     ".htm": parse_html,
 }

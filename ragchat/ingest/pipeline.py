@@ -3,7 +3,6 @@ documents, and write each document atomically (its chunks, FTS rows and vectors 
 
 from __future__ import annotations
 
-import hashlib
 import os
 import queue
 import threading
@@ -22,6 +21,7 @@ from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
 from .ignore import Rules
+from .includes import IncludeResolver
 from .keywords import select_keywords, term_counts
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
@@ -85,6 +85,7 @@ class IngestReport:
 class Found:
     path: Path  # as met while walking
     root: Path  # the ingest argument it was found under
+    library: tuple[Path, ...] = ()  # every path given to ingest, resolved: where includes may be read
 
 
 @dataclass
@@ -219,7 +220,7 @@ def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
     unique: dict[Path, Found] = {}
     for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
         unique.setdefault(_resolved(item.path), item)
-    return sorted(unique.values(), key=lambda item: str(item.path))
+    return sorted((replace(item, library=rule.given) for item in unique.values()), key=lambda item: str(item.path))
 
 
 def _resolved(path: Path) -> Path:
@@ -238,7 +239,8 @@ def _prepare(known: _Known, found: Found, settings: Settings, report: IngestRepo
     path = found.path
     data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
     name = _file_name(found)
-    digest = hashlib.sha256(data).hexdigest()
+    includes = IncludeResolver(path, found.library or (_resolved(found.root),))
+    digest = includes.digest(data)  # covers the included files: a changed one re-ingests this document
     old = known.by_source.get(name.source)
     copy = known.copies.get(name.source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
@@ -256,7 +258,7 @@ def _prepare(known: _Known, found: Found, settings: Settings, report: IngestRepo
         return same
     if old is not None and old["content_hash"] != digest:
         known.changed.add(old["id"])
-    parsed: ParsedDocument = parser.parse(path, data)
+    parsed: ParsedDocument = parser.parse(path, data, includes)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
         report.warnings.append((name.path, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)

@@ -28,7 +28,7 @@ from pathlib import Path
 
 from ..errors import UnreadableFile
 from .limits import MB, WORKER_MEMORY_MB, Limits
-from .loaders import ParsedDocument, parse_document
+from .loaders import Includes, ParsedDocument, parse_document
 
 IN_PROCESS = frozenset({".md", ".markdown", ".txt"})
 IN_PROCESS_BYTES = 64 * 1024
@@ -44,12 +44,12 @@ class Parser:
         self._pipes: tuple[Connection, Connection] | None = None  # to the worker, from it
         self._stopped = False
 
-    def parse(self, path: Path, data: bytes) -> ParsedDocument:
+    def parse(self, path: Path, data: bytes, includes: Includes | None = None) -> ParsedDocument:
         if path.suffix.lower() in IN_PROCESS and len(data) <= IN_PROCESS_BYTES:
-            return parse_document(path, data, self.limits)
+            return parse_document(path, data, includes, self.limits)
         requests, answers = self._start()
         try:
-            requests.send((path.name, data, self.limits))
+            requests.send((path.name, data, self.limits, includes))
             if not answers.poll(self.limits.seconds):
                 self._kill()
                 raise UnreadableFile(f"parsing took longer than {self.limits.seconds:g} s (stopped)")
@@ -112,15 +112,16 @@ def _package_root() -> str:
 
 
 def serve(requests: Connection, answers: Connection) -> None:
-    """The worker's loop: (name, bytes, limits) in, ("ok", ParsedDocument) or ("skip", reason) out."""
+    """The worker's loop: (name, bytes, limits, includes) in, ("ok", ParsedDocument) or ("skip",
+    reason) out."""
     _lower_limit(resource.RLIMIT_DATA, WORKER_MEMORY_MB * MB)
     while True:
         try:
-            name, data, limits = requests.recv()
+            name, data, limits, includes = requests.recv()
         except (EOFError, OSError):
             return
         _cpu_deadline(limits.seconds * 2)
-        answers.send(_parse(Path(name), data, limits))
+        answers.send(_parse(Path(name), data, limits, includes))
 
 
 def _cpu_deadline(seconds: float) -> None:
@@ -139,9 +140,9 @@ def _lower_limit(which: int, wanted: int) -> None:
         pass
 
 
-def _parse(path: Path, data: bytes, limits: Limits) -> tuple[str, object]:
+def _parse(path: Path, data: bytes, limits: Limits, includes: Includes | None) -> tuple[str, object]:
     try:
-        return "ok", parse_document(path, data, limits)
+        return "ok", parse_document(path, data, includes, limits)
     except UnreadableFile as exc:
         return "skip", str(exc)
     except MemoryError:

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass, field
 
 
@@ -58,3 +59,53 @@ def code_fence(code: str, language: str = "") -> str:
     body = code.rstrip("\n")
     ticks = "````" if "```" in body else "```"
     return f"{ticks}{language}\n{body}\n{ticks}"
+
+
+@dataclass(frozen=True)
+class Included:
+    """A file named by an include (`--8<-- "name"`, `{* name *}`, `literalinclude`)."""
+
+    name: str  # as the document writes it
+    text: str | None  # None: outside the library, missing, unreadable or too large
+    language: str = ""  # from the suffix, for code
+    markdown: bool = False  # .md: included as text, not as code
+
+
+Includes = Callable[[str], Included]
+
+
+def not_in_library(name: str) -> str:
+    """The one line an include that cannot be read becomes."""
+    return f"example: {name}, not in the library"
+
+
+_SUFFIX_LANGUAGES = {
+    ".py": "python", ".pyi": "python", ".sh": "bash", ".bash": "bash", ".js": "javascript",
+    ".ts": "typescript", ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".ini": "ini",
+    ".cfg": "ini", ".html": "html", ".css": "css", ".sql": "sql", ".rs": "rust", ".go": "go", ".c": "c",
+    ".h": "c", ".java": "java", ".rb": "ruby", ".dockerfile": "dockerfile", ".xml": "xml", ".rst": "rst",
+}
+
+
+def language_of(name: str) -> str:
+    """A code fence's language from a file name's suffix ("tutorial001.py" -> "python")."""
+    suffix = name[name.rfind(".") :].lower() if "." in name.rsplit("/", 1)[-1] else ""
+    return _SUFFIX_LANGUAGES.get(suffix, "")
+
+
+_LINE_RANGES = re.compile(r"\bln\[([\d:,\s]+)\]")
+
+
+def selected_lines(code: str, spec: str) -> str:
+    """`ln[1:3,8]` of a `{* path ln[...] *}` include: those lines (1-based, inclusive)."""
+    match = _LINE_RANGES.search(spec)
+    if not match:
+        return code
+    lines = code.split("\n")
+    kept: list[str] = []
+    for part in filter(None, (p.strip() for p in match.group(1).split(","))):
+        first, _, last = part.partition(":")
+        start = int(first) if first.strip() else 1
+        end = int(last) if last.strip() else (len(lines) if _ else start)
+        kept += lines[max(start - 1, 0) : end]
+    return "\n".join(kept) if kept else code

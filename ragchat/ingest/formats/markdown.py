@@ -1,10 +1,13 @@
 """Markdown (CommonMark + tables, via markdown-it-py) with the common mkdocs extensions.
 
 Before parsing, mkdocs-only syntax is rewritten line by line (outside code fences): admonitions
-(`!!! note "Title"`, `??? tip`, `=== "Tab"`) keep their title and dedented body; snippet includes
-(`--8<-- "file"`, `{* docs_src/... *}`) and mkdocstrings directives (`::: package.module` with
-their indented options) are dropped; YAML front matter gives the title and is dropped.
-Code stays a fence with its language; list items become "- item" lines, two spaces per level.
+(`!!! note "Title"`, `??? tip`, `=== "Tab"`) and pymdownx blocks (`/// note | Title` ... `///`) keep
+their title and body; snippet includes (`--8<-- "file"`, `{* docs_src/... hl[3] *}`) become the
+included file (code as a fence with the language of its suffix), or one line naming it when it is
+not in the library; mkdocstrings directives (`::: package.module` with their indented options)
+are dropped; YAML front matter gives the title and is dropped; `{ #id }` leaves headings.
+Code stays a fence with its language; list items become "- item" lines, two spaces per level;
+a paragraph is one line (the author's hard wraps are soft breaks: spaces).
 """
 
 from __future__ import annotations
@@ -13,7 +16,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from .common import Block, Heading, Outline, code_fence
+from .common import Block, Heading, Includes, Outline, code_fence, not_in_library, selected_lines
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -24,14 +27,17 @@ _YAML_KEY = re.compile(r"^\s*[\w-]+\s*:", re.M)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
 _ADMONITION = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)(?:\s+\"([^\"]*)\"|\s+'([^']*)')?\s*$")
 _SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
+_SNIPPET_FILE = re.compile(r"""^(\s*)-{2,}8<-{2,}[ \t]+["']([^"']+)["']\s*$""")
 _SNIPPET_BRACES = re.compile(r"\{\*.*?\*\}")
+_SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*(\S+)([^\n]*?)\*\}\s*$")
+_BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
-_HEADING_ATTRS = re.compile(r"\s*\{[#.:][^}]*\}\s*$")
+_HEADING_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
 
 
-def parse_markdown(text: str) -> Outline:
+def parse_markdown(text: str, includes: Includes | None = None) -> Outline:
     text, meta_title = _strip_front_matter(text)
-    blocks = _Renderer().render(_parser().parse(_mkdocs_lines(text.split("\n"))))
+    blocks = _Renderer().render(_parser().parse(_mkdocs_lines(text.split("\n"), includes)))
     h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
     return Outline(blocks, h1 or meta_title)
 
@@ -68,7 +74,7 @@ def _indented_block_end(lines: list[str], i: int, indent: int) -> int:
     return end
 
 
-def _mkdocs_lines(lines: list[str]) -> str:
+def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
     out: list[str] = []
     fence = ""
     i = 0
@@ -88,18 +94,23 @@ def _mkdocs_lines(lines: list[str]) -> str:
             if title is None and not line.lstrip().startswith("==="):
                 title = match.group(2).replace("-", " ").capitalize()
             body = [body_line[indent + 4 :] if body_line.strip() else "" for body_line in lines[i + 1 : end]]
-            out += ([" " * indent + title, ""] if title else []) + [
-                " " * indent + body_line if body_line else "" for body_line in _mkdocs_lines(body).split("\n")
-            ] + [""]
+            out += _titled(" " * indent, title, _mkdocs_lines(body, includes))
             i = end
+            continue
+        elif match := _BLOCK_OPEN.match(line):
+            i = _pymdownx_block(lines, i, match, includes, out)
             continue
         elif _MKDOCSTRINGS.match(line):
             i = _indented_block_end(lines, i + 1, _indent(line))
             continue
+        elif match := _SNIPPET_FILE.match(line) or _SNIPPET_BRACES_LINE.match(line):
+            spec = match.group(3) if match.re is _SNIPPET_BRACES_LINE else ""
+            out += _included(match.group(1), match.group(2), spec, includes)
         elif _SNIPPET_LINE.match(line):
             if line.strip().strip("-8<; ") == "" and i + 1 < len(lines):  # block form: files listed until the next marker
                 end = i + 1
                 while end < len(lines) and lines[end].strip() and not _SNIPPET_LINE.match(lines[end]):
+                    out += _included("", lines[end].strip().strip("\"'"), "", includes)
                     end += 1
                 i = end + 1 if end < len(lines) and _SNIPPET_LINE.match(lines[end]) else i + 1
                 continue
@@ -107,6 +118,40 @@ def _mkdocs_lines(lines: list[str]) -> str:
             out.append(_SNIPPET_BRACES.sub("", line))
         i += 1
     return "\n".join(out)
+
+
+def _titled(indent: str, title: str | None, body: str) -> list[str]:
+    """An admonition or block as text: its title line, then its body, then a blank line."""
+    head = [indent + title, ""] if title else []
+    return head + [indent + line if line else "" for line in body.split("\n")] + [""]
+
+
+def _pymdownx_block(lines: list[str], i: int, opening: re.Match[str], includes: Includes | None,
+                    out: list[str]) -> int:
+    """`/// note | Title` ... `///` (any number of slashes, three or more): read like an
+    admonition. Returns the index after the closing line."""
+    slashes = opening.group(2)
+    end = i + 1
+    while end < len(lines) and lines[end].strip() != slashes:
+        end += 1
+    body = lines[i + 1 : end]
+    while body and body[0][:1].isspace() and ":" in body[0]:  # the block's indented options
+        body.pop(0)
+    title = (opening.group(4) or "").strip() or opening.group(3).replace("-", " ").capitalize()
+    out += _titled(opening.group(1), title, _mkdocs_lines(body, includes))
+    return end + 1
+
+
+def _included(indent: str, name: str, spec: str, includes: Includes | None) -> list[str]:
+    """The lines an include becomes: Markdown as Markdown, other files as a fenced block, or one
+    line naming the file (not in the library, too large, or includes not read here)."""
+    found = includes(name) if includes is not None else None
+    if found is None or found.text is None:
+        return ["", indent + not_in_library(name), ""]
+    if found.markdown:  # one level deep: its own includes are named, not read
+        return ["", *(indent + line for line in _mkdocs_lines(found.text.split("\n"), None).split("\n")), ""]
+    fence = code_fence(selected_lines(found.text, spec), found.language)
+    return ["", *(indent + line for line in fence.split("\n")), ""]
 
 
 # --- tokens -> blocks --------------------------------------------------------------------
@@ -215,7 +260,9 @@ def _inline(token: Token) -> str:
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
-        elif child.type in ("softbreak", "hardbreak"):
+        elif child.type == "softbreak":  # the author's hard wrap inside a paragraph
+            parts.append(" ")
+        elif child.type == "hardbreak":
             parts.append("\n")
         elif child.type == "html_inline":
             continue

@@ -1,146 +1,452 @@
-"""reStructuredText, read by hand (docutils leaves Sphinx roles and directives as raw text or
-error messages; see README "Formats"): titles by adornment, directive bodies kept, code as fences."""
+"""reStructuredText through docutils, walked into an outline the way a reader sees the page.
+
+Paragraphs are single lines (hard wraps gone); a PEP-style header (`PEP: 723`, `Title: ...`) gives
+the title and one line of metadata; roles become their visible text (`:pep:` -> "PEP 634",
+`:func:` -> "len()", a reference -> its text); literal blocks and code directives become fences
+with their language; admonitions keep their title; comments, targets and substitution definitions
+go. Sphinx and unknown directives or roles degrade to their content, never to an error message.
+
+docutils is configured never to touch the file system (no config files, include or raw) and never
+to report to the terminal; a document it still cannot parse is read as plain text.
+"""
 
 from __future__ import annotations
 
+import functools
+import io
 import re
-import textwrap
+from collections.abc import Callable, Iterator
+from typing import Any
 
-from .common import Block, Heading, Outline, code_fence
+from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library, selected_lines
 
-_RST_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1+[ \t]*$")
-_RST_EXPLICIT = re.compile(r"^(\s*)\.\.(?:\s+(.*))?$")
-_RST_DIRECTIVE = re.compile(r"^([\w:+.-]+)::(?:\s+(.*))?$")
-_RST_OPTION = re.compile(r"^\s*:[\w -]+:(?:\s|$)")
-_RST_ADMONITIONS = frozenset(
-    "admonition attention caution danger error hint important note tip warning seealso "
-    "topic sidebar rubric versionadded versionchanged deprecated".split()
+_HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
+_HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version")
+# Sphinx directives whose content is navigation or machinery, not text
+_DROPPED_DIRECTIVES = frozenset(
+    "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor codeauthor "
+    "currentmodule default-role default-domain raw include".split()
 )
-_RST_CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
-_RST_DROPPED_DIRECTIVES = frozenset("toctree raw include contents meta index only".split())
-_RST_INLINE: list[tuple[re.Pattern[str], str]] = [
-    (re.compile(r":[\w:+.-]+:`([^`<]+?)\s*<[^>]*>`"), r"\1"),  # :role:`text <target>`
-    (re.compile(r":[\w:+.-]+:`([^`]+)`"), r"\1"),  # :role:`text`
-    (re.compile(r"`([^`<]+?)\s*<[^>]*>`__?"), r"\1"),  # `text <url>`_
-    (re.compile(r"``(.+?)``"), r"\1"),
-    (re.compile(r"`([^`]+)`__?"), r"\1"),  # `reference`_
-    (re.compile(r"`([^`]+)`"), r"\1"),
-    (re.compile(r" ?\[(?:\d+|#[\w-]*|\*)\]_"), ""),  # footnote references
-    (re.compile(r"\*\*(?=\S)(.+?)(?<=\S)\*\*"), r"\1"),
-    (re.compile(r"(?<![\w*])\*(?=[^\s*])(.+?)(?<=[^\s*])\*(?![\w*])"), r"\1"),
-    (re.compile(r"\|([^|\s][^|]*?)\|(?![\w|])"), r"\1"),  # substitutions
-    (re.compile(r"(?<=\w)__?(?=[\s.,;:!?)]|$)"), ""),  # word_ references
-]
+_CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
+_VERSION_LABELS = {"versionadded": "Added in version", "versionchanged": "Changed in version",
+                   "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+_CALLABLE_ROLES = frozenset("func meth".split())
+_SETTINGS: dict[str, Any] = {
+    "_disable_config": True,  # never read docutils.conf files
+    "file_insertion_enabled": False,
+    "raw_enabled": False,
+    "report_level": 5,
+    "halt_level": 5,
+    "doctitle_xform": False,
+    "sectsubtitle_xform": False,
+    "syntax_highlight": "none",
+    "pep_references": False,
+    "rfc_references": False,
+    "character_level_inline_markup": False,
+    "embed_stylesheet": False,
+}
 
 
-def parse_rst(text: str) -> Outline:
-    """Titles are underlined (maybe overlined); each new (char, overline) style nests deeper."""
-    lines = text.split("\n")
-    styles: list[tuple[str, bool]] = []
-    blocks: list[Block] = []
-    segment_start = i = 0
-    while i < len(lines):
-        found = _rst_title_at(lines, i)
-        if found is None:
-            i += 1
-            continue
-        style, title, next_i = found
-        styles += [] if style in styles else [style]
-        blocks.append("\n".join(_rst_body(lines[segment_start:i])))
-        blocks.append(Heading(styles.index(style) + 1, title))
-        segment_start = i = next_i
-    blocks.append("\n".join(_rst_body(lines[segment_start:])))
-    first = next((b.text for b in blocks if isinstance(b, Heading)), "")
-    return Outline(blocks, first)
+def parse_rst(text: str, includes: Includes | None = None) -> Outline:
+    """The outline of an RST document; the plain-text reading if docutils cannot parse it."""
+    header, body = _pep_header(text)
+    try:
+        tree = _doctree(body, includes)
+    except Exception:  # docutils on hostile input (deep nesting, odd markup): the text is still there
+        from .text import parse_text
+
+        return parse_text(text)
+    blocks = _header_blocks(header) + list(_Walker().blocks(tree))
+    title = _header_title(header) or next((b.text for b in blocks if isinstance(b, Heading)), "")
+    return Outline(blocks, title)
 
 
-def _rst_title_at(lines: list[str], i: int) -> tuple[tuple[str, bool], str, int] | None:
-    if i > 0 and lines[i - 1].strip():
-        return None
-    over = _rst_adornment(lines[i])
-    below = lines[i + 2].strip() if i + 2 < len(lines) else ""
-    if over and below == lines[i].strip() and lines[i + 1].strip():
-        return (over, True), _rst_inline(lines[i + 1].strip()), i + 3
-    if i + 1 < len(lines) and _rst_underlines(lines[i], lines[i + 1]):
-        return (lines[i + 1][0], False), _rst_inline(lines[i].strip()), i + 2
-    return None
+# --- the PEP header -------------------------------------------------------------------------
 
 
-def _rst_adornment(line: str) -> str:
-    """The repeated punctuation character if `line` is an adornment line, else ""."""
-    match = _RST_ADORNMENT.match(line)
-    return match.group(1) if match and line.strip() not in ("::", "..") else ""
-
-
-def _rst_underlines(title: str, under: str) -> bool:
-    if not title.strip() or title[0].isspace() or _rst_adornment(title):
-        return False
-    if not _rst_adornment(under):
-        return False
-    return len(under.rstrip()) >= min(len(title.rstrip()), 4)
-
-
-def _rst_body(lines: list[str]) -> list[str]:
-    """Body lines with markup removed: directive markers, options and comments dropped."""
-    kept: list[str] = []
-    i = 0
-    while i < len(lines):
-        if match := _RST_EXPLICIT.match(lines[i]):
-            end = _rst_block_end(lines, i + 1, len(match.group(1)))
-            kept += _rst_explicit((match.group(2) or "").strip(), lines[i + 1 : end])
-            i = end
-        elif lines[i].rstrip().endswith("::") and not _rst_adornment(lines[i]):
-            end = _rst_block_end(lines, i + 1, _indent(lines[i]))
-            kept.append(_rst_line(lines[i]))
-            code = textwrap.dedent("\n".join(lines[i + 1 : end])).strip("\n")
-            kept += ["", code_fence(code), ""] if code else []
-            i = end
+def _pep_header(text: str) -> tuple[dict[str, str], str]:
+    """An RFC 2822 style header (`PEP: 8`, `Title: ...`, indented continuations) before the first
+    blank line, when it names the PEP or has a Title; else ({}, text)."""
+    head, sep, rest = text.partition("\n\n")
+    fields: dict[str, str] = {}
+    for line in head.split("\n"):
+        if (match := _HEADER_FIELD.match(line)) is not None:
+            fields[match.group(1).title()] = (match.group(2) or "").strip()
+        elif line[:1].isspace() and fields:
+            last = list(fields)[-1]
+            fields[last] = f"{fields[last]} {line.strip()}"
         else:
-            kept.append(_rst_line(lines[i]))
-            i += 1
-    return kept
+            return {}, text
+    if not ("Pep" in fields or "Title" in fields) or len(fields) < 2:
+        return {}, text
+    return fields, rest if sep else ""
 
 
-def _rst_block_end(lines: list[str], i: int, indent: int) -> int:
-    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
-        i += 1
-    return i
+def _header_title(header: dict[str, str]) -> str:
+    title = header.get("Title", "")
+    number = header.get("Pep", "")
+    return f"PEP {number} \u2013 {title}" if number and title else title
 
 
-def _indent(line: str) -> int:
-    return len(line) - len(line.lstrip())
+def _header_blocks(header: dict[str, str]) -> list[Block]:
+    """One sentence an answer can quote, title first (a title alone would read as an answer to
+    every question about its subject): "PEP 8 – Style Guide for Python Code, by Guido van Rossum,
+    Barry Warsaw (Active, Process, created 05-Jul-2001)." E-mail addresses are left out."""
+    if not header:
+        return []
+    field = {name: _EMAIL.sub("", header.get(name, "")).strip(" ,") for name in _HEADER_SHOWN}
+    details = [field["Status"], field["Type"], f"created {field['Created']}" if field["Created"] else "",
+               f"Python {field['Python-Version']}" if field["Python-Version"] else ""]
+    shown = ", ".join(d for d in details if d)
+    by = f", by {field['Author']}" if field["Author"] else ""
+    return [f"{_header_title(header)}{by}" + (f" ({shown})" if shown else "") + "."]
 
 
-def _rst_explicit(marker: str, content: list[str]) -> list[str]:
-    """`.. name:: arg` keeps its content (and an admonition's argument); comments and targets go."""
-    body = textwrap.dedent("\n".join(content)).split("\n")
-    if directive := _RST_DIRECTIVE.match(marker):
-        name, argument = directive.group(1).lower(), directive.group(2) or ""
-        if name in _RST_DROPPED_DIRECTIVES:
+_EMAIL = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>|\s*\([^()@\s]+@[^()\s]+\)")
+
+
+# --- docutils, configured -------------------------------------------------------------------
+
+
+def _doctree(text: str, includes: Includes | None) -> Any:
+    from docutils.core import publish_doctree
+
+    _register()
+    # the includes ride in the settings: directives are classes, and see only their document
+    settings = dict(_SETTINGS, warning_stream=io.StringIO(), ragchat_includes=includes)
+    return publish_doctree(text, settings_overrides=settings)
+
+
+@functools.cache
+def _register() -> None:
+    """Once per process: Sphinx's common roles and directives, and a fallback for unknown ones
+    (docutils' own lookup returns None for them, which would turn their text into an error)."""
+    from docutils.parsers.rst import directives, roles
+
+    for name in ("pep", "rfc"):
+        roles.register_local_role(name, _reference_role(name.upper()))
+    original_role, original_directive = roles.role, directives.directive
+
+    def role(name: str, *args: Any) -> tuple[Any, list[Any]]:
+        found, messages = original_role(name, *args)
+        return (found, messages) if found is not None else (_role_for(name), [])
+
+    def directive(name: str, *args: Any) -> tuple[Any, list[Any]]:
+        if name.lower() in _CODE_DIRECTIVES:
+            return _code_directive(), []
+        if name.lower() == "literalinclude":
+            return _literal_include_directive(), []
+        if name.lower() in _DROPPED_DIRECTIVES:
+            return _dropped_directive(), []
+        found, messages = original_directive(name, *args)
+        return (found, messages) if found is not None else (_content_directive(), [])
+
+    setattr(roles, "role", role)  # noqa: B010 - the lookup states.py calls; a wrapper, typed loosely
+    setattr(directives, "directive", directive)  # noqa: B010
+
+
+class _AnyOptions(dict):
+    """An option spec accepting every option (`:linenos:`, `:caption:`), so none is an error."""
+
+    def __missing__(self, key: str) -> Callable[[str | None], str]:
+        return lambda value: value or ""
+
+    def __bool__(self) -> bool:  # docutils reads options only when the spec is truthy
+        return True
+
+
+def _visible(text: str) -> tuple[str, bool]:
+    """(shown text, whether the author titled it) of a role's text: `Title <target>` -> "Title",
+    `~a.b.c` -> "c", `!name` -> "name"."""
+    if (match := re.match(r"^(.*?)\s*<([^<>]*)>$", text, re.S)) and match.group(1):
+        return match.group(1), True
+    text = text.lstrip("!")
+    return (text.rsplit(".", 1)[-1] if text.startswith("~") else text).lstrip("~"), False
+
+
+def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
+    from docutils import nodes
+
+    short = name.rsplit(":", 1)[-1].lower()
+
+    def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
+        shown, titled = _visible(text)
+        if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
+            shown += "()"
+        node = nodes.literal if short not in ("ref", "doc", "term", "abbr") else nodes.inline
+        return [node(rawtext, shown)], []
+
+    return role
+
+
+def _reference_role(prefix: str) -> Callable[..., tuple[list[Any], list[Any]]]:
+    """`:pep:`634`` -> "PEP 634"; `:pep:`the spec <634#section>`` -> "the spec"."""
+    from docutils import nodes
+
+    def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
+        shown, titled = _visible(text)
+        if not titled:
+            shown = f"{prefix} {shown.split('#')[0].strip()}"
+        return [nodes.inline(rawtext, shown)], []
+
+    return role
+
+
+def _directive_base() -> Any:
+    from docutils.parsers.rst import Directive
+
+    return Directive
+
+
+@functools.cache
+def _content_directive() -> type:
+    """An unknown or Sphinx directive: its argument (a signature, an admonition's title) as a
+    paragraph, then its content parsed as RST."""
+    from docutils import nodes
+
+    class ContentDirective(_directive_base()):  # type: ignore[misc]
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self) -> list[Any]:
+            node = nodes.container()
+            if self.arguments and self.arguments[0].strip():
+                argument = " ".join(self.arguments[0].split())
+                label = _VERSION_LABELS.get(self.name.lower())
+                if label:  # "3.10 The match statement" -> "Added in version 3.10: The match statement"
+                    version, _, rest = argument.partition(" ")
+                    argument = f"{label} {version}:" + (f" {rest}" if rest else "")
+                inline, _messages = self.state.inline_text(argument, self.lineno)
+                node += nodes.paragraph("", "", *inline)
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, node)
+            return [node]
+
+    return ContentDirective
+
+
+@functools.cache
+def _dropped_directive() -> type:
+    class DroppedDirective(_directive_base()):  # type: ignore[misc]
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self) -> list[Any]:
             return []
-        while body and _RST_OPTION.match(body[0]):
-            body.pop(0)
-        if name in _RST_CODE_DIRECTIVES:
-            return ["", code_fence("\n".join(body).strip("\n"), argument.strip()), ""]
-        head = [_rst_inline(argument)] if argument and name in _RST_ADMONITIONS else []
-        return head + _rst_body(body)
-    if marker.startswith("[") and "]" in marker:  # footnote or citation: keep its text
-        return [_rst_inline(marker)] + _rst_body(body)
-    return []
+
+    return DroppedDirective
 
 
-def _rst_line(line: str) -> str:
-    line = line.rstrip()
-    if _rst_adornment(line):  # transitions and bare "::"
-        return ""
-    if line.endswith("::"):  # literal block marker: "Example::" -> "Example:"
-        base = line[:-2]
-        line = base.rstrip() if base.endswith((" ", "\t")) else base + ":"
-    return _rst_inline(line)
+@functools.cache
+def _code_directive() -> type:
+    from docutils import nodes
+
+    class CodeDirective(_directive_base()):  # type: ignore[misc]
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self) -> list[Any]:
+            language = self.arguments[0].split()[0] if self.arguments else ""
+            code = "\n".join(self.content)
+            return [nodes.literal_block(code, code, classes=["code"] + ([language] if language else []))]
+
+    return CodeDirective
 
 
-def _rst_inline(text: str) -> str:
-    text = re.sub(r"^(\s*)\|\s", r"\1", text)  # line blocks
-    for pattern, replacement in _RST_INLINE:
-        text = pattern.sub(replacement, text)
-    return text
+@functools.cache
+def _literal_include_directive() -> type:
+    """`.. literalinclude:: path`: the file through the document's includes (inside the library
+    only), else one line naming it."""
+    from docutils import nodes
+
+    class LiteralInclude(_directive_base()):  # type: ignore[misc]
+        has_content = False
+        required_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+        def run(self) -> list[Any]:
+            name = self.arguments[0].strip()
+            resolve = getattr(self.state.document.settings, "ragchat_includes", None)
+            found: Included | None = resolve(name) if resolve else None
+            if found is None or found.text is None:
+                return [nodes.paragraph("", not_in_library(name))]
+            language = str(self.options.get("language") or "") or found.language
+            lines = str(self.options.get("lines") or "").replace("-", ":")
+            code = selected_lines(found.text, f"ln[{lines}]") if lines else found.text
+            return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
+
+    return LiteralInclude
+
+
+# --- doctree -> blocks ----------------------------------------------------------------------
+
+_SKIPPED = (
+    "comment", "target", "substitution_definition", "system_message", "raw", "pending",
+    "footnote_reference", "citation_reference", "label", "transition",
+)
+
+
+class _Walker:
+    """Block nodes become outline blocks; inline content becomes one line of visible text."""
+
+    def __init__(self) -> None:
+        self.depth = 0
+
+    def blocks(self, node: Any) -> Iterator[Block]:
+        from docutils import nodes
+
+        for child in node.children:
+            kind = child.tagname
+            if kind in _SKIPPED or (kind == "topic" and "contents" in child.get("classes", [])):
+                continue
+            if isinstance(child, nodes.section):
+                yield from self._section(child)
+            elif isinstance(child, nodes.Text):
+                if text := " ".join(child.astext().split()):
+                    yield text
+            elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
+                yield code_fence(child.astext(), _language(child))
+            elif isinstance(child, (nodes.paragraph, nodes.title, nodes.rubric, nodes.line, nodes.caption)):
+                if text := inline_text(child):
+                    yield text
+            elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
+                yield "\n".join(self._list(child, 0))
+            elif isinstance(child, (nodes.field_list, nodes.docinfo)):
+                yield "\n".join(_fields(child))
+            elif isinstance(child, nodes.definition_list):
+                yield from self._definitions(child)
+            elif isinstance(child, nodes.table):
+                yield "\n".join(_table_rows(child))
+            elif isinstance(child, nodes.Admonition):
+                yield from self._admonition(child)
+            elif isinstance(child, nodes.line_block):
+                yield "\n".join(inline_text(line) for line in child.findall(nodes.line))
+            elif isinstance(child, nodes.image):
+                continue
+            else:  # block quotes, containers, footnotes, topics, figures, unknown: their content
+                yield from self.blocks(child)
+
+    def _section(self, section: Any) -> Iterator[Block]:
+        from docutils import nodes
+
+        self.depth += 1
+        title = next((c for c in section.children if isinstance(c, nodes.title)), None)
+        if title is not None:
+            yield Heading(self.depth, inline_text(title))
+        yield from self.blocks(_without(section, nodes.title))
+        self.depth -= 1
+
+    def _admonition(self, node: Any) -> Iterator[Block]:
+        from docutils import nodes
+
+        title = next((c for c in node.children if isinstance(c, nodes.title)), None)
+        yield inline_text(title) if title is not None else node.tagname.replace("_", " ").capitalize()
+        yield from self.blocks(_without(node, nodes.title))
+
+    def _definitions(self, node: Any) -> Iterator[Block]:
+        from docutils import nodes
+
+        for item in node.findall(nodes.definition_list_item):
+            term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
+            body = [b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)]
+            if body and isinstance(body[0], str) and "\n" not in body[0] and not body[0].startswith("```"):
+                yield f"{term}: {body[0]}"
+                yield from body[1:]
+            else:
+                yield term
+                yield from body
+
+    def _list(self, node: Any, depth: int) -> list[str]:
+        from docutils import nodes
+
+        lines: list[str] = []
+        enumerated = isinstance(node, nodes.enumerated_list)
+        for number, item in enumerate(c for c in node.children if isinstance(c, nodes.list_item)):
+            marker = f"{number + int(node.get('start', 1))}." if enumerated else "-"
+            first = True
+            for child in item.children:
+                if isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
+                    lines += self._list(child, depth + 1)
+                    continue
+                for block in self.blocks(_wrap(child)):
+                    text = block.text if isinstance(block, Heading) else str(block)
+                    if text.startswith(("```", "````")):
+                        lines.append(text)  # code inside an item: its own lines, unindented
+                    elif first:
+                        lines.append("  " * depth + f"{marker} {text}")
+                    else:
+                        lines.append("  " * (depth + 1) + text)
+                    first = False
+        return lines
+
+
+def _wrap(node: Any) -> Any:
+    from docutils import nodes
+
+    holder = nodes.container()
+    holder.children = [node]
+    return holder
+
+
+def _without(node: Any, kind: type) -> Any:
+    from docutils import nodes
+
+    holder = nodes.container()
+    holder.children = [c for c in node.children if not isinstance(c, kind)]
+    return holder
+
+
+def _language(node: Any) -> str:
+    classes = [c for c in node.get("classes", []) if c not in ("code", "literal-block")]
+    if node.tagname == "doctest_block":
+        return "pycon"
+    return classes[0] if classes else ""
+
+
+def inline_text(node: Any) -> str:
+    """The visible text of an inline tree on one line: references keep their text, footnote
+    references and targets go, whitespace (the author's hard wraps) becomes single spaces."""
+    text = " ".join("".join(_inline_parts(node)).split())
+    return _SPACE_BEFORE_PUNCTUATION.sub("", text)  # "guide [1]_." lost its reference: "guide."
+
+
+_SPACE_BEFORE_PUNCTUATION = re.compile(r" (?=[.,;:!?](?:\s|$))")
+
+
+def _inline_parts(node: Any) -> Iterator[str]:
+    from docutils import nodes
+
+    for child in node.children:
+        if isinstance(child, nodes.Text):
+            yield str(child)
+        elif child.tagname in _SKIPPED:
+            continue
+        elif isinstance(child, nodes.image):
+            yield child.get("alt", "")
+        else:
+            yield from _inline_parts(child)
+
+
+def _fields(node: Any) -> Iterator[str]:
+    from docutils import nodes
+
+    for field in node.children:
+        if isinstance(field, nodes.field):
+            name, body = field.children[0], field.children[1]
+            yield f"{inline_text(name)}: {' '.join(inline_text(p) for p in body.children)}".rstrip(": ")
+        elif isinstance(field, nodes.Element):  # docinfo's own fields (author, version, ...)
+            yield f"{field.tagname.capitalize()}: {inline_text(field)}"
+
+
+def _table_rows(node: Any) -> Iterator[str]:
+    from docutils import nodes
+
+    for row in node.findall(nodes.row):
+        yield " | ".join(" ".join(inline_text(p) for p in entry.children) for entry in row.children)

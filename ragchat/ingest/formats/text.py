@@ -27,10 +27,45 @@ _NUMBERED_HEADING = re.compile(
 
 
 def parse_text(text: str) -> Outline:
-    paragraphs = re.split(r"\n{2,}", text)
+    width = wrap_width(text)
+    paragraphs = [unwrap(p, width) for p in re.split(r"\n{2,}", text)] if width else re.split(r"\n{2,}", text)
     first = paragraphs[0].strip()
     titled = "\n" not in first and _looks_like_title(first) and not _heading_number(first)
     return Outline(text_blocks(list(paragraphs)), first if titled else "")
+
+
+_LIST_LINE = re.compile(r"^\s*(?:[-*+\u2022]\s|\d+[.)]\s|[a-z][.)]\s|>)")
+
+
+def wrap_width(text: str) -> int:
+    """The column a hard-wrapped text is wrapped at (40 to 100), or 0 when it is not wrapped: at
+    least a third of its lines, and a majority of its lines of 40 or more characters, end within
+    15 characters of the longest usual line."""
+    lengths = sorted(len(line) for line in text.split("\n") if line.strip())
+    long = [n for n in lengths if n >= 40]
+    if len(lengths) < 4 or not long:
+        return 0
+    width = long[min(len(long) - 1, int(len(long) * 0.95))]
+    near = sum(width - 15 <= n <= width for n in lengths)
+    return width if 40 <= width <= 100 and near * 3 >= len(lengths) and near * 2 > len(long) else 0
+
+
+def unwrap(paragraph: str, width: int) -> str:
+    """A hard-wrapped paragraph on one line. A line break stays where the next line's first word
+    would have fitted on the line (the author broke it on purpose), before a list item, and
+    around indented lines (code, quotes)."""
+    lines = paragraph.split("\n")
+    out = lines[:1]
+    for line in lines[1:]:
+        previous = out[-1]
+        first_word = line.split(maxsplit=1)[0] if line.strip() else ""
+        wrapped = len(previous) + 1 + len(first_word) > width - 2 and len(previous) >= width - 20
+        plain = not line[:1].isspace() and not previous[:1].isspace() and not _LIST_LINE.match(line)
+        if wrapped and plain and first_word:
+            out[-1] = f"{previous.rstrip()} {line.strip()}"
+        else:
+            out.append(line)
+    return "\n".join(out)
 
 
 def text_blocks(paragraphs: list[str | PageBreak]) -> list[Block]:
