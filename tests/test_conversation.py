@@ -84,6 +84,7 @@ def test_meta_requests_reuse_the_previous_chunks(library_db: Path, runner, meta:
     used = [c["chunk_id"] for c in first["chunks"] if c["used"]] or [c["chunk_id"] for c in first["chunks"]]
     again = ask_json(runner, library_db, "s3", meta)
     assert again["plan"] == "reuse" and again["reformulation"]["is_meta"]
+    assert not again["weak_match"] and "may not cover" not in again["answer"]  # about the last answer, not the library
     assert [c["chunk_id"] for c in again["chunks"][: len(used)]] == used, "the last sources first"
     assert all(c["reused"] for c in again["chunks"][: len(used)])
     assert not any(c["reused"] for c in again["chunks"][len(used):])

@@ -174,7 +174,8 @@ class Conversation:
             queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=coverage.not_covered(evidence), coverage=evidence.to_dict(),
+            chunks=retrieval.chunks, weak=not reformulation.is_meta and coverage.not_covered(evidence),
+            coverage=evidence.to_dict(),  # a meta-request ("tell me more") is about the last answer, not the library
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
             timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
                         **({"model": round(pending.seconds * 1000, 1)} if pending else {})},
