@@ -202,13 +202,19 @@ The proxy option routes every request through a proxy server.
 """
 
 
-def test_give_me_an_example_shows_the_code_block_intact(runner, tmp_path: Path) -> None:
+def library_of(runner, tmp_path: Path, name: str, text: str) -> Path:
+    """A library of one page and an unrelated one, ingested through the CLI."""
     docs = tmp_path / "docs"
     docs.mkdir()
-    (docs / "client.md").write_text(DOCS, encoding="utf-8")
+    (docs / name).write_text(text, encoding="utf-8")
     (docs / "other.md").write_text("# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8")
     db = tmp_path / "lib.db"
     assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    return db
+
+
+def test_give_me_an_example_shows_the_code_block_intact(runner, tmp_path: Path) -> None:
+    db = library_of(runner, tmp_path, "client.md", DOCS)
     first = invoke(runner, "ask", "What does the timeout option do?", "--session", "t", "--db", db)
     assert first.exit_code == 0, first.output
     assert "sets how many seconds the client waits" in first.output, first.output
@@ -328,12 +334,7 @@ def answer_sentences(answer: str) -> list[str]:
 
 
 def test_tell_me_more_never_repeats_a_sentence_shown_in_the_session(runner, tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "pools.md").write_text(POOL_DOCS, encoding="utf-8")
-    (docs / "other.md").write_text("# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8")
-    db = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    db = library_of(runner, tmp_path, "pools.md", POOL_DOCS)
     shown: list[str] = []
     for question in ("How does the connection pool work?", "tell me more", "tell me more"):
         answer = ask_json(runner, db, "p", question)["answer"]
