@@ -53,9 +53,9 @@ def repeats_the_user(rewrite: str, question: str, earlier: tuple[str, ...]) -> b
     """Whether a rewrite is only what the user typed: the question itself, or an earlier message
     of theirs put before or after it, word for word. The plan already searches those (the
     question's own lists, the previous question with this one), so such a rewrite adds nothing."""
-    text, own = _normalised(rewrite), _normalised(question)
-    if text == own:
+    if same_query(rewrite, question):
         return True
+    text, own = _normalised(rewrite), _normalised(question)
     if not own or own not in (text[: len(own)], text[-len(own):]):
         return False
     rest = (text[len(own):] if text.startswith(own) else text[: -len(own)]).strip()
