@@ -282,8 +282,16 @@ def _key(text: str) -> str:
 
 
 def _candidates(sources: Sequence[Source], exclude: str, examples: bool = False) -> list[tuple[int, Unit]]:
-    """(source number, unit) of every usable unit, without repeats or what `exclude` already said
-    (except code when `examples` are asked for: the code is the example)."""
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said.
+    When `examples` are asked for, code already said comes back only when no other code is left:
+    the example then is the one shown (never a repeat while there is another)."""
+    found = _usable(sources, exclude, keep_said_code=False)
+    if examples and not any(unit.has_code for _, unit in found):
+        return _usable(sources, exclude, keep_said_code=True)
+    return found
+
+
+def _usable(sources: Sequence[Source], exclude: str, keep_said_code: bool) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
     found = []
@@ -293,7 +301,7 @@ def _candidates(sources: Sequence[Source], exclude: str, examples: bool = False)
             # a lead-in ending in ":" says nothing without the block after it
             short = len(unit.sentence) < 25 and not unit.block and unit.kind != "item"
             if (unit.kind in ("title", "fragment") or not key or (not unit.block and _boilerplate(unit.sentence)) or short or (unit.sentence.endswith(":") and not unit.block) or key in seen
-                    or (said and key in said and not (examples and unit.has_code))):
+                    or (said and key in said and not (keep_said_code and unit.has_code))):
                 continue
             seen.add(key)
             found.append((source.number, unit))

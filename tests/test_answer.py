@@ -350,3 +350,38 @@ def test_a_public_domain_notice_is_never_the_answer() -> None:
     body = source(2, "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan.")
     answer = extractive("who wrote PEP 8", [notice, body], flat_idf)
     assert answer.text == "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan. [2]"
+
+
+TWO_EXAMPLES = """# Timeouts
+
+The `timeout` option sets how many seconds the client waits for the server before it gives up.
+The client timeout covers connecting, reading, writing and waiting for a pooled connection.
+A client without a timeout set waits five seconds, the default timeout of every client.
+When the timeout passes, the client raises a timeout exception that names the phase that timed out.
+You set it once for every request on the client like this:
+
+```python
+client = httpx.Client(timeout=10.0)
+```
+
+## Per request
+
+A single request may override the client's timeout with its own value:
+
+```python
+response = client.get("https://example.org", timeout=2.0)
+```
+"""
+
+
+def test_give_me_an_example_shows_another_example_before_repeating_one(runner, tmp_path: Path) -> None:
+    """An example shown in the session comes back only when the sources hold no other one."""
+    db = library_of(runner, tmp_path, "timeouts.md", TWO_EXAMPLES)
+    first = invoke(runner, "ask", "How do I set the timeout on the client?", "--session", "t", "--db", db)
+    assert "client = httpx.Client(timeout=10.0)" in first.output, first.output
+    assert "timeout=2.0" not in first.output, first.output
+    second = invoke(runner, "ask", "give me an example", "--session", "t", "--db", db)
+    assert 'response = client.get("https://example.org", timeout=2.0)' in second.output, second.output
+    assert "client = httpx.Client(timeout=10.0)" not in second.output, "not the example already shown"
+    third = invoke(runner, "ask", "give me an example", "--session", "t", "--db", db)
+    assert "timeout=" in third.output, "no other example left: one already shown, rather than none"
