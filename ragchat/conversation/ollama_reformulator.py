@@ -67,8 +67,8 @@ def read_reply(reply: dict, model: str) -> ModelReading:
     semantic = " ".join(str(reply["semantic_query"]).split())
     if not semantic:
         raise BackendUnavailable("empty semantic_query in reply")
-    return ModelReading(semantic[:MAX_QUERY_CHARS], bool(reply["is_follow_up"]), bool(reply["is_meta"]),
-                        bool(reply["topic_shift"]), model)
+    return ModelReading(semantic_query=semantic[:MAX_QUERY_CHARS], is_follow_up=bool(reply["is_follow_up"]),
+                        is_meta=bool(reply["is_meta"]), topic_shift=bool(reply["topic_shift"]), model=model)
 
 
 class OllamaReformulator:

@@ -59,7 +59,6 @@ class TurnContext:
     probe: Probe
     notices: tuple[str, ...] = ()
     rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
-    rewrite_vector: np.ndarray | None = None
     keyword_ranking: KeywordRanking | None = None  # the question's own FTS list, when searched ahead
 
 

@@ -160,8 +160,7 @@ class Conversation:
             return context
         vector = self.embedder.embed_query(reading.semantic_query[:2000])
         depth = max(self.settings.candidates, self.settings.top_k)
-        return replace(context, rewrite_probe=probe(self.db, vector, depth, context.anchors.chunk_ids),
-                       rewrite_vector=vector)
+        return replace(context, rewrite_probe=probe(self.db, vector, depth, context.anchors.chunk_ids))
 
     def _lineage(self, context: TurnContext, reformulation: Reformulation, chosen: RetrievalPlan,
                  retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
