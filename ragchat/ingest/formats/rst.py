@@ -192,10 +192,19 @@ def _reference_role(prefix: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     return role
 
 
+@functools.cache
 def _directive_base() -> Any:
+    """A directive that accepts what any document gives it: content, one free-form argument, any
+    options (so an unknown option never turns into an error message in the text)."""
     from docutils.parsers.rst import Directive
 
-    return Directive
+    class Permissive(Directive):
+        has_content = True
+        optional_arguments = 1
+        final_argument_whitespace = True
+        option_spec = _AnyOptions()
+
+    return Permissive
 
 
 @functools.cache
@@ -205,11 +214,6 @@ def _content_directive() -> type:
     from docutils import nodes
 
     class ContentDirective(_directive_base()):  # type: ignore[misc]
-        has_content = True
-        optional_arguments = 1
-        final_argument_whitespace = True
-        option_spec = _AnyOptions()
-
         def run(self) -> list[Any]:
             node = nodes.container()
             if self.arguments and self.arguments[0].strip():
@@ -230,11 +234,6 @@ def _content_directive() -> type:
 @functools.cache
 def _dropped_directive() -> type:
     class DroppedDirective(_directive_base()):  # type: ignore[misc]
-        has_content = True
-        optional_arguments = 1
-        final_argument_whitespace = True
-        option_spec = _AnyOptions()
-
         def run(self) -> list[Any]:
             return []
 
@@ -246,11 +245,6 @@ def _code_directive() -> type:
     from docutils import nodes
 
     class CodeDirective(_directive_base()):  # type: ignore[misc]
-        has_content = True
-        optional_arguments = 1
-        final_argument_whitespace = True
-        option_spec = _AnyOptions()
-
         def run(self) -> list[Any]:
             language = self.arguments[0].split()[0] if self.arguments else ""
             code = "\n".join(self.content)
@@ -268,8 +262,7 @@ def _literal_include_directive() -> type:
     class LiteralInclude(_directive_base()):  # type: ignore[misc]
         has_content = False
         required_arguments = 1
-        final_argument_whitespace = True
-        option_spec = _AnyOptions()
+        optional_arguments = 0
 
         def run(self) -> list[Any]:
             name = self.arguments[0].strip()
