@@ -3,7 +3,7 @@ chunks it stands on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -15,6 +15,7 @@ from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
 from ..store import library
+from ..store.library import StoredChunk
 from .corpus import CorpusStats
 from .history import HistoryWindow
 from .models import Lineage
@@ -40,8 +41,7 @@ class AnswerInputs:
     shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
 
 
-def sources_of(db: Database, lineage: Lineage) -> tuple[answers.Source, ...]:
-    stored = library.chunks_by_ids(db, [c.chunk_id for c in lineage.chunks])
+def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
     return tuple(answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored)
 
 

@@ -4,6 +4,7 @@ assistant message stores: the only way lineage is read or written."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
 from typing import Any, Literal
 
 Plan = Literal["search", "anchored_search", "reuse"]
@@ -70,16 +71,50 @@ class Reformulation:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+class Source(Enum):
+    """What a query list's query is made of (its value names the list in lineage and eval)."""
+
+    QUESTION = "question"  # the question as typed
+    CONTEXT = "context"  # the question expanded with the conversation (the heuristic's reading)
+    PREVIOUS = "previous"  # the previous question with this one
+    LLM = "model"  # a model's rewrite
+    KEYWORDS = "keywords"  # the heuristic's keyword query (the one-query-per-index ablation)
+
+
+class Index(Enum):
+    """Where a query list's query is sent."""
+
+    VECTOR = "vector"
+    FTS = "fts"
+    TITLE = "title"  # the documents the question names by title or file name
+
+
 @dataclass(frozen=True)
 class QueryList:
-    """One query sent to one index, and its weight in the fusion."""
+    """One query sent to one index, and its weight in the fusion. Retrieval decides from these
+    fields; `name` (e.g. `question/vector`) is only how lineage, inspect and eval show it."""
 
-    name: str  # question/vector, question/fts, context/vector, keywords/fts, reused
+    source: Source
+    index: Index
     query: str
     weight: float
+    as_typed: bool = False  # the query is the question exactly as typed (its vector is known)
+
+    @property
+    def name(self) -> str:
+        return f"{self.source.value}/{self.index.value}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"name": self.name, "query": self.query, "weight": self.weight}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryList:
+        """A stored list (`as_typed` is not stored: it only matters while the turn retrieves)."""
+        source, _, index = str(data.get("name", "")).partition("/")
+        try:
+            return cls(Source(source), Index(index), data.get("query", ""), data.get("weight", 0.0))
+        except ValueError:
+            raise ValueError(f"unknown query list {data.get('name')!r}") from None
 
 
 @dataclass(frozen=True)
@@ -187,7 +222,7 @@ class Lineage:
             reformulation=Reformulation.from_dict(data.get("reformulation") or _EMPTY_REFORMULATION),
             plan=data.get("plan", "search"), history_window=tuple(data.get("history_window", [])),
             context_weight=float(data.get("context_weight", 0.0)),
-            queries=tuple(QueryList(**q) for q in data.get("queries", [])),
+            queries=tuple(QueryList.from_dict(q) for q in data.get("queries", [])),
             anchor_document_ids=tuple(ids), anchor_documents=tuple(paths),
             missing_anchors=tuple(data.get("missing_anchors", [])),
             chunks=tuple(RetrievedChunk.from_dict(c) for c in data.get("chunks", [])),

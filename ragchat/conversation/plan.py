@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..search.fusion import Anchoring
 from .context import understood
-from .models import Plan, QueryList, Reformulation
+from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
 from .signals import without_deixis
 
@@ -43,6 +43,8 @@ class RetrievalPlan:
     anchoring: Anchoring
     protect: int | None  # chunk id of the question's confident first hit
     reuse: bool  # the last answer's chunks come first
+    fusion: bool = True  # the question's own lists and the documents it names count (False: one
+    # query per index, the ablation and the baselines; the context list reports its similarity)
 
 
 def context_weight(reformulation: Reformulation) -> float:
@@ -52,28 +54,29 @@ def context_weight(reformulation: Reformulation) -> float:
 def _queries(question: str, previous: str, reformulation: Reformulation, weight: float, settings: Settings,
              options: TurnOptions) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
+    vector, fts = settings.vector_weight, settings.fts_weight
     if not options.fusion:  # one query per index
-        return (QueryList("context/vector", semantic, settings.vector_weight),
-                QueryList("keywords/fts", keywords if options.use_keywords else semantic, settings.fts_weight))
+        return (QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector, as_typed=semantic == question),
+                QueryList(Source.KEYWORDS, Index.FTS, keywords if options.use_keywords else semantic, fts))
     own = reformulation.question_weight
-    lists = [QueryList("question/vector", question, settings.vector_weight * own),
-             QueryList("question/fts", without_deixis(question), settings.fts_weight * own)]
+    lists = [QueryList(Source.QUESTION, Index.VECTOR, question, vector * own, as_typed=True),
+             QueryList(Source.QUESTION, Index.FTS, without_deixis(question), fts * own)]
     if reformulation.model_weight > 0 and reformulation.model_query:  # a model's rewrite (combine.py)
-        model = reformulation.model_query
-        lists.append(QueryList("model/vector", model, settings.vector_weight * reformulation.model_weight))
-        lists.append(QueryList("model/fts", model, settings.fts_weight * reformulation.model_weight))
+        model, model_weight = reformulation.model_query, reformulation.model_weight
+        lists.append(QueryList(Source.LLM, Index.VECTOR, model, vector * model_weight, as_typed=model == question))
+        lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
     if weight <= 0:
         return tuple(lists)
     if semantic.strip() and semantic != question:
-        lists.append(QueryList("context/vector", semantic, settings.vector_weight * weight))
+        lists.append(QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector * weight))
     # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword
     # query alone did worse than the expanded question; together they keep "doctors" -> "physicians")
     text = f"{semantic}, {keywords}" if options.use_keywords and keywords.strip() else semantic
     if text.strip() and text != question:
-        lists.append(QueryList("context/fts", text, settings.fts_weight * weight))
+        lists.append(QueryList(Source.CONTEXT, Index.FTS, text, fts * weight))
     if previous and not reformulation.is_meta:  # the previous question with this one
-        lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight))
-        lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight))
+        lists.append(QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight))
+        lists.append(QueryList(Source.PREVIOUS, Index.FTS, f"{previous} {question}", fts * weight))
     return tuple(lists)
 
 
@@ -107,4 +110,4 @@ def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     return RetrievalPlan(kind, _queries(context.question, _previous(context), reformulation, weight, settings, options),
-                         weight, anchoring, _protect(context, options), reuse)
+                         weight, anchoring, _protect(context, options), reuse, options.fusion)

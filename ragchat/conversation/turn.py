@@ -90,7 +90,7 @@ class Conversation:
         if lineage.weak and self.options.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
             self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
-        answered = self._supported(lineage, self._answer(lineage, context, on_token))
+        answered = self._supported(lineage, self._answer(lineage, context, retrieval, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
@@ -160,7 +160,8 @@ class Conversation:
             return context
         vector = self.embedder.embed_query(reading.semantic_query[:2000])
         depth = max(self.settings.candidates, self.settings.top_k)
-        return replace(context, rewrite_probe=probe(self.db, vector, depth, context.anchors.chunk_ids))
+        found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
+        return replace(context, rewrite_probe=found)
 
     def _lineage(self, context: TurnContext, reformulation: Reformulation, chosen: RetrievalPlan,
                  retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
@@ -182,16 +183,16 @@ class Conversation:
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
         top = retrieval.chunks[: coverage.TOP]
-        stored = library.chunks_by_ids(self.db, [c.chunk_id for c in top])
-        texts = [stored[c.chunk_id].text for c in top if c.chunk_id in stored]
+        texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
         return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
                                self.corpus())
 
-    def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
+    def _answer(self, lineage: Lineage, context: TurnContext, retrieval: Retrieval,
+                on_token: Callable[[str], None] | None) -> Answered:
         if self.options.recorded_answer is not None:
             return answering.recorded(self.db, self.embedder, lineage, self.options.recorded_answer)
         shown = tuple(m.content for m in context.history if m.role == "assistant")
-        inputs = AnswerInputs(lineage, context.window, answering.sources_of(self.db, lineage), shown)
+        inputs = AnswerInputs(lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown)
         return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
                                 on_token=on_token, on_fallback=lambda notice: self._announce((notice,)))
 
