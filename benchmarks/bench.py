@@ -680,18 +680,18 @@ def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespa
     server on 127.0.0.1, the real client), taking turns with the same questions and no model:
     what the turn adds to the model's own time, against a turn without a model. Both store a
     recorded answer, so only reformulation and retrieval differ."""
-    from ragchat.conversation.plan import TurnOptions
     from ragchat.conversation.turn import Conversation
     from ragchat.llm import OllamaBackend
     from ragchat.ollama_server import Content, FakeOllama, Slow
 
-    options = TurnOptions(recorded_answer="Noted.")
+    recorded = "Noted."
     count = max(args.turns // 4, 10)
     with FakeOllama("bench-model") as server:
         backend = OllamaBackend(server.url, "bench-model", timeout=10)
         with_model = Conversation(app.db, app.embedder, app.settings.replace(ollama="on"), "bench-slow",
-                                  backend=backend, options=options)
-        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none", options=options)
+                                  backend=backend, recorded_answer=recorded)
+        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none",
+                               recorded_answer=recorded)
         for question in questions[:3]:  # some history, so the model is asked
             with_model.ask(question)
             without.ask(question)

@@ -17,7 +17,6 @@ from .store.db import open_db
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from .conversation.plan import TurnOptions
     from .conversation.turn import Conversation
     from .llm import OllamaBackend
 
@@ -74,13 +73,11 @@ class App:
             return f"Ollama not usable: {exc.reason}"
         return None
 
-    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None,
-                     options: TurnOptions | None = None) -> Conversation:
-        from .conversation.plan import TurnOptions
+    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None) -> Conversation:
         from .conversation.turn import Conversation
 
         return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
-                            options=options or TurnOptions(), on_notice=on_notice)
+                            on_notice=on_notice)
 
     def turns(self, session: str) -> list[AnsweredTurn]:
         """The answered turns of a session, in order."""

@@ -26,7 +26,8 @@ from .text import PrintableStream, inert_char, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import AnswerGroup, CoverageScore, GroupSummary
+    from .evaluate.coverage import CoverageScore
+    from .evaluate.report import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
     from .store import library
