@@ -11,7 +11,7 @@ from .config import Settings
 from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .store import library, sessions
+from .store import library, sessions, vectors
 from .store.db import open_db
 
 if TYPE_CHECKING:
@@ -42,9 +42,9 @@ class App:
     @cached_property
     def embedder(self) -> Embedder:
         """The configured model, after checking the database was embedded with the same one."""
-        library.check_model(self.db, self.settings.embedding_model)
+        vectors.check_model(self.db, self.settings.embedding_model)
         embedder = load_embedder(self.settings)
-        library.check_model(self.db, embedder.model_id, embedder.dim)
+        vectors.check_model(self.db, embedder.model_id, embedder.dim)
         return embedder
 
     def require_library(self) -> None:

@@ -14,8 +14,8 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
-from ..store import library
 from ..store.library import StoredChunk
+from ..store.vectors import vectors_of
 from .corpus import CorpusStats
 from .history import HistoryWindow
 from .models import Lineage
@@ -50,7 +50,7 @@ def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> 
     vector = embedder.embed_query(text[:2000] or " ")
     if not text.strip() or not lineage.chunks:
         return frozenset(), vector
-    vectors = library.vectors_of(db, [c.chunk_id for c in lineage.chunks])
+    vectors = vectors_of(db, [c.chunk_id for c in lineage.chunks])
     return frozenset(answers.supported_by(vector, vectors)), vector
 
 
@@ -129,7 +129,7 @@ def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: 
     if answered.vector is not None:
         return answered.vector
     used = [c.chunk_id for c in lineage.chunks if c.used]
-    vectors = list(library.vectors_of(db, used).values()) if answered.mode == "extractive" else []
+    vectors = list(vectors_of(db, used).values()) if answered.mode == "extractive" else []
     if vectors:
         mean = np.mean(vectors, axis=0)
         return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
