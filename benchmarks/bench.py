@@ -654,8 +654,8 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         if number >= args.warmup:
             totals.append(seconds)
             calls.append(embedder.durations[before:])
-            plans[result.plan] = plans.get(result.plan, 0) + 1
-            weak += result.weak
+            plans[result.lineage.plan] = plans.get(result.lineage.plan, 0) + 1
+            weak += result.lineage.weak
     slow = _turns_with_slow_model(app, questions[20:], args)
     app.close()
     embedding = [sum(c) for c in calls]

@@ -177,8 +177,8 @@ def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
     assert baseline.metrics["R@1"] == 0.0
     assert ours.ranked_files[0] == "zephyr-warranty.md"
     assert ours.metrics["R@1"] == ours.metrics["MRR@10"] == 1.0
-    assert ours.result.plan == "anchored_search"
-    assert ours.result.anchor_paths == ("zephyr-warranty.md",)
+    assert ours.result.lineage.plan == "anchored_search"
+    assert ours.result.lineage.anchor_documents == ("zephyr-warranty.md",)
     assert _turn(run, "rewrite", "warranty").ranked_files[0] == "zephyr-warranty.md"
 
 
@@ -188,7 +188,7 @@ def test_replay_scores_gold_turns_of_every_strategy(replayed):
     assert sorted((t.strategy, t.id, t.turn) for t in run.turns) == sorted(
         [(s, "warranty", 2) for s in run.strategies] + [(s, "express", 1) for s in run.strategies[:-1]])
     assert progress[-1] == (9, 9)  # 4 strategies x 2 items, plus the rewrite oracle on 1
-    assert _turn(run, "full-history", "warranty").result.reformulation.semantic_query == (
+    assert _turn(run, "full-history", "warranty").result.lineage.reformulation.semantic_query == (
         "What warranty does the Zephyr X200 blender have? How long does it last?")
     # the recorded answer is what the session keeps
     history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:warranty", create=False))
@@ -277,7 +277,7 @@ def test_a_turn_without_reply_stores_an_empty_one_and_anchors_nothing(replayed, 
     run = runs.replay(db, embedder, settings, [item], [strategies.STRATEGIES["ragchat"]])
     history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:unanswered", create=False))
     assert [m.content for m in history if m.role == "assistant"][0] == ""
-    assert run.turns[0].result.plan == "search" and run.turns[0].result.anchor_paths == ()
+    assert run.turns[0].result.lineage.plan == "search" and run.turns[0].result.lineage.anchor_documents == ()
 
 
 def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embedder):

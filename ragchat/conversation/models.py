@@ -30,7 +30,6 @@ class ReformulationInput:
     last_keyword_query: str = ""
     earlier_questions: tuple[str, ...] = ()  # every user message before this one, in order
     topic_questions: tuple[str, ...] = ()  # the questions since the current topic began, in order
-    last_user_similarity: float = 0.0  # cosine of the question and the last user message
     own_best: float = 0.0  # cosine of the question's own best chunk
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
@@ -248,45 +247,3 @@ class TurnResult:
     answer: str
     user_message_id: int
     assistant_message_id: int
-    notices_to_show: tuple[str, ...] = ()  # the notices not already shown while the turn ran
-
-    # the lineage's fields, for callers that read a turn
-    @property
-    def question(self) -> str:
-        return self.lineage.question
-
-    @property
-    def turn(self) -> int:
-        return self.lineage.turn
-
-    @property
-    def plan(self) -> Plan:
-        return self.lineage.plan
-
-    @property
-    def reformulation(self) -> Reformulation:
-        return self.lineage.reformulation
-
-    @property
-    def chunks(self) -> tuple[RetrievedChunk, ...]:
-        return self.lineage.chunks
-
-    @property
-    def anchor_paths(self) -> tuple[str, ...]:
-        return self.lineage.anchor_documents
-
-    @property
-    def missing_anchors(self) -> tuple[str, ...]:
-        return self.lineage.missing_anchors
-
-    @property
-    def answer_mode(self) -> str:
-        return self.lineage.answer_mode
-
-    @property
-    def weak(self) -> bool:
-        return self.lineage.weak
-
-    @property
-    def notices(self) -> tuple[str, ...]:
-        return self.lineage.notices

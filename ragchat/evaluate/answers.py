@@ -100,7 +100,7 @@ def answer_of(db: Database, result: TurnResult, reference: str) -> AnswerScore:
     """A turn's answer scored on the chunks it could draw from (as the extractive answer does)."""
     from ..answer import answer_pool
 
-    chunks = answer_pool(sorted(result.chunks, key=lambda c: c.rank), result.plan == "reuse")
+    chunks = answer_pool(sorted(result.lineage.chunks, key=lambda c: c.rank), result.lineage.plan == "reuse")
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
     return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)

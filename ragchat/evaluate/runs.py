@@ -71,14 +71,14 @@ class ScoredTurn:
     answer: AnswerScore | None = None  # --answers: the answer and its scores
 
     def to_row(self) -> dict:
-        r = self.result.reformulation
+        r = self.result.lineage.reformulation
         return {
-            "id": self.id, "turn": self.turn, "strategy": self.strategy, "question": self.result.question,
+            "id": self.id, "turn": self.turn, "strategy": self.strategy, "question": self.result.lineage.question,
             "query": r.semantic_query, "keyword_query": r.keyword_query, "is_follow_up": r.is_follow_up,
             "is_meta": r.is_meta, "topic_shift": r.topic_shift, "reasoning": r.reasoning,
-            "reformulator": r.reformulator, "plan": self.result.plan,
+            "reformulator": r.reformulator, "plan": self.result.lineage.plan,
             "context_weight": self.result.lineage.context_weight, "model_query": r.model_query,
-            "model_weight": r.model_weight, "anchor_files": self.result.anchor_paths,
+            "model_weight": r.model_weight, "anchor_files": self.result.lineage.anchor_documents,
             "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
             "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
         } | (self.answer.to_row() if self.answer else {})
@@ -160,9 +160,9 @@ def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequ
             server.answer_with(reply_for(str(strategy.model), questions, turn.llm_reply))
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
-            ranked = tuple(distinct_files(chunk.document for chunk in result.chunks))
+            ranked = tuple(distinct_files(chunk.document for chunk in result.lineage.chunks))
             scored_answer = answer_of(base.db, result, turn.reference or "") if answering else None
-            scored.append(ScoredTurn(item.id, result.turn, strategy.name, item.tags, result, ranked,
+            scored.append(ScoredTurn(item.id, result.lineage.turn, strategy.name, item.tags, result, ranked,
                                      turn.gold, score(ranked, turn.gold, ks), scored_answer))
     return scored
 
