@@ -23,7 +23,7 @@ from collections import Counter
 from pathlib import Path
 
 from ragchat.answer import units
-from ragchat.evaluate import answer_tokens, lead_answer, oracle_answer, overlap_scores
+from ragchat.evaluate.answers import answer_tokens, lead_answer, oracle_answer, overlap_scores
 from ragchat.store import library
 from ragchat.store.db import open_db
 from ragchat.text import words

@@ -251,13 +251,13 @@ def build_synthetic_library(path: Path, total_chunks: int, seed: int, *, keyword
     from ragchat.embed import MINILM
     from ragchat.ingest.keywords import term_counts
     from ragchat.ingest.pipeline import refresh_keywords
-    from ragchat.store import library
+    from ragchat.store import keywords, library, vectors
     from ragchat.store.db import open_db, write
     from ragchat.store.library import ChunkRecord, DocumentRecord
 
     started = time.perf_counter()
     db = open_db(path)
-    library.ensure_vector_table(db, MINILM, DIM)
+    vectors.ensure_vector_table(db, MINILM, DIM)
     factory = VectorFactory(seed, len(TOPICS))
     count, documents = 0, 0
     with write(db):
@@ -499,13 +499,13 @@ def _real_vector_checks(db, embedder, count: int) -> tuple[dict, dict]:
 def _recall(db, ids: np.ndarray, matrix: np.ndarray, queries: np.ndarray) -> dict[str, float]:
     """How often the vector index's top 10 (asked for 10, and for the 40 hybrid asks for) equals
     exact cosine search's top 10; and the mean overlap."""
-    from ragchat.store import library
+    from ragchat.store import vectors
 
     same, overlap = {10: 0, 40: 0}, []
     for query in queries:
         exact = list(ids[np.argsort(-(matrix @ query))[:10]])
         for depth in same:
-            found = [chunk_id for chunk_id, _ in library.vector_search(db, query, depth)][:10]
+            found = [chunk_id for chunk_id, _ in vectors.vector_search(db, query, depth)][:10]
             same[depth] += set(found) == set(exact)
             if depth == 40:
                 overlap.append(overlap_at_10(found, exact))
@@ -520,9 +520,9 @@ def _recall(db, ids: np.ndarray, matrix: np.ndarray, queries: np.ndarray) -> dic
 
 def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) -> dict[str, Any]:
     """Hybrid, vector and FTS search through `search()` (query order rotated), the bare
-    `library.vector_search`, and the exact vec0 KNN that a one-shot process (`ragchat ask`) uses
+    `vectors.vector_search`, and the exact vec0 KNN that a one-shot process (`ragchat ask`) uses
     before the vectors are loaded into memory; then the NumPy floor and recall vs exact."""
-    from ragchat.store import library
+    from ragchat.store import vectors
     from ragchat.store.db import open_db
 
     db_path = work / f"lib{label}.db"
@@ -534,8 +534,8 @@ def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) ->
     rows, queries = factory.queries(matrix, args.queries + args.warmup)
     requests = _requests(db, ids[rows], queries)
     depth = max(settings.candidates, settings.top_k)
-    first_s = timed(lambda: library.vector_search(db, queries[0], depth))[0]
-    load_s = timed(lambda: library.vector_search(db, queries[0], depth))[0]  # loads the vectors
+    first_s = timed(lambda: vectors.vector_search(db, queries[0], depth))[0]
+    load_s = timed(lambda: vectors.vector_search(db, queries[0], depth))[0]  # loads the vectors
     steps = ("hybrid", "vector", "fts", "knn", "vec0", "numpy")
     samples: dict[str, list[float]] = {name: [] for name in steps}
     for number, request in enumerate(requests):
@@ -558,16 +558,16 @@ def _search_step(db, settings, request, step: str, depth: int, matrix: np.ndarra
     from dataclasses import replace
 
     from ragchat.search.hybrid import search
-    from ragchat.store import library
+    from ragchat.store import vectors
 
     if step in ("hybrid", "vector", "fts"):
         return search(db, NoEmbedder(), settings, replace(request, mode=step))
     if step == "knn":
-        return library.vector_search(db, request.vector, depth)
+        return vectors.vector_search(db, request.vector, depth)
     if step == "numpy":
         return _numpy_top(matrix, request.vector, depth)
-    return db.execute(f"SELECT chunk_id, distance FROM {library.VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
-                      "ORDER BY distance", [library.to_blob(request.vector), depth]).fetchall()
+    return db.execute(f"SELECT chunk_id, distance FROM {vectors.VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
+                      "ORDER BY distance", [vectors.to_blob(request.vector), depth]).fetchall()
 
 
 def _numpy_floor(interleaved: list[float], matrix: np.ndarray, queries: Sequence[np.ndarray],
@@ -592,7 +592,7 @@ def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
     question about the chunk the vector was made from: two of its topic words, often one common
     word, sometimes a rare one; the semantic query is a question (only its text: the vector is given)."""
     from ragchat.search.hybrid import SearchRequest
-    from ragchat.store import library
+    from ragchat.store import library, vectors
     from ragchat.text import content_words
 
     rng = random.Random(SEED)
@@ -630,7 +630,7 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     turn has 20 turns of history (each is deleted again after it is timed)."""
     from ragchat.app import App
     from ragchat.conversation.turn import Conversation
-    from ragchat.store import library
+    from ragchat.store import keywords
 
     source = work / "lib10k.db"
     if not source.exists():
@@ -639,8 +639,8 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     shutil.copyfile(source, db_path)
     app = App(bench_settings(db_path))
     prepare_s = timed(lambda: _real_space_vectors(app.db, app.embedder))[0]
-    missing = library.keywords_without_vectors(app.db)
-    keyword_s = timed(lambda: library.put_keyword_vectors(app.db, missing, app.embedder.embed(missing)))[0]
+    missing = keywords.keywords_without_vectors(app.db)
+    keyword_s = timed(lambda: keywords.put_keyword_vectors(app.db, missing, app.embedder.embed(missing)))[0]
     embedder = TimedEmbedder(app.embedder)
     conversation = Conversation(app.db, embedder, app.settings, "bench")
     questions = _turn_questions(args.turns + 20 + args.warmup)
@@ -654,8 +654,8 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         if number >= args.warmup:
             totals.append(seconds)
             calls.append(embedder.durations[before:])
-            plans[result.plan] = plans.get(result.plan, 0) + 1
-            weak += result.weak
+            plans[result.lineage.plan] = plans.get(result.lineage.plan, 0) + 1
+            weak += result.lineage.weak
     slow = _turns_with_slow_model(app, questions[20:], args)
     app.close()
     embedding = [sum(c) for c in calls]
@@ -680,18 +680,18 @@ def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespa
     server on 127.0.0.1, the real client), taking turns with the same questions and no model:
     what the turn adds to the model's own time, against a turn without a model. Both store a
     recorded answer, so only reformulation and retrieval differ."""
-    from ragchat.conversation.plan import TurnOptions
     from ragchat.conversation.turn import Conversation
     from ragchat.llm import OllamaBackend
     from ragchat.ollama_server import Content, FakeOllama, Slow
 
-    options = TurnOptions(recorded_answer="Noted.")
+    recorded = "Noted."
     count = max(args.turns // 4, 10)
     with FakeOllama("bench-model") as server:
         backend = OllamaBackend(server.url, "bench-model", timeout=10)
         with_model = Conversation(app.db, app.embedder, app.settings.replace(ollama="on"), "bench-slow",
-                                  backend=backend, options=options)
-        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none", options=options)
+                                  backend=backend, recorded_answer=recorded)
+        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none",
+                               recorded_answer=recorded)
         for question in questions[:3]:  # some history, so the model is asked
             with_model.ask(question)
             without.ask(question)
@@ -714,8 +714,8 @@ def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespa
 def _real_space_vectors(db, embedder) -> None:
     """Replace the synthetic chunk vectors by vectors in the model's space: the mean of the real
     embeddings of the topic words a chunk holds (as often as it holds them), plus noise of its
-    own; written with library.put_vectors like a re-embedding would."""
-    from ragchat.store import library
+    own; written with vectors.put_vectors like a re-embedding would."""
+    from ragchat.store.vectors import put_vectors
     from ragchat.text import words
 
     vocabulary = sorted({w for ws in TOPICS.values() for w in ws})
@@ -732,7 +732,7 @@ def _real_space_vectors(db, embedder) -> None:
         vector = mean + 0.6 * noise / np.linalg.norm(noise)
         ids.append(chunk_id)
         vectors.append(vector / np.linalg.norm(vector))
-    library.put_vectors(db, ids, np.asarray(vectors, dtype=np.float32))
+    put_vectors(db, ids, np.asarray(vectors, dtype=np.float32))
 
 
 def _turn_questions(count: int) -> list[str]:

@@ -11,13 +11,12 @@ from .config import Settings
 from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .store import library, sessions
+from .store import library, sessions, vectors
 from .store.db import open_db
 
 if TYPE_CHECKING:
     from sqlite_utils import Database
 
-    from .conversation.plan import TurnOptions
     from .conversation.turn import Conversation
     from .llm import OllamaBackend
 
@@ -43,9 +42,9 @@ class App:
     @cached_property
     def embedder(self) -> Embedder:
         """The configured model, after checking the database was embedded with the same one."""
-        library.check_model(self.db, self.settings.embedding_model)
+        vectors.check_model(self.db, self.settings.embedding_model)
         embedder = load_embedder(self.settings)
-        library.check_model(self.db, embedder.model_id, embedder.dim)
+        vectors.check_model(self.db, embedder.model_id, embedder.dim)
         return embedder
 
     def require_library(self) -> None:
@@ -74,13 +73,11 @@ class App:
             return f"Ollama not usable: {exc.reason}"
         return None
 
-    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None,
-                     options: TurnOptions | None = None) -> Conversation:
-        from .conversation.plan import TurnOptions
+    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None) -> Conversation:
         from .conversation.turn import Conversation
 
         return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
-                            options=options or TurnOptions(), on_notice=on_notice)
+                            on_notice=on_notice)
 
     def turns(self, session: str) -> list[AnsweredTurn]:
         """The answered turns of a session, in order."""

@@ -124,7 +124,6 @@ def _main(version: Annotated[bool, typer.Option("--version", callback=_version, 
 DbOption = Annotated[Path | None, typer.Option(
     "--db", metavar="PATH", show_default=False,
     help="Database file (default: the nearest .ragchat/ folder, else your per-user library; env RAGCHAT_DB).")]
-JsonOption = Annotated[bool, typer.Option("--json", help="JSON instead of a table.")]
 
 
 def make_app(*, create: bool = False, **overrides: Any) -> App:
@@ -321,10 +320,10 @@ def ask(
     printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
-        render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.turn,
+        render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.lineage.turn,
                                                message.content if message else result.answer)])
         return
-    render.turn(result, streamed=streaming and result.answer_mode == "llm")
+    render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
 
 
 inspect_app = typer.Typer(cls=RagchatGroup, no_args_is_help=True, rich_markup_mode=None,

@@ -9,14 +9,9 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from .store.db import REQUIRED_TABLES, get_setting, set_setting, write
-from .store.library import VECTOR_TABLE
+from .store.repair import count, integrity_check, rebuild_fts
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
-
-# the full-text index as migration m001 creates it; its rows are rebuilt from chunks and documents
-FTS_DDL = ("CREATE VIRTUAL TABLE chunks_fts USING fts5("
-           "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')")
-FTS_FILL = ("INSERT INTO chunks_fts(rowid, title, heading, text) SELECT c.id, d.title, c.heading, c.text "
-            "FROM chunks c JOIN documents d ON d.id = c.document_id")
+from .store.vectors import VECTOR_TABLE
 
 
 @dataclass(frozen=True)
@@ -43,19 +38,12 @@ def repair(db: Database, findings: list[Finding]) -> list[str]:
                 set_setting(db, "schema_version", str(SCHEMA_VERSION))
                 done.append(f"schema_version set to {SCHEMA_VERSION}")
             elif name == "fts":
-                done.append(f"full-text index rebuilt from the chunks ({_rebuild_fts(db)} rows)")
+                done.append(f"full-text index rebuilt from the chunks ({rebuild_fts(db)} rows)")
     return done
 
 
-def _rebuild_fts(db: Database) -> int:
-    db.execute("DROP TABLE IF EXISTS chunks_fts")
-    db.execute(FTS_DDL)
-    db.execute(FTS_FILL)
-    return int(db.execute("SELECT count(*) FROM chunks_fts").fetchone()[0])
-
-
 def _integrity(db: Database, path: Path) -> list[Finding]:
-    rows = [row[0] for row in db.execute("PRAGMA integrity_check(5)")]
+    rows = integrity_check(db)
     if rows == ["ok"]:
         return []
     found = " ".join("; ".join(rows).split())  # one line, however SQLite laid its report out
@@ -99,18 +87,14 @@ def _counts(db: Database, path: Path) -> list[Finding]:
     tables = set(db.table_names())
     if not {"chunks", "chunks_fts"} <= tables:
         return []
-    chunks = _count(db, "chunks")
+    chunks = count(db, "chunks")
     findings = []
-    fts = _count(db, "chunks_fts")
+    fts = count(db, "chunks_fts")
     if fts != chunks:
         findings.append(Finding(f"{chunks} chunks but {fts} full-text rows", "--repair rebuilds the full-text "
                                 "index from the chunks", "fts"))
-    vectors = _count(db, VECTOR_TABLE) if VECTOR_TABLE in tables else 0
+    vectors = count(db, VECTOR_TABLE) if VECTOR_TABLE in tables else 0
     if vectors != chunks and (chunks or vectors):
         findings.append(Finding(f"{chunks} chunks but {vectors} vectors",
                                 f"`ragchat ingest --reembed PATH... --db {path}` embeds every chunk again"))
     return findings
-
-
-def _count(db: Database, table: str) -> int:
-    return int(db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0])

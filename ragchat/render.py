@@ -26,7 +26,8 @@ from .text import PrintableStream, inert_char, printable, source_label
 
 if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
-    from .evaluate import AnswerGroup, CoverageScore, GroupSummary
+    from .evaluate.coverage import CoverageScore
+    from .evaluate.report import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
     from .store import library
@@ -306,17 +307,18 @@ ECHO_LIMIT = 160  # a question or query echoed back is shortened to this, with a
 
 
 def understood_as(result: TurnResult) -> str:
-    if result.plan == "reuse":
+    lineage = result.lineage
+    if lineage.plan == "reuse":
         label = "reusing the last sources"
-    elif result.reformulation.is_follow_up and not result.reformulation.topic_shift:
+    elif lineage.reformulation.is_follow_up and not lineage.reformulation.topic_shift:
         label = "follow-up of the last answer"
-    elif result.turn <= 1:
+    elif lineage.turn <= 1:
         label = "first question of the session"
     else:
         label = "new topic"
-    if result.lineage.correction:
+    if lineage.correction:
         label = f"a correction: the last question again, {label}"
-    return f"understood as: {snippet(result.reformulation.leading_query, ECHO_LIMIT)} ({label})"
+    return f"understood as: {snippet(lineage.reformulation.leading_query, ECHO_LIMIT)} ({label})"
 
 
 def _wrapped() -> bool:
@@ -509,7 +511,8 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
     else:
         console.print()
     console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
-    console.print(sources_panel(list(result.chunks), list(result.anchor_paths), list(result.missing_anchors)))
+    lineage = result.lineage
+    console.print(sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors)))
 
 
 def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:

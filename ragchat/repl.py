@@ -165,7 +165,7 @@ class Repl:
             printer.close()
             render.error(str(exc))
             return
-        render.turn(result, streamed=streaming and result.answer_mode == "llm")
+        render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
 
     # --- slash commands: each returns False to leave ---------------------------------------
 

@@ -1,10 +1,15 @@
-"""In-process fakes for unit tests of the turn's stages. (The integration tier talks to the
-Ollama-protocol HTTP server in ollama_server.py through the real client.)"""
+"""In-process fakes for unit tests of the turn's stages: a chat backend and an embedder. (The
+integration tier talks to the Ollama-protocol HTTP server in ollama_server.py through the real
+client, and embeds with the real model.)"""
 
 from __future__ import annotations
 
-from collections.abc import Iterator
+import hashlib
+import re
+from collections.abc import Iterator, Sequence
 from typing import Any
+
+import numpy as np
 
 from ragchat.errors import BackendUnavailable
 
@@ -40,3 +45,31 @@ class FakeChat:
             if isinstance(piece, Exception):
                 raise piece
             yield piece
+
+
+class HashedWords:
+    """An Embedder without a model: each word (lower-cased) adds 1 to one of `dim` dimensions
+    chosen by its hash, then the vector is normalised. Deterministic, instant, and texts that
+    share words are close, as with a real model; the dimension is the real model's (384).
+    Records every query it embeds."""
+
+    model_id = "test/hashed-words"
+
+    def __init__(self, dim: int = 384) -> None:
+        self.dim = dim
+        self.queries: list[str] = []
+
+    def vector(self, text: str) -> np.ndarray:
+        found = np.zeros(self.dim, dtype=np.float32)
+        for word in re.findall(r"\w+", text.casefold()):
+            digest = hashlib.blake2b(word.encode(), digest_size=4).digest()
+            found[int.from_bytes(digest, "big") % self.dim] += 1.0
+        norm = float(np.linalg.norm(found))
+        return found / norm if norm else found
+
+    def embed(self, texts: Sequence[str]) -> np.ndarray:
+        return np.vstack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+
+    def embed_query(self, text: str) -> np.ndarray:
+        self.queries.append(text)
+        return self.vector(text)

@@ -12,8 +12,9 @@ import pytest
 from helpers import ask_json, invoke
 from rich.console import Console
 
-from ragchat import evaluate, render
+from ragchat import render
 from ragchat.answer import Source, extractive, split_sentences, units
+from ragchat.evaluate import answers
 from ragchat.store.library import StoredChunk
 
 
@@ -152,27 +153,27 @@ def test_an_example_request_prefers_code() -> None:
 
 
 def test_f1_and_recall_on_stemmed_content_words() -> None:
-    reference = evaluate.answer_tokens("The tanks store rainwater for the garden, tanks.")
+    reference = answers.answer_tokens("The tanks store rainwater for the garden, tanks.")
     assert reference == ["tank", "store", "rainwat", "garden", "tank"]  # Porter2 stems
-    answer = evaluate.answer_tokens("A tank holds water.")
+    answer = answers.answer_tokens("A tank holds water.")
     assert answer == ["tank", "hold", "water"]
-    f1, recall = evaluate.overlap_scores(answer, reference)  # common: one "tank"
+    f1, recall = answers.overlap_scores(answer, reference)  # common: one "tank"
     assert recall == pytest.approx(1 / 5)
     assert f1 == pytest.approx(2 * (1 / 3) * (1 / 5) / (1 / 3 + 1 / 5))
-    assert evaluate.overlap_scores(["tank", "tank"], reference) == (pytest.approx(2 * 1 * 0.4 / 1.4), 0.4)
-    assert evaluate.overlap_scores([], reference) == (0.0, 0.0)
+    assert answers.overlap_scores(["tank", "tank"], reference) == (pytest.approx(2 * 1 * 0.4 / 1.4), 0.4)
+    assert answers.overlap_scores([], reference) == (0.0, 0.0)
 
 
 def test_lead_is_cut_to_the_answers_length() -> None:
-    assert evaluate.lead_answer("Heading\nOne two three four. Five six seven.", 5) == "One two three four. Five"
-    assert evaluate.lead_answer("One two.", 10) == "One two."
+    assert answers.lead_answer("Heading\nOne two three four. Five six seven.", 5) == "One two three four. Five"
+    assert answers.lead_answer("One two.", 10) == "One two."
 
 
 def test_the_oracle_picks_sentences_greedily_on_f1() -> None:
     chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
-    assert evaluate.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.") == \
+    assert answers.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.") == \
         "Dogs bark at night. Birds sing in the morning."
-    scored = evaluate.score_answer("Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.")
+    scored = answers.score_answer("Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.")
     assert scored.scores["oracle"][0] == 1.0 and scored.scores["ragchat"][0] == 0.0
     assert scored.scores["lead"] == (0.0, 0.0, 4) and scored.chunk_ids == (7, 8)
 
@@ -270,7 +271,7 @@ def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path)
     assert "first-flush diverter discards" in row["answer"] and row["answer_chunk_ids"]
     assert set(row["answer_scores"]) == {"ragchat", "lead", "oracle"}
     # the figures can be recomputed from the row
-    f1, recall = evaluate.overlap_scores(evaluate.answer_tokens(row["answer"]), evaluate.answer_tokens(row["reference"]))
+    f1, recall = answers.overlap_scores(answers.answer_tokens(row["answer"]), answers.answer_tokens(row["reference"]))
     assert row["answer_scores"]["ragchat"]["f1"] == round(f1, 4) and row["answer_scores"]["ragchat"]["recall"] == round(recall, 4)
     assert row["answer_scores"]["oracle"]["f1"] >= row["answer_scores"]["ragchat"]["f1"]
 

@@ -9,7 +9,7 @@ from ragchat.conversation.combine import CUE_NEED, MODEL_LEAD, Evidence, combine
 from ragchat.conversation.heuristic import NEW_TOPIC_NEED
 from ragchat.conversation.models import Reformulation
 from ragchat.conversation.ollama_reformulator import ModelReading
-from ragchat.conversation.plan import TurnOptions, plan
+from ragchat.conversation.plan import plan
 
 QUESTION = "what age must a witness be?"
 REWRITE = "What age must a witness to a will be in South Africa?"
@@ -44,16 +44,16 @@ def test_an_echo_adds_nothing_and_changes_no_decision() -> None:
     combined = combine(heuristic(), reading(QUESTION, follow_up=False), Evidence(0.4, None))
     assert combined.model_weight == 0.0 and combined.model_query == ""
     assert (combined.context_need, combined.is_follow_up, combined.topic_shift, combined.question_weight) == (0.6, True, False, 1.0)
-    chosen = plan(turn_context(), combined, SETTINGS, TurnOptions())
+    chosen = plan(turn_context(), combined, SETTINGS)
     assert not any(q.name.startswith("model/") for q in chosen.queries)
-    assert chosen == plan(turn_context(), heuristic(), SETTINGS, TurnOptions())
+    assert chosen == plan(turn_context(), heuristic(), SETTINGS)
 
 
 def test_a_rewrite_that_comes_much_closer_leads_and_carries_the_context() -> None:
     combined = combine(heuristic(), reading(), Evidence(0.3, 0.6))
     assert combined.model_weight == MODEL_LEAD and combined.model_query == REWRITE
     assert combined.context_need == 0.0  # the rewrite carries the context: no heuristic lists, no anchoring
-    chosen = plan(turn_context(best=0.3), combined, SETTINGS, TurnOptions())
+    chosen = plan(turn_context(best=0.3), combined, SETTINGS)
     weights = {q.name: q.weight for q in chosen.queries}
     assert weights["model/vector"] > weights["question/vector"] and weights["model/fts"] > weights["question/fts"]
     assert not any(name.startswith(("context/", "previous/")) for name in weights)
@@ -69,7 +69,7 @@ def test_a_rewrite_that_comes_less_close_counts_for_little() -> None:
 def test_the_models_topic_shift_is_followed_unless_the_question_points_back() -> None:
     followed = combine(heuristic(0.4), reading(QUESTION, follow_up=False, shift=True), Evidence(0.6, None))
     assert followed.topic_shift and not followed.is_follow_up and followed.context_need == NEW_TOPIC_NEED
-    assert plan(turn_context(best=0.6), followed, SETTINGS, TurnOptions()).kind == "search"  # no anchoring
+    assert plan(turn_context(best=0.6), followed, SETTINGS).kind == "search"  # no anchoring
     pointing = heuristic(CUE_NEED)  # "what age must its witness be?": a pointer back, or the conversation's terms
     kept = combine(pointing, reading(QUESTION, follow_up=False, shift=True), Evidence(0.3, None))
     assert not kept.topic_shift and kept.is_follow_up and kept.context_need == CUE_NEED

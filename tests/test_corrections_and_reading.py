@@ -49,7 +49,7 @@ def test_a_correction_turn_searches_for_the_new_subject(library_db: Path) -> Non
     result = conversation.ask("no, I meant a codicil")
     assert result.lineage.question == "how do I make a codicil valid?"
     assert result.lineage.correction == "no, I meant a codicil"
-    stored = library.chunks_by_ids(app.db, [c.chunk_id for c in result.chunks[:3]])
+    stored = library.chunks_by_ids(app.db, [c.chunk_id for c in result.lineage.chunks[:3]])
     assert any("codicil" in chunk.text for chunk in stored.values())
     again = app.conversation("fix").ask("", retry="an amendment")
     assert again.lineage.question == "how do I make an amendment valid?"

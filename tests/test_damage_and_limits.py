@@ -22,7 +22,7 @@ from test_hostile_ingest import RAGCHAT, library_problems
 from ragchat import app as app_module
 from ragchat.cli import app as cli_app
 from ragchat.config import MAX_NEIGHBOURS
-from ragchat.store import library
+from ragchat.store import library, vectors
 from ragchat.store.db import open_db
 
 
@@ -59,7 +59,7 @@ def test_the_largest_k_allowed_searches(library_db: Path, runner) -> None:
 def test_vector_search_keeps_k_within_sqlite_vec_by_design(library_db: Path, embedder) -> None:
     db = open_db(library_db)
     vector = embedder.embed_query("witness")
-    hits = library.vector_search(db, vector, 10 * MAX_NEIGHBOURS)  # sqlite-vec alone: "k value ... too large"
+    hits = vectors.vector_search(db, vector, 10 * MAX_NEIGHBOURS)  # sqlite-vec alone: "k value ... too large"
     assert len(hits) == library.chunk_count(db)
 
 

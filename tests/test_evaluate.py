@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 from helpers import invoke, settings_for
 
-from ragchat import evaluate
 from ragchat.conversation.models import Exchange, ReformulationInput
 from ragchat.errors import RagchatError
+from ragchat.evaluate import metrics, report, runs, sets, strategies
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 
@@ -28,7 +28,7 @@ from ragchat.store.db import open_db
     ([], ["a"], 5, 0.0),
 ])
 def test_recall_at(ranked, gold, k, expected):
-    assert evaluate.recall_at(ranked, gold, k) == pytest.approx(expected)
+    assert metrics.recall_at(ranked, gold, k) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("ranked, gold, expected", [
@@ -39,7 +39,7 @@ def test_recall_at(ranked, gold, k, expected):
     (["x"], ["a"], 0.0),
 ])
 def test_mrr_at_10(ranked, gold, expected):
-    assert evaluate.mrr_at(ranked, gold) == pytest.approx(expected)
+    assert metrics.mrr_at(ranked, gold) == pytest.approx(expected)
 
 
 @pytest.mark.parametrize("ranked, gold, expected", [
@@ -51,15 +51,15 @@ def test_mrr_at_10(ranked, gold, expected):
     ([f"x{i}" for i in range(10)] + ["a"], ["a"], 0.0),
 ])
 def test_ndcg_at_10(ranked, gold, expected):
-    assert evaluate.ndcg_at(ranked, gold) == pytest.approx(expected)
+    assert metrics.ndcg_at(ranked, gold) == pytest.approx(expected)
 
 
 def test_distinct_files_keep_first_positions():
-    assert evaluate.distinct_files(["a", "a", "b", "a", "c", "b"]) == ["a", "b", "c"]
+    assert metrics.distinct_files(["a", "a", "b", "a", "c", "b"]) == ["a", "b", "c"]
 
 
 def test_score_names_every_metric():
-    assert evaluate.score(["x", "a"], ["a"], (1, 5)) == {
+    assert metrics.score(["x", "a"], ["a"], (1, 5)) == {
         "R@1": 0.0, "R@5": 1.0, "MRR@10": 0.5, "nDCG@10": pytest.approx(1 / math.log2(3))}
 
 
@@ -82,12 +82,12 @@ def _write_lines(path: Path, *lines: object) -> Path:
 ])
 def test_load_rejects_bad_sets_with_one_line(tmp_path, lines, message):
     with pytest.raises(RagchatError, match=message):
-        evaluate.load_conversations(_write_lines(tmp_path / "set.jsonl", *lines))
+        sets.load_conversations(_write_lines(tmp_path / "set.jsonl", *lines))
 
 
 def test_load_missing_file(tmp_path):
     with pytest.raises(RagchatError, match="conversation set not found"):
-        evaluate.load_conversations(tmp_path / "nope.jsonl")
+        sets.load_conversations(tmp_path / "nope.jsonl")
 
 
 # --- strategies --------------------------------------------------------------------------------
@@ -95,22 +95,22 @@ def test_load_missing_file(tmp_path):
 
 def test_baseline_queries():
     data = ReformulationInput(question="how long?", last=Exchange("b", "answer"), earlier_questions=("a", "b"))
-    assert evaluate.last_turn_query(data) == "how long?"
-    assert evaluate.full_history_query(data) == "a b how long?"
-    assert evaluate.prev_turn_query(data) == "b how long?"
+    assert strategies.last_turn_query(data) == "how long?"
+    assert strategies.full_history_query(data) == "a b how long?"
+    assert strategies.prev_turn_query(data) == "b how long?"
     first = ReformulationInput(question="q", last=Exchange())
-    assert evaluate.prev_turn_query(first) == evaluate.full_history_query(first) == "q"
+    assert strategies.prev_turn_query(first) == strategies.full_history_query(first) == "q"
 
 
 def test_choose_strategies(tmp_path):
-    plain = [evaluate.EvalItem("a", {}, (evaluate.EvalTurn("q", gold=("f",)),))]
-    rewritten = [evaluate.EvalItem("b", {}, (evaluate.EvalTurn("q", gold=("f",), rewrite="Q"),))]
-    assert [s.name for s in evaluate.choose_strategies(None, plain)] == list(evaluate.DEFAULT_STRATEGIES)
-    assert [s.name for s in evaluate.choose_strategies(["last-turn"], rewritten)] == ["last-turn", "rewrite"]
+    plain = [sets.EvalItem("a", {}, (sets.EvalTurn("q", gold=("f",)),))]
+    rewritten = [sets.EvalItem("b", {}, (sets.EvalTurn("q", gold=("f",), rewrite="Q"),))]
+    assert [s.name for s in strategies.choose_strategies(None, plain)] == list(strategies.DEFAULT_STRATEGIES)
+    assert [s.name for s in strategies.choose_strategies(["last-turn"], rewritten)] == ["last-turn", "rewrite"]
     with pytest.raises(RagchatError, match="unknown strategy 'nope'"):
-        evaluate.choose_strategies(["nope"], plain)
+        strategies.choose_strategies(["nope"], plain)
     with pytest.raises(RagchatError, match="needs turns with both"):
-        evaluate.choose_strategies(["rewrite"], plain)
+        strategies.choose_strategies(["rewrite"], plain)
 
 
 # --- a tiny set, replayed for real -------------------------------------------------------------
@@ -156,17 +156,17 @@ def replayed(tmp_path_factory, embedder):
     db_path = folder / "eval.db"
     db = open_db(db_path)
     settings = settings_for(db_path)
-    evaluate.prepare_library(db, settings, corpus, lambda: embedder)
-    items = evaluate.load_conversations(conversations)
-    strategies = evaluate.choose_strategies(["ragchat", "last-turn", "full-history", "prev-turn"], items)
+    sets.prepare_library(db, settings, corpus, lambda: embedder)
+    items = sets.load_conversations(conversations)
+    chosen = strategies.choose_strategies(["ragchat", "last-turn", "full-history", "prev-turn"], items)
     progress: list[tuple[int, int]] = []
-    run = evaluate.replay(db, embedder, settings, items, strategies, ks=(1, 3),
+    run = runs.replay(db, embedder, settings, items, chosen, ks=(1, 3),
                           on_progress=lambda done, total, _: progress.append((done, total)))
     yield db, settings, run, progress
     db.close()
 
 
-def _turn(run, strategy: str, item: str) -> evaluate.ScoredTurn:
+def _turn(run, strategy: str, item: str) -> runs.ScoredTurn:
     return next(t for t in run.turns if t.strategy == strategy and t.id == item)
 
 
@@ -177,8 +177,8 @@ def test_anchoring_finds_what_the_last_turn_alone_misses(replayed):
     assert baseline.metrics["R@1"] == 0.0
     assert ours.ranked_files[0] == "zephyr-warranty.md"
     assert ours.metrics["R@1"] == ours.metrics["MRR@10"] == 1.0
-    assert ours.result.plan == "anchored_search"
-    assert ours.result.anchor_paths == ("zephyr-warranty.md",)
+    assert ours.result.lineage.plan == "anchored_search"
+    assert ours.result.lineage.anchor_documents == ("zephyr-warranty.md",)
     assert _turn(run, "rewrite", "warranty").ranked_files[0] == "zephyr-warranty.md"
 
 
@@ -188,7 +188,7 @@ def test_replay_scores_gold_turns_of_every_strategy(replayed):
     assert sorted((t.strategy, t.id, t.turn) for t in run.turns) == sorted(
         [(s, "warranty", 2) for s in run.strategies] + [(s, "express", 1) for s in run.strategies[:-1]])
     assert progress[-1] == (9, 9)  # 4 strategies x 2 items, plus the rewrite oracle on 1
-    assert _turn(run, "full-history", "warranty").result.reformulation.semantic_query == (
+    assert _turn(run, "full-history", "warranty").result.lineage.reformulation.semantic_query == (
         "What warranty does the Zephyr X200 blender have? How long does it last?")
     # the recorded answer is what the session keeps
     history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:warranty", create=False))
@@ -197,7 +197,7 @@ def test_replay_scores_gold_turns_of_every_strategy(replayed):
 
 def test_summary_overall_and_per_tag(replayed):
     _, _, run, _ = replayed
-    summaries = evaluate.summarize(run, [("multi_turn", frozenset({"Follow-up", "N/A"}))])
+    summaries = report.summarize(run, [("multi_turn", frozenset({"Follow-up", "N/A"}))])
     assert [s.name for s in summaries] == [
         "overall", "multi_turn: Follow-up", "multi_turn: N/A", "multi_turn: Follow-up + N/A"]
     follow_up = {row.strategy: row for row in summaries[1].rows}
@@ -208,7 +208,7 @@ def test_summary_overall_and_per_tag(replayed):
 
 def test_paired_counts_against_last_turn(replayed):
     _, _, run, _ = replayed
-    overall = {row.strategy: row for row in evaluate.summarize(run)[0].rows}
+    overall = {row.strategy: row for row in report.summarize(run)[0].rows}
     assert overall["last-turn"].versus is None
     mine = [t for t in run.turns if t.strategy == "ragchat"]
     theirs = {(t.id, t.turn): t.metrics["nDCG@10"] for t in run.turns if t.strategy == "last-turn"}
@@ -223,11 +223,11 @@ def test_paired_counts_against_last_turn(replayed):
     (0, 0, 1.0), (5, 5, 1.0), (6, 0, 0.03125), (0, 6, 0.03125), (9, 1, 0.021484375), (20, 3, 0.00048828125),
 ])
 def test_sign_test(wins, losses, expected):
-    assert evaluate.sign_test(wins, losses) == pytest.approx(expected, abs=1e-5)
+    assert metrics.sign_test(wins, losses) == pytest.approx(expected, abs=1e-5)
 
 
 def test_a_group_of_values_with_spaces(tmp_path):
-    assert evaluate.parse_group('kind=switch turn,after switch') == ("kind", frozenset({"switch turn", "after switch"}))
+    assert report.parse_group('kind=switch turn,after switch') == ("kind", frozenset({"switch turn", "after switch"}))
 
 
 # --- the command -------------------------------------------------------------------------------
@@ -271,13 +271,13 @@ def test_eval_command_errors_are_one_line(runner, tmp_path):
 
 def test_a_turn_without_reply_stores_an_empty_one_and_anchors_nothing(replayed, embedder):
     db, settings, _, _ = replayed
-    item = evaluate.EvalItem("unanswered", {}, (
-        evaluate.EvalTurn("What is the warranty of the Zephyr X200 blender?"),
-        evaluate.EvalTurn("How long does it last?", gold=("zephyr-warranty.md",))))
-    run = evaluate.replay(db, embedder, settings, [item], [evaluate.STRATEGIES["ragchat"]])
+    item = sets.EvalItem("unanswered", {}, (
+        sets.EvalTurn("What is the warranty of the Zephyr X200 blender?"),
+        sets.EvalTurn("How long does it last?", gold=("zephyr-warranty.md",))))
+    run = runs.replay(db, embedder, settings, [item], [strategies.STRATEGIES["ragchat"]])
     history = sessions.messages(db, sessions.session_id(db, "eval:ragchat:unanswered", create=False))
     assert [m.content for m in history if m.role == "assistant"][0] == ""
-    assert run.turns[0].result.plan == "search" and run.turns[0].result.anchor_paths == ()
+    assert run.turns[0].result.lineage.plan == "search" and run.turns[0].result.lineage.anchor_documents == ()
 
 
 def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embedder):
@@ -287,9 +287,9 @@ def test_prepare_library_refuses_a_database_with_other_documents(tmp_path, embed
     (other / "note.md").write_text("# Note\n\nSomething else entirely.", encoding="utf-8")
     db = open_db(tmp_path / "eval.db")
     settings = settings_for(tmp_path / "eval.db")
-    evaluate.prepare_library(db, settings, other, lambda: embedder)
+    sets.prepare_library(db, settings, other, lambda: embedder)
     with pytest.raises(RagchatError, match="holds 1 document.* from outside"):
-        evaluate.prepare_library(db, settings, corpus, lambda: embedder)
+        sets.prepare_library(db, settings, corpus, lambda: embedder)
     db.close()
 
 

@@ -95,14 +95,6 @@ def test_chunks_the_last_answer_used_get_no_boost() -> None:
     assert [(item.chunk_id, item.anchored) for item in fused] == [(2, True), (1, False)]
 
 
-def test_reserved_slots_keep_the_first_place_and_follow_it() -> None:
-    document_of = {1: 1, 2: 1, 3: 1, 4: 2, 5: 2}
-    fused = fuse(lists([1, 2, 3, 4, 5], [1, 2, 3, 4, 5]), document_of,
-                 anchoring=Anchoring(frozenset({2}), 0.0, slots=1))
-    assert [item.chunk_id for item in fused] == [1, 4, 2, 3, 5]
-    assert all(item.boost == 0.0 for item in fused)
-
-
 @pytest.mark.parametrize(("position", "expected"), [(0, [7, 1, 2, 3]), (3, [1, 2, 7, 3])])
 def test_the_questions_confident_hit_keeps_a_top_three_place(position: int, expected: list[int]) -> None:
     ranked = [1, 2, 3]

@@ -15,7 +15,7 @@ from helpers import SAMPLE_DOCS, invoke, settings_for
 from ragchat.errors import IngestError
 from ragchat.ingest.pipeline import IngestReport, ingest
 from ragchat.search.fts import build_match
-from ragchat.store import library
+from ragchat.store import keywords, library, vectors
 from ragchat.store.db import get_setting, open_db
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
@@ -169,8 +169,8 @@ def test_first_ingest_adds_every_document_with_agreeing_rows(corpus: Path, db_pa
     assert set(counts) == {"bread.html", "cars.txt", "garden/compost.md"}
     assert counts["garden/compost.md"] >= 3  # small chunk settings: several chunks per document
     assert report.chunks == sum(counts.values())
-    keywords = library.all_keywords(db)
-    assert loader.embedded == report.chunks + len(keywords)  # every chunk once, every keyword once
+    vocabulary = keywords.all_keywords(db)
+    assert loader.embedded == report.chunks + len(vocabulary)  # every chunk once, every keyword once
     assert get_setting(db, "embedding_model") == MINILM
     assert get_setting(db, "embedding_dim") == "384"
     doc = library.document_by_source(db, str((corpus / "garden" / "compost.md").resolve()))
@@ -269,7 +269,7 @@ def test_a_deleted_file_stays_until_prune(corpus: Path, db_path: Path, embedder)
     assert [doc["path"] for doc in library.documents(db)] == ["bread.html", "garden/compost.md"]
     assert rows_for(db, cars_ids) == {"chunks": 0, "fts": 0, "vectors": 0}
     assert fts_paths(db, "automobile") == []
-    assert not any("automobile" in kw for kw in library.all_keywords(db))
+    assert not any("automobile" in kw for kw in keywords.all_keywords(db))
     assert_consistent(db)
     db.close()
 
@@ -334,8 +334,8 @@ def test_keywords_are_stored_and_characteristic(corpus: Path, db_path: Path, emb
     assert "automobile" not in stored["garden/compost.md"] and "sourdough" not in stored["garden/compost.md"]
     assert "compost" not in stored["cars.txt"] and "compost" not in stored["bread.html"]
     # each keyword has a stored vector for mapping user words onto the corpus vocabulary
-    names, matrix = library.keyword_vectors(db)
-    assert sorted(names) == sorted(library.all_keywords(db))
+    names, matrix = keywords.keyword_vectors(db)
+    assert sorted(names) == sorted(keywords.all_keywords(db))
     assert matrix.shape == (len(names), 384)
     db.close()
 
@@ -344,9 +344,9 @@ def test_reembed_rewrites_every_vector_and_keeps_the_model(corpus: Path, db_path
     run(db_path, [corpus], lambda: embedder)
     db = open_db(db_path)
     ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")]
-    original = library.vectors_of(db, ids)
+    original = vectors.vectors_of(db, ids)
     garbage = np.random.default_rng(7).standard_normal((len(ids), 384)).astype(np.float32)
-    library.put_vectors(db, ids, garbage)  # a damaged index that only re-embedding can repair
+    vectors.put_vectors(db, ids, garbage)  # a damaged index that only re-embedding can repair
     db.close()
 
     loader = CountingLoader(embedder)
@@ -356,7 +356,7 @@ def test_reembed_rewrites_every_vector_and_keeps_the_model(corpus: Path, db_path
 
     db = open_db(db_path)
     assert db.execute("SELECT count(*) FROM chunk_vectors").fetchone()[0] == len(ids)
-    repaired = library.vectors_of(db, ids)
+    repaired = vectors.vectors_of(db, ids)
     assert sorted(repaired) == ids
     for chunk_id in ids:
         assert float(repaired[chunk_id] @ original[chunk_id]) > 0.999
@@ -482,8 +482,8 @@ def test_chunks_sorted_for_embedding_are_stored_in_document_order(tmp_path: Path
         expected += [embedding_text(parsed.title, chunk) for chunk in chunks]
         ids = chunk_ids(db, document_id(db, path.name))
         assert len(ids) == len(chunks)
-        vectors = library.vectors_of(db, ids)
-        stored += [vectors[i] for i in ids]
+        found = vectors.vectors_of(db, ids)
+        stored += [found[i] for i in ids]
     db.close()
     assert len(stored) == report.chunks > 2 * settings.embed_batch  # several batches, sorted by length
     one_by_one = np.vstack([embedder.embed([text]) for text in expected])

@@ -130,7 +130,7 @@ def test_a_turn_fits_and_panels_keep_their_columns(width: int, two_turns, monkey
         panel_widths |= {len(line) for line in panel}
         headers.append(next(line for line in panel if "document › section" in line))
         understood = " ".join(line for line in lines if line.startswith("understood as") or "(follow-up" in line)
-        assert_fits_and_whole(lines, width, result.answer, *(c.document for c in result.chunks))
+        assert_fits_and_whole(lines, width, result.answer, *(c.document for c in result.lineage.chunks))
         assert all(len(line) <= render.MAX_WIDTH for line in panel)
     assert panel_widths == {min(width, render.MAX_WIDTH)}  # every panel line, both turns
     assert headers[0] == headers[1]  # the columns did not move

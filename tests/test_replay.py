@@ -13,9 +13,9 @@ from helpers import invoke
 from ollama_server import Content, Failure
 from test_evaluate import ITEMS, _write_lines, _write_set
 
-from ragchat import evaluate
 from ragchat.errors import RagchatError
-from ragchat.replay import reply_for, synthetic_reply
+from ragchat.evaluate import sets, strategies
+from ragchat.evaluate.replayed import reply_for, synthetic_reply
 
 RECORDED = {"semantic_query": "How long does the warranty of the Zephyr X200 blender last?",
             "is_follow_up": True, "is_meta": False, "topic_shift": False}
@@ -86,17 +86,17 @@ def test_an_echo_costs_nothing_and_failing_flags_do_not_undo_a_pointer(rows) -> 
 
 
 def test_replayed_strategies_need_what_they_replay(runner, tmp_path: Path) -> None:
-    plain = evaluate.load_conversations(_write_set(tmp_path)[0])
+    plain = sets.load_conversations(_write_set(tmp_path)[0])
     with pytest.raises(RagchatError, match="'ragchat\\+recorded' needs turns with a recorded 'llm_reply'"):
-        evaluate.choose_strategies(["ragchat+recorded"], plain)
+        strategies.choose_strategies(["ragchat+recorded"], plain)
     with pytest.raises(RagchatError, match="'ragchat\\+ollama' needs --llm"):
-        evaluate.choose_strategies(["ragchat+ollama"], plain)
-    assert [s.name for s in evaluate.choose_strategies(["ragchat", "last-turn"], plain, llm=True)][:3] == [
+        strategies.choose_strategies(["ragchat+ollama"], plain)
+    assert [s.name for s in strategies.choose_strategies(["ragchat", "last-turn"], plain, llm=True)][:3] == [
         "ragchat", "ragchat+ollama", "last-turn"]
     bad = _write_lines(tmp_path / "bad.jsonl", {"id": "a", "turns": [
         {"user": "q", "gold": ["f.md"], "llm_reply": {"semantic_query": "q"}}]})
     with pytest.raises(RagchatError, match="line 1, turn 1: 'llm_reply' must be an object with semantic_query"):
-        evaluate.load_conversations(bad)
+        sets.load_conversations(bad)
 
 
 def test_eval_with_llm_and_no_ollama_says_so_in_one_line(runner, tmp_path: Path, monkeypatch) -> None:

@@ -17,7 +17,7 @@ from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicR
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
 from ragchat.conversation.ollama_reformulator import ModelReading, OllamaReformulator
-from ragchat.conversation.plan import TurnOptions, plan
+from ragchat.conversation.plan import Ablations, plan
 from ragchat.conversation.reading import Anchors, Probe, TurnContext
 from ragchat.conversation.reformulate import ask_model
 from ragchat.conversation.signals import anaphora, is_meta_request, read_signals, without_deixis
@@ -318,7 +318,7 @@ def reformulation(need: float, *, follow_up: bool = True, meta: bool = False, sh
 
 
 def test_the_questions_own_lists_always_weigh_in_full() -> None:
-    chosen = plan(turn_context(), reformulation(0.5), SETTINGS, TurnOptions())
+    chosen = plan(turn_context(), reformulation(0.5), SETTINGS)
     weights = {q.name: q.weight for q in chosen.queries}
     assert weights["question/vector"] == 0.7 and weights["question/fts"] == 0.3
     assert weights["context/vector"] == pytest.approx(0.35) and weights["context/fts"] == pytest.approx(0.15)
@@ -335,40 +335,40 @@ def test_the_previous_question_joins_as_it_was_understood() -> None:
     said = Reformulation("Does a will need witnesses? (testator, signature)", "will", True, False, False, "r", "heuristic", 1.0)
     last = Lineage("Does it need witnesses?", 1, said, "search")
     context = replace(turn_context(), history=history, window=select_window(list(history), VECTOR, 0), last=last)
-    queries = {q.name: q.query for q in plan(context, reformulation(0.5), SETTINGS, TurnOptions()).queries}
+    queries = {q.name: q.query for q in plan(context, reformulation(0.5), SETTINGS).queries}
     assert queries["previous/vector"] == "Does a will need witnesses? what age must a witness be?"
     other = replace(context, last=replace(last, question="Something else?"))
-    queries = {q.name: q.query for q in plan(other, reformulation(0.5), SETTINGS, TurnOptions()).queries}
+    queries = {q.name: q.query for q in plan(other, reformulation(0.5), SETTINGS).queries}
     assert queries["previous/vector"] == "Does it need witnesses? what age must a witness be?"
 
 
 def test_a_standalone_question_has_only_its_own_lists() -> None:
-    chosen = plan(turn_context(), reformulation(0.0, follow_up=False, shift=True), SETTINGS, TurnOptions())
+    chosen = plan(turn_context(), reformulation(0.0, follow_up=False, shift=True), SETTINGS)
     assert [q.name for q in chosen.queries] == ["question/vector", "question/fts"]
     assert chosen.kind == "search" and chosen.anchoring.boost == 0.0
 
 
 def test_a_confident_first_hit_is_protected() -> None:
-    assert plan(turn_context(best=0.6, margin=0.1), reformulation(1.0), SETTINGS, TurnOptions()).protect == 31
-    assert plan(turn_context(best=0.6, margin=0.01), reformulation(1.0), SETTINGS, TurnOptions()).protect is None
-    assert plan(turn_context(best=0.4, margin=0.2), reformulation(1.0), SETTINGS, TurnOptions()).protect is None
+    assert plan(turn_context(best=0.6, margin=0.1), reformulation(1.0), SETTINGS).protect == 31
+    assert plan(turn_context(best=0.6, margin=0.01), reformulation(1.0), SETTINGS).protect is None
+    assert plan(turn_context(best=0.4, margin=0.2), reformulation(1.0), SETTINGS).protect is None
 
 
 def test_a_meta_request_reuses_and_searches() -> None:
     last = Lineage("Is a will binding?", 1, reformulation(0.0), "search")
-    chosen = plan(turn_context(searching=last), reformulation(1.0, meta=True), SETTINGS, TurnOptions())
+    chosen = plan(turn_context(searching=last), reformulation(1.0, meta=True), SETTINGS)
     assert chosen.kind == "reuse" and chosen.reuse and len(chosen.queries) >= 3
 
 
 def test_without_fusion_one_query_per_index_and_the_full_boost() -> None:
-    chosen = plan(turn_context(), reformulation(0.2), SETTINGS, TurnOptions(fusion=False))
+    chosen = plan(turn_context(), reformulation(0.2), SETTINGS, Ablations(fusion=False))
     assert [q.name for q in chosen.queries] == ["context/vector", "keywords/fts"]
     assert chosen.anchoring.boost == SETTINGS.anchor_boost and chosen.protect is None
 
 
 def test_no_anchoring_when_switched_off() -> None:
-    assert plan(turn_context(), reformulation(1.0), SETTINGS, TurnOptions(source_anchoring=False)).kind == "search"
-    assert plan(turn_context(anchors=frozenset()), reformulation(1.0), SETTINGS, TurnOptions()).kind == "search"
+    assert plan(turn_context(), reformulation(1.0), SETTINGS, Ablations(source_anchoring=False)).kind == "search"
+    assert plan(turn_context(anchors=frozenset()), reformulation(1.0), SETTINGS).kind == "search"
 
 
 # --- the answer stage --------------------------------------------------------------------------
@@ -428,7 +428,7 @@ def test_lineage_round_trips_and_reads_the_old_format() -> None:
 
 def test_a_new_subject_is_not_anchored_on_the_old_sources() -> None:
     new_subject = Reformulation("what about courts?", "courts", True, False, False, "r", "heuristic", 0.9, new_subject=True)
-    chosen = plan(turn_context(), new_subject, SETTINGS, TurnOptions())
+    chosen = plan(turn_context(), new_subject, SETTINGS)
     assert chosen.kind == "search" and chosen.anchoring.boost == 0.0
     assert {q.name for q in chosen.queries} >= {"context/vector", "previous/vector"}, "its context still counts"
 

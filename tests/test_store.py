@@ -15,7 +15,7 @@ from sqlite_utils import Database
 
 from ragchat.errors import ModelMismatchError, StoreError
 from ragchat.ingest.pipeline import ingest
-from ragchat.store import library
+from ragchat.store import vectors
 from ragchat.store.db import BUSY_TIMEOUT_MS, get_setting, open_db
 from ragchat.store.schema import KNOWN, MIGRATIONS
 
@@ -220,19 +220,19 @@ def embedded_db(tmp_path: Path, embedder) -> Path:
 
 def test_the_model_is_recorded_and_a_mismatch_is_refused(embedded_db: Path, embedder) -> None:
     db = open_db(embedded_db)
-    assert library.recorded_model(db) == (MINILM, 384) == (embedder.model_id, embedder.dim)
-    library.check_model(db, MINILM, 384)  # the same model passes
-    library.check_model(db, MINILM)
+    assert vectors.recorded_model(db) == (MINILM, 384) == (embedder.model_id, embedder.dim)
+    vectors.check_model(db, MINILM, 384)  # the same model passes
+    vectors.check_model(db, MINILM)
 
     with pytest.raises(ModelMismatchError) as caught:
-        library.check_model(db, "other/model", 512)
+        vectors.check_model(db, "other/model", 512)
     message = str(caught.value)
     assert MINILM in message and "other/model" in message
     assert "dim 384" in message and "dim 512" in message
     assert "--reembed" in message
 
     with pytest.raises(ModelMismatchError, match="--reembed"):
-        library.check_model(db, MINILM, 768)  # same name, other dimension
+        vectors.check_model(db, MINILM, 768)  # same name, other dimension
     db.close()
 
 

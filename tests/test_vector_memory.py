@@ -10,21 +10,21 @@ import pytest
 from helpers import settings_for
 
 from ragchat.ingest.pipeline import ingest
-from ragchat.store import library
+from ragchat.store import library, vectors
 from ragchat.store.db import open_db
 
 QUERIES = ["who may witness a will", "rainwater tank size", "sourdough starter", "heat pump defrost"]
 
 
 def searched(db, embedder, query: str, k: int = 8) -> list[tuple[int, float]]:
-    return library.vector_search(db, embedder.embed_query(query), k)
+    return vectors.vector_search(db, embedder.embed_query(query), k)
 
 
 def test_in_memory_search_equals_vec0(library_db: Path, embedder) -> None:
     warm = open_db(library_db)
-    for _ in range(library.MEMORY_AFTER_SEARCHES):
+    for _ in range(vectors.MEMORY_AFTER_SEARCHES):
         searched(warm, embedder, QUERIES[0])
-    assert library._in_memory(warm, searching=False) is not None, "the vectors are now in memory"
+    assert vectors.index_of(warm).in_memory() is not None, "the vectors are now in memory"
     for query in QUERIES:
         fresh = open_db(library_db)  # first search of a connection: vec0
         exact = searched(fresh, embedder, query)
@@ -39,9 +39,9 @@ def test_in_memory_copy_follows_writes_from_another_connection_and_its_own(
     library_db: Path, embedder, tmp_path: Path
 ) -> None:
     reader = open_db(library_db)
-    for _ in range(library.MEMORY_AFTER_SEARCHES):
+    for _ in range(vectors.MEMORY_AFTER_SEARCHES):
         searched(reader, embedder, QUERIES[0])
-    assert library._in_memory(reader, searching=False) is not None
+    assert vectors.index_of(reader).in_memory() is not None
     docs = tmp_path / "new"
     docs.mkdir()
     (docs / "kettle.md").write_text("# Kettles\n\nDescale a kettle with citric acid every month.\n")
@@ -53,7 +53,7 @@ def test_in_memory_copy_follows_writes_from_another_connection_and_its_own(
     assert top[0][0] in new_ids, "another connection's new chunk is found at once"
     document = library.document_by_source(reader, str((docs / "kettle.md").resolve()))
     library.delete_document(reader, document["id"])
-    for _ in range(library.MEMORY_AFTER_SEARCHES + 1):
+    for _ in range(vectors.MEMORY_AFTER_SEARCHES + 1):
         after = searched(reader, embedder, "descale the kettle with citric acid", 20)
     assert not set(new_ids) & {i for i, _ in after}, "its own delete is never served from a stale copy"
     reader.close()
@@ -65,8 +65,8 @@ def test_every_vector_write_changes_the_version(library_db: Path, embedder, writ
     before = library.get_setting(db, "vectors_version")
     if writes == "put_vectors":
         chunk_id = next(iter(library.chunks_by_ids(db, [1, 2, 3, 4, 5, 6, 7, 8, 9, 10])))
-        library.put_vectors(db, [chunk_id], embedder.embed(["replacement"]))
+        vectors.put_vectors(db, [chunk_id], embedder.embed(["replacement"]))
     else:
-        library.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
+        vectors.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
     assert library.get_setting(db, "vectors_version") != before
     db.close()

@@ -3,7 +3,7 @@ chunks it stands on."""
 
 from __future__ import annotations
 
-from collections.abc import Callable
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 
 import numpy as np
@@ -14,7 +14,8 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
-from ..store import library
+from ..store.library import StoredChunk
+from ..store.vectors import vectors_of
 from .corpus import CorpusStats
 from .history import HistoryWindow
 from .models import Lineage
@@ -40,8 +41,7 @@ class AnswerInputs:
     shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
 
 
-def sources_of(db: Database, lineage: Lineage) -> tuple[answers.Source, ...]:
-    stored = library.chunks_by_ids(db, [c.chunk_id for c in lineage.chunks])
+def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
     return tuple(answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored)
 
 
@@ -50,7 +50,7 @@ def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> 
     vector = embedder.embed_query(text[:2000] or " ")
     if not text.strip() or not lineage.chunks:
         return frozenset(), vector
-    vectors = library.vectors_of(db, [c.chunk_id for c in lineage.chunks])
+    vectors = vectors_of(db, [c.chunk_id for c in lineage.chunks])
     return frozenset(answers.supported_by(vector, vectors)), vector
 
 
@@ -129,7 +129,7 @@ def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: 
     if answered.vector is not None:
         return answered.vector
     used = [c.chunk_id for c in lineage.chunks if c.used]
-    vectors = list(library.vectors_of(db, used).values()) if answered.mode == "extractive" else []
+    vectors = list(vectors_of(db, used).values()) if answered.mode == "extractive" else []
     if vectors:
         mean = np.mean(vectors, axis=0)
         return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)

@@ -15,7 +15,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..search.fts import phrase_match
-from ..store import library
+from ..store import keywords, library
 from ..text import stem, words
 
 
@@ -43,7 +43,7 @@ class CorpusView:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.total_chunks = max(library.chunk_count(db), 1)
-        self._keywords, self._keyword_matrix = library.keyword_vectors(db)
+        self._keywords, self._keyword_matrix = keywords.keyword_vectors(db)
         self._frequency = lru_cache(maxsize=4096)(self._chunk_frequency)
 
     def chunk_frequency(self, term: str) -> int:
@@ -78,7 +78,7 @@ class CorpusView:
 
     def keywords_of(self, document_ids: Sequence[int]) -> list[str]:
         merged: list[str] = []
-        for found in library.keywords_of(self.db, document_ids).values():
+        for found in keywords.keywords_of(self.db, document_ids).values():
             merged.extend(found)
         return list(dict.fromkeys(merged))
 

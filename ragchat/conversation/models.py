@@ -4,6 +4,7 @@ assistant message stores: the only way lineage is read or written."""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field, fields, replace
+from enum import Enum
 from typing import Any, Literal
 
 Plan = Literal["search", "anchored_search", "reuse"]
@@ -29,7 +30,6 @@ class ReformulationInput:
     last_keyword_query: str = ""
     earlier_questions: tuple[str, ...] = ()  # every user message before this one, in order
     topic_questions: tuple[str, ...] = ()  # the questions since the current topic began, in order
-    last_user_similarity: float = 0.0  # cosine of the question and the last user message
     own_best: float = 0.0  # cosine of the question's own best chunk
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
@@ -70,16 +70,50 @@ class Reformulation:
         return cls(**{k: v for k, v in data.items() if k in names})
 
 
+class Source(Enum):
+    """What a query list's query is made of (its value names the list in lineage and eval)."""
+
+    QUESTION = "question"  # the question as typed
+    CONTEXT = "context"  # the question expanded with the conversation (the heuristic's reading)
+    PREVIOUS = "previous"  # the previous question with this one
+    LLM = "model"  # a model's rewrite
+    KEYWORDS = "keywords"  # the heuristic's keyword query (the one-query-per-index ablation)
+
+
+class Index(Enum):
+    """Where a query list's query is sent."""
+
+    VECTOR = "vector"
+    FTS = "fts"
+    TITLE = "title"  # the documents the question names by title or file name
+
+
 @dataclass(frozen=True)
 class QueryList:
-    """One query sent to one index, and its weight in the fusion."""
+    """One query sent to one index, and its weight in the fusion. Retrieval decides from these
+    fields; `name` (e.g. `question/vector`) is only how lineage, inspect and eval show it."""
 
-    name: str  # question/vector, question/fts, context/vector, keywords/fts, reused
+    source: Source
+    index: Index
     query: str
     weight: float
+    as_typed: bool = False  # the query is the question exactly as typed (its vector is known)
+
+    @property
+    def name(self) -> str:
+        return f"{self.source.value}/{self.index.value}"
 
     def to_dict(self) -> dict[str, Any]:
-        return asdict(self)
+        return {"name": self.name, "query": self.query, "weight": self.weight}
+
+    @classmethod
+    def from_dict(cls, data: dict[str, Any]) -> QueryList:
+        """A stored list (`as_typed` is not stored: it only matters while the turn retrieves)."""
+        source, _, index = str(data.get("name", "")).partition("/")
+        try:
+            return cls(Source(source), Index(index), data.get("query", ""), data.get("weight", 0.0))
+        except ValueError:
+            raise ValueError(f"unknown query list {data.get('name')!r}") from None
 
 
 @dataclass(frozen=True)
@@ -187,7 +221,7 @@ class Lineage:
             reformulation=Reformulation.from_dict(data.get("reformulation") or _EMPTY_REFORMULATION),
             plan=data.get("plan", "search"), history_window=tuple(data.get("history_window", [])),
             context_weight=float(data.get("context_weight", 0.0)),
-            queries=tuple(QueryList(**q) for q in data.get("queries", [])),
+            queries=tuple(QueryList.from_dict(q) for q in data.get("queries", [])),
             anchor_document_ids=tuple(ids), anchor_documents=tuple(paths),
             missing_anchors=tuple(data.get("missing_anchors", [])),
             chunks=tuple(RetrievedChunk.from_dict(c) for c in data.get("chunks", [])),
@@ -213,45 +247,3 @@ class TurnResult:
     answer: str
     user_message_id: int
     assistant_message_id: int
-    notices_to_show: tuple[str, ...] = ()  # the notices not already shown while the turn ran
-
-    # the lineage's fields, for callers that read a turn
-    @property
-    def question(self) -> str:
-        return self.lineage.question
-
-    @property
-    def turn(self) -> int:
-        return self.lineage.turn
-
-    @property
-    def plan(self) -> Plan:
-        return self.lineage.plan
-
-    @property
-    def reformulation(self) -> Reformulation:
-        return self.lineage.reformulation
-
-    @property
-    def chunks(self) -> tuple[RetrievedChunk, ...]:
-        return self.lineage.chunks
-
-    @property
-    def anchor_paths(self) -> tuple[str, ...]:
-        return self.lineage.anchor_documents
-
-    @property
-    def missing_anchors(self) -> tuple[str, ...]:
-        return self.lineage.missing_anchors
-
-    @property
-    def answer_mode(self) -> str:
-        return self.lineage.answer_mode
-
-    @property
-    def weak(self) -> bool:
-        return self.lineage.weak
-
-    @property
-    def notices(self) -> tuple[str, ...]:
-        return self.lineage.notices

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..search.fusion import Anchoring
 from .context import understood
-from .models import Plan, QueryList, Reformulation
+from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
 from .signals import without_deixis
 
@@ -26,13 +26,15 @@ CONFIDENT_MARGIN = 0.05  # ...when its document leads the next by this much
 
 
 @dataclass(frozen=True)
-class TurnOptions:
-    source_anchoring: bool = True
-    use_window: bool = True
-    use_keywords: bool = True  # False: the semantic query also goes to FTS (an ablation)
-    allow_reuse: bool = True
-    fusion: bool = True  # False: one query per index, as before fusion (an ablation, and the baselines)
-    recorded_answer: str | None = None  # eval replays: store this instead of answering
+class Ablations:
+    """Parts of the pipeline `ragchat eval` switches off to measure what they bring (the chat
+    switches off none: every field's default is the live pipeline)."""
+
+    source_anchoring: bool = True  # False: no anchoring on the last answer's documents
+    use_window: bool = True  # False: no history window
+    use_keywords: bool = True  # False: the semantic query also goes to FTS
+    allow_reuse: bool = True  # False: a meta-request searches afresh
+    fusion: bool = True  # False: one query per index, as before fusion (and the baselines)
 
 
 @dataclass(frozen=True)
@@ -43,6 +45,8 @@ class RetrievalPlan:
     anchoring: Anchoring
     protect: int | None  # chunk id of the question's confident first hit
     reuse: bool  # the last answer's chunks come first
+    fusion: bool = True  # the question's own lists and the documents it names count (False: one
+    # query per index, the ablation and the baselines; the context list reports its similarity)
 
 
 def context_weight(reformulation: Reformulation) -> float:
@@ -50,30 +54,31 @@ def context_weight(reformulation: Reformulation) -> float:
 
 
 def _queries(question: str, previous: str, reformulation: Reformulation, weight: float, settings: Settings,
-             options: TurnOptions) -> tuple[QueryList, ...]:
+             ablations: Ablations) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
-    if not options.fusion:  # one query per index
-        return (QueryList("context/vector", semantic, settings.vector_weight),
-                QueryList("keywords/fts", keywords if options.use_keywords else semantic, settings.fts_weight))
+    vector, fts = settings.vector_weight, settings.fts_weight
+    if not ablations.fusion:  # one query per index
+        return (QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector, as_typed=semantic == question),
+                QueryList(Source.KEYWORDS, Index.FTS, keywords if ablations.use_keywords else semantic, fts))
     own = reformulation.question_weight
-    lists = [QueryList("question/vector", question, settings.vector_weight * own),
-             QueryList("question/fts", without_deixis(question), settings.fts_weight * own)]
+    lists = [QueryList(Source.QUESTION, Index.VECTOR, question, vector * own, as_typed=True),
+             QueryList(Source.QUESTION, Index.FTS, without_deixis(question), fts * own)]
     if reformulation.model_weight > 0 and reformulation.model_query:  # a model's rewrite (combine.py)
-        model = reformulation.model_query
-        lists.append(QueryList("model/vector", model, settings.vector_weight * reformulation.model_weight))
-        lists.append(QueryList("model/fts", model, settings.fts_weight * reformulation.model_weight))
+        model, model_weight = reformulation.model_query, reformulation.model_weight
+        lists.append(QueryList(Source.LLM, Index.VECTOR, model, vector * model_weight, as_typed=model == question))
+        lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
     if weight <= 0:
         return tuple(lists)
     if semantic.strip() and semantic != question:
-        lists.append(QueryList("context/vector", semantic, settings.vector_weight * weight))
+        lists.append(QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector * weight))
     # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword
     # query alone did worse than the expanded question; together they keep "doctors" -> "physicians")
-    text = f"{semantic}, {keywords}" if options.use_keywords and keywords.strip() else semantic
+    text = f"{semantic}, {keywords}" if ablations.use_keywords and keywords.strip() else semantic
     if text.strip() and text != question:
-        lists.append(QueryList("context/fts", text, settings.fts_weight * weight))
+        lists.append(QueryList(Source.CONTEXT, Index.FTS, text, fts * weight))
     if previous and not reformulation.is_meta:  # the previous question with this one
-        lists.append(QueryList("previous/vector", f"{previous} {question}", settings.vector_weight * weight))
-        lists.append(QueryList("previous/fts", f"{previous} {question}", settings.fts_weight * weight))
+        lists.append(QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight))
+        lists.append(QueryList(Source.PREVIOUS, Index.FTS, f"{previous} {question}", fts * weight))
     return tuple(lists)
 
 
@@ -87,24 +92,25 @@ def _previous(context: TurnContext) -> str:
     return understood(last.reformulation.leading_query) or typed
 
 
-def _protect(context: TurnContext, options: TurnOptions) -> int | None:
+def _protect(context: TurnContext, ablations: Ablations) -> int | None:
     probe = context.probe
-    if not options.fusion or not probe.ids:
+    if not ablations.fusion or not probe.ids:
         return None
     return probe.ids[0] if probe.best >= CONFIDENT and probe.margin >= CONFIDENT_MARGIN else None
 
 
-def plan(context: TurnContext, reformulation: Reformulation, settings: Settings, options: TurnOptions) -> RetrievalPlan:
+def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
+         ablations: Ablations = Ablations()) -> RetrievalPlan:
     weight = context_weight(reformulation)
-    reuse = (reformulation.is_meta and options.allow_reuse and context.searching is not None
+    reuse = (reformulation.is_meta and ablations.allow_reuse and context.searching is not None
              and not reformulation.topic_shift)
     follows = reformulation.is_follow_up and not reformulation.topic_shift and not reformulation.new_subject
     anchors = context.anchors
     anchoring = Anchoring()
-    if follows and anchors.document_ids and options.source_anchoring and settings.source_anchoring:
-        boost = settings.anchor_boost * (weight if options.fusion else 1.0)
-        reach = ANCHOR_REACH if options.fusion else 10**9
+    if follows and anchors.document_ids and ablations.source_anchoring and settings.source_anchoring:
+        boost = settings.anchor_boost * (weight if ablations.fusion else 1.0)
+        reach = ANCHOR_REACH if ablations.fusion else 10**9
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
-    return RetrievalPlan(kind, _queries(context.question, _previous(context), reformulation, weight, settings, options),
-                         weight, anchoring, _protect(context, options), reuse)
+    return RetrievalPlan(kind, _queries(context.question, _previous(context), reformulation, weight, settings, ablations),
+                         weight, anchoring, _protect(context, ablations), reuse, ablations.fusion)

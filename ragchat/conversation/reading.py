@@ -8,6 +8,7 @@ question's list in the fusion.
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -16,12 +17,33 @@ from sqlite_utils import Database
 from ..names import readable_text
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..store import library
+from ..store.library import StoredChunk
 from ..store.sessions import Message
 from .history import HistoryWindow, select_window
 from .models import Lineage
 
 MAX_QUESTION_CHARS = 4000
 EMPTY_QUESTION = "empty question: type a question about your documents"
+
+
+class LoadedChunks:
+    """The chunks one turn has loaded, by id: each read from the database once, then handed on
+    to every stage that needs it (anchors, probes, retrieval, coverage, the answer's sources)."""
+
+    def __init__(self, db: Database) -> None:
+        self._db = db
+        self._chunks: dict[int, StoredChunk] = {}
+        self._absent: set[int] = set()
+
+    def get(self, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks of `ids` that exist, loading those not loaded yet."""
+        wanted = list(dict.fromkeys(ids))
+        missing = [i for i in wanted if i not in self._chunks and i not in self._absent]
+        if missing:
+            found = library.chunks_by_ids(self._db, missing)
+            self._chunks.update(found)
+            self._absent.update(i for i in missing if i not in found)
+        return {i: self._chunks[i] for i in wanted if i in self._chunks}
 
 
 @dataclass(frozen=True)
@@ -60,6 +82,14 @@ class TurnContext:
     notices: tuple[str, ...] = ()
     rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
     keyword_ranking: KeywordRanking | None = None  # the question's own FTS list, when searched ahead
+    chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
+
+    def loaded(self, db: Database) -> LoadedChunks:
+        return self.chunks if self.chunks is not None else LoadedChunks(db)
+
+    def load(self, db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
+        """The chunks of `ids` that exist, each loaded once per turn."""
+        return self.loaded(db).get(ids)
 
 
 @dataclass(frozen=True)
@@ -104,7 +134,7 @@ def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple
     return tuple(questions[start:])
 
 
-def resolve_anchors(db: Database, last: Lineage | None) -> Anchors:
+def resolve_anchors(chunks: LoadedChunks, db: Database, last: Lineage | None) -> Anchors:
     """The documents the last answer stood on, minus those removed or changed since (a changed
     document counts as gone: its chunks were replaced, ids are never reused)."""
     if last is None:
@@ -114,22 +144,23 @@ def resolve_anchors(db: Database, last: Lineage | None) -> Anchors:
     wanted = last.answer_document_ids
     paths = {c.document_id: c.document for c in last.chunks}
     used = last.used_chunks
-    existing = library.chunks_by_ids(db, [c.chunk_id for c in used])
+    existing = chunks.get(c.chunk_id for c in used)
     changed = {c.document_id for c in used if c.chunk_id not in existing}
     alive = {d: row for d, row in library.documents_by_ids(db, wanted).items() if d not in changed}
     missing = tuple(paths.get(d, f"#{d}") for d in wanted if d not in alive)
     chunk_ids = library.chunk_ids_of_documents(db, alive)
     said_sections = {(c.document_id, c.heading or "") for c in used}
-    chunks = library.chunks_by_ids(db, chunk_ids)
-    said = frozenset(cid for cid, chunk in chunks.items() if (chunk.document_id, chunk.heading or "") in said_sections)
+    said = frozenset(cid for cid, chunk in chunks.get(chunk_ids).items()
+                     if (chunk.document_id, chunk.heading or "") in said_sections)
     return Anchors(frozenset(alive), tuple(alive[d]["path"] for d in sorted(alive)), missing, tuple(chunk_ids), said)
 
 
-def probe(db: Database, vector: np.ndarray, depth: int, anchor_chunks: tuple[int, ...]) -> Probe:
+def probe(chunks: LoadedChunks, db: Database, vector: np.ndarray, depth: int,
+          anchor_chunks: tuple[int, ...]) -> Probe:
     ids, similarity = vector_ranking(db, vector, depth, anchor_chunks)
     if not ids:
         return Probe()
-    top = library.chunks_by_ids(db, ids[:depth])
+    top = chunks.get(ids[:depth])
     best_id = ids[0]
     best = similarity[best_id]
     first_doc = top[best_id].document_id if best_id in top else None
@@ -146,11 +177,12 @@ def read_turn(db: Database, question: str, vector: np.ndarray, history: tuple[Me
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
-    anchors = resolve_anchors(db, last)
+    chunks = LoadedChunks(db)
+    anchors = resolve_anchors(chunks, db, last)
     gone = (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",) if anchors.missing else ()
     return TurnContext(
         question=question, vector=vector, turn=sum(1 for m in history if m.role == "user") + 1,
         history=history, window=window,
         last=last, searching=searching, topic_questions=topic_questions(history, turns), anchors=anchors,
-        probe=probe(db, vector, depth, anchors.chunk_ids), notices=(*notices, *gone),
+        probe=probe(chunks, db, vector, depth, anchors.chunk_ids), notices=(*notices, *gone), chunks=chunks,
     )

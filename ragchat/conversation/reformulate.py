@@ -69,14 +69,12 @@ def ask_model(model: OllamaReformulator, question: str, window: HistoryWindow) -
 def reformulation_input(context: TurnContext, anchor_keywords: tuple[str, ...]) -> ReformulationInput:
     last = context.searching.reformulation if context.searching else None
     window = context.window
-    last_user = next((m for m in reversed(window.messages) if m.role == "user" and m.embedding is not None), None)
     return ReformulationInput(
         question=context.question, last=window.last, window=tuple(m.content for m in window.older),
         anchor_keywords=anchor_keywords, anchor_chunk_ids=context.anchors.chunk_ids,
         last_semantic_query=last.semantic_query if last else "", last_keyword_query=last.keyword_query if last else "",
         earlier_questions=tuple(m.content for m in context.history if m.role == "user"),
         topic_questions=context.topic_questions,
-        last_user_similarity=float(last_user.embedding @ context.vector) if last_user is not None and last_user.embedding is not None else 0.0,
         own_best=context.probe.best, own_margin=context.probe.margin,
         own_best_anchored=bool(context.probe.ids) and context.probe.ids[0] in set(context.anchors.chunk_ids),
     )

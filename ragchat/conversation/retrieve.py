@@ -3,7 +3,8 @@ answer's chunks first."""
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Mapping
+from dataclasses import dataclass, field
 
 from sqlite_utils import Database
 
@@ -12,9 +13,8 @@ from ..embed import Embedder
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.titles import named_documents, title_ranking
-from ..store import library
 from ..store.library import StoredChunk
-from .models import QueryList, RetrievedChunk
+from .models import Index, QueryList, RetrievedChunk, Source
 from .plan import RetrievalPlan
 from .reading import TurnContext
 
@@ -25,6 +25,26 @@ class Retrieval:
     best: float | None  # best cosine similarity among them (None: no vector ranked them)
     notices: tuple[str, ...] = ()
     extra: tuple[QueryList, ...] = ()  # lists the retrieval added to the plan's (documents named by the question)
+    stored: Mapping[int, StoredChunk] = field(default_factory=dict)  # the chunks, loaded: for coverage, the answer
+
+
+def _vector_ids(db: Database, embedder: Embedder, query: QueryList, context: TurnContext, depth: int,
+                extra: tuple[int, ...]) -> tuple[list[int], dict[int, float] | None]:
+    """A vector list's ranking, reusing what the turn already searched: the question's probe, the
+    model's rewrite probe, the question's vector. The similarities when freshly searched."""
+    if query.source is Source.QUESTION and query.as_typed:
+        return list(context.probe.ids), None
+    if query.source is Source.LLM and context.rewrite_probe.ids:
+        return list(context.rewrite_probe.ids), None
+    vector = context.vector if query.as_typed else embedder.embed_query(query.query)
+    return vector_ranking(db, vector, depth, extra)
+
+
+def _fts_ids(db: Database, query: QueryList, context: TurnContext, depth: int, extra: tuple[int, ...]) -> list[int]:
+    ahead = context.keyword_ranking  # the question's own FTS list, searched while the model thought
+    if query.source is Source.QUESTION and ahead is not None:
+        return ahead.with_anchors(bool(extra))
+    return fts_ranking(db, query.query, depth, extra)
 
 
 def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext,
@@ -33,35 +53,26 @@ def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: Tu
     similarity = dict(context.probe.similarity)
     lists = []
     for query in plan.queries:
-        kind = query.name.split("/")[1]
-        if kind == "vector":
-            if query.name == "question/vector" and query.query == context.question:
-                ids = list(context.probe.ids)
-            elif query.name == "model/vector" and context.rewrite_probe.ids:
-                ids = list(context.rewrite_probe.ids)
-            else:
-                vector = context.vector if query.query == context.question else embedder.embed_query(query.query)
-                ids, found = vector_ranking(db, vector, depth, extra)
-                if query.name == "context/vector" and "question/vector" not in {q.name for q in plan.queries}:
-                    similarity = found  # the single-query path reports the similarity to its own query
-        elif context.keyword_ranking is not None and query.query == context.keyword_ranking.query:
-            ids = context.keyword_ranking.with_anchors(bool(extra))  # searched while the model thought
+        if query.index is Index.VECTOR:
+            ids, found = _vector_ids(db, embedder, query, context, depth, extra)
+            if found is not None and query.source is Source.CONTEXT and not plan.fusion:
+                similarity = found  # the single-query path reports the similarity to its own query
         else:
-            ids = fts_ranking(db, query.query, depth, extra)
-        lists.append(RankedList(query.name, kind, tuple(ids), query.weight))
+            ids = _fts_ids(db, query, context, depth, extra)
+        lists.append(RankedList(query.name, query.index.value, tuple(ids), query.weight))
     return lists, similarity
 
 
-def _named(db: Database, settings: Settings, plan: RetrievalPlan, context: TurnContext) -> RankedList | None:
+def _named(db: Database, settings: Settings, plan: RetrievalPlan,
+           context: TurnContext) -> tuple[QueryList, RankedList] | None:
     """The documents the question names by title or file name, as a list of the fusion (the
     full pipeline only: the baselines' single-query path stays as it was)."""
-    if "question/vector" not in {q.name for q in plan.queries}:
-        return None
-    named = named_documents(db, context.question)
+    named = named_documents(db, context.question) if plan.fusion else []
     if not named:
         return None
-    return RankedList("question/title", "title", tuple(title_ranking(db, named, context.vector)),
-                      settings.vector_weight)
+    query = QueryList(Source.QUESTION, Index.TITLE, context.question, settings.vector_weight, as_typed=True)
+    ranking = tuple(title_ranking(db, named, context.vector))
+    return query, RankedList(query.name, query.index.value, ranking, query.weight)
 
 
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
@@ -80,7 +91,7 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
     if lineage is None:
         return [], ()
     old = lineage.used_chunks or list(lineage.chunks)
-    alive = library.chunks_by_ids(db, [c.chunk_id for c in old])
+    alive = context.load(db, [c.chunk_id for c in old])
     notices = ((f"{len(old) - len(alive)} reused chunk(s) no longer exist (document changed or removed)",)
                if len(alive) < len(old) else ())
     kept = [
@@ -100,8 +111,8 @@ def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: Retriev
     lists, similarity = _rankings(db, embedder, plan, context, depth)
     titles = _named(db, settings, plan, context)
     if titles is not None:
-        lists.append(titles)
-    stored = library.chunks_by_ids(db, {i for item in lists for i in item.ids})
+        lists.append(titles[1])
+    stored = context.load(db, (i for item in lists for i in item.ids))
     lists = [RankedList(item.name, item.kind, tuple(i for i in item.ids if i in stored), item.weight) for item in lists]
     fused = fuse(lists, {i: c.document_id for i, c in stored.items()}, k=settings.rrf_k,
                  anchoring=plan.anchoring, protect=plan.protect) if any(item.ids for item in lists) else []
@@ -111,5 +122,6 @@ def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: Retriev
     ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
     chunks = tuple(RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1))
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
-    extra = (QueryList(titles.name, context.question, titles.weight),) if titles is not None else ()
-    return Retrieval(chunks, best, notices, extra)
+    extra = (titles[0],) if titles is not None else ()
+    loaded = context.load(db, (c.chunk_id for c in chunks))
+    return Retrieval(chunks, best, notices, extra, loaded)

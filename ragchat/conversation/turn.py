@@ -28,13 +28,13 @@ from .heuristic import HeuristicReformulator
 from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
-from .plan import RetrievalPlan, TurnOptions, plan
+from .plan import Ablations, RetrievalPlan, plan
 from .reading import EMPTY_QUESTION, TurnContext, clean_question, keyword_ranking, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
 from .signals import without_deixis
 
-__all__ = ["Conversation", "TurnOptions", "EMPTY_QUESTION"]
+__all__ = ["Conversation", "Ablations", "EMPTY_QUESTION"]
 
 
 def use_backend(backend: ChatBackend | None, settings: Settings) -> ChatBackend | None:
@@ -53,7 +53,8 @@ class Conversation:
     settings: Settings
     session: str
     backend: ChatBackend | None = None
-    options: TurnOptions = field(default_factory=TurnOptions)
+    ablations: Ablations = field(default_factory=Ablations)  # eval switches parts off (none in the chat)
+    recorded_answer: str | None = None  # eval replays: store this instead of answering
     reformulator: Reformulator | None = None  # a fixed one (eval baselines); else Ollama/heuristic
     on_notice: Callable[[str], None] = lambda message: None
     _corpus: CorpusView | None = None
@@ -76,21 +77,21 @@ class Conversation:
         self._announce(remote)  # before anything is sent there
         opened = sessions.open_turn(self.db, self.session, text, embedding=vector)  # its number and history
         session_id, user_id = opened.session_id, opened.message_id
-        window = window_of(opened.history, vector, self.settings.history_window if self.options.use_window else 0)
+        window = window_of(opened.history, vector, self.settings.history_window if self.ablations.use_window else 0)
         pending = self._ask_model(text, window)  # thinks while the question's own searches run
         context = read_turn(self.db, text, vector, opened.history, window=window,
                             depth=max(self.settings.candidates, self.settings.top_k), notices=(*cut, *remote))
         context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
-        chosen = plan(context, reformulation, self.settings, self.options)
+        chosen = plan(context, reformulation, self.settings, self.ablations)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
         lineage = replace(self._lineage(context, reformulation, chosen, retrieval, started, pending), correction=typed)
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict(),
                                              turn=opened.number)
-        if lineage.weak and self.options.recorded_answer is None and self.backend_in_use() is not None:
+        if lineage.weak and self.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
             self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
-        answered = self._supported(lineage, self._answer(lineage, context, on_token))
+        answered = self._supported(lineage, self._answer(lineage, context, retrieval, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
@@ -160,7 +161,8 @@ class Conversation:
             return context
         vector = self.embedder.embed_query(reading.semantic_query[:2000])
         depth = max(self.settings.candidates, self.settings.top_k)
-        return replace(context, rewrite_probe=probe(self.db, vector, depth, context.anchors.chunk_ids))
+        found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
+        return replace(context, rewrite_probe=found)
 
     def _lineage(self, context: TurnContext, reformulation: Reformulation, chosen: RetrievalPlan,
                  retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
@@ -182,16 +184,16 @@ class Conversation:
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
         top = retrieval.chunks[: coverage.TOP]
-        stored = library.chunks_by_ids(self.db, [c.chunk_id for c in top])
-        texts = [stored[c.chunk_id].text for c in top if c.chunk_id in stored]
+        texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
         return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
                                self.corpus())
 
-    def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
-        if self.options.recorded_answer is not None:
-            return answering.recorded(self.db, self.embedder, lineage, self.options.recorded_answer)
+    def _answer(self, lineage: Lineage, context: TurnContext, retrieval: Retrieval,
+                on_token: Callable[[str], None] | None) -> Answered:
+        if self.recorded_answer is not None:
+            return answering.recorded(self.db, self.embedder, lineage, self.recorded_answer)
         shown = tuple(m.content for m in context.history if m.role == "assistant")
-        inputs = AnswerInputs(lineage, context.window, answering.sources_of(self.db, lineage), shown)
+        inputs = AnswerInputs(lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown)
         return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
                                 on_token=on_token, on_fallback=lambda notice: self._announce((notice,)))
 

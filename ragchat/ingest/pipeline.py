@@ -16,7 +16,7 @@ from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
 from ..names import name_bytes, shown_name, stored_path
-from ..store import library
+from ..store import keywords, library, vectors
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
@@ -402,7 +402,7 @@ def _write_all(
         if parsed:
             if embedder is None:
                 embedder = load_embedder()
-                library.ensure_vector_table(db, embedder.model_id, embedder.dim)
+                vectors.ensure_vector_table(db, embedder.model_id, embedder.dim)
             total += sum(len(item.chunks) for item in parsed)
             progress.chunks(total)  # grows while the parser finds more
             _write_window(db, embedder, parsed, settings.embed_batch, progress, report)
@@ -474,7 +474,7 @@ def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
 
 
 def refresh_keywords(db: Database) -> None:
-    library.set_keywords(db, select_keywords(library.term_counts(db)))
+    keywords.set_keywords(db, select_keywords(library.term_counts(db)))
 
 
 def _exists(row: dict) -> bool:
@@ -515,12 +515,12 @@ def reembed(db: Database, embedder: Embedder, progress: Progress, report: Ingest
     rows = list(library.all_chunk_texts(db))
     progress.chunks(len(rows))
     texts = [_stored_embedding_text(title, heading, text) for _, _, title, heading, text in rows]
-    vectors = embed_in_order(embedder, texts, batch, progress)
+    embedded = embed_in_order(embedder, texts, batch, progress)
     with write(db):
-        library.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
-        library.clear_keyword_vectors(db)
+        vectors.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
+        keywords.clear_keyword_vectors(db)
         if rows:
-            library.put_vectors(db, [row[0] for row in rows], vectors)
+            vectors.put_vectors(db, [row[0] for row in rows], embedded)
     refresh_keywords(db)
     report.reembedded = len(rows)
 
@@ -549,7 +549,7 @@ def ingest(
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
-        library.check_model(db, settings.embedding_model)
+        vectors.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
     given = [Path(p) for p in paths]
     rules = {path: _rules(db, path, exclude, hidden) for path in given if path.is_dir()}
@@ -575,11 +575,11 @@ def ingest(
         report.gone = [row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)]
     if report.added or report.updated or report.reparsed:
         set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
-    if report.added or report.updated or report.reparsed or report.removed or _keywords_missing(db):
+    if report.added or report.updated or report.reparsed or report.removed or keywords.missing_keywords(db):
         refresh_keywords(db)
-    missing = library.keywords_without_vectors(db)
+    missing = keywords.keywords_without_vectors(db)
     if missing:
-        library.put_keyword_vectors(db, missing, load_embedder().embed(missing))
+        keywords.put_keyword_vectors(db, missing, load_embedder().embed(missing))
     if not report.ok:
         raise IngestError(_nothing_read(report))
     return report
@@ -589,10 +589,6 @@ def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> 
     """The folder's rules: the globs remembered with it plus the new ones (remembered from now on)."""
     patterns = library.remember_excludes(db, str(_resolved(folder)), exclude)
     return Rules(folder, tuple(patterns), hidden)
-
-
-def _keywords_missing(db: Database) -> bool:
-    return db.execute("SELECT 1 FROM documents WHERE keywords = '[]' LIMIT 1").fetchone() is not None
 
 
 def _nothing_read(report: IngestReport) -> str:

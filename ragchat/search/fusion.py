@@ -33,7 +33,6 @@ class Anchoring:
     boost: float = 0.0
     exclude: frozenset[int] = frozenset()  # chunks the last answer already used: no boost
     reach: int = 10  # a chunk must rank within this in some list to be boosted
-    slots: int = 0  # instead of a boost: the best anchored chunks keep this many places after the first
 
 
 @dataclass(frozen=True)
@@ -97,23 +96,12 @@ def fuse(
     for chunk_id, rrf in scores.items():
         held = {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r}
         anchored = (document_of[chunk_id] in anchoring.documents and chunk_id not in anchoring.exclude
-                    and (anchoring.boost > 0 or anchoring.slots > 0) and min(held.values()) <= anchoring.reach)
-        extra = anchoring.boost if anchored and not anchoring.slots else 0.0
+                    and anchoring.boost > 0 and min(held.values()) <= anchoring.reach)
+        extra = anchoring.boost if anchored else 0.0
         fused.append(Fused(chunk_id, document_of[chunk_id], _best_rank(chunk_id, ranks, vector_names),
                            _best_rank(chunk_id, ranks, fts_names), rrf, extra, rrf + extra, anchored, held))
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
-    if anchoring.slots:
-        fused = _reserved(fused, anchoring, ranks)
     return _protected(fused, protect, protect_within)
-
-
-def _reserved(fused: list[Fused], anchoring: Anchoring, ranks: Mapping[str, dict[int, int]]) -> list[Fused]:
-    """The best anchored chunks within reach take places 2.. (after the best chunk overall)."""
-    wanted = [item for item in fused if item.document_id in anchoring.documents and item.chunk_id not in anchoring.exclude
-              and min(item.ranks.values()) <= anchoring.reach][: anchoring.slots]
-    rest = [item for item in fused if item not in wanted]
-    head = rest[:1]
-    return [*head, *wanted, *rest[1:]]
 
 
 def _protected(fused: list[Fused], protect: int | None, within: int) -> list[Fused]:

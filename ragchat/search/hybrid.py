@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
-from ..store import library
+from ..store import library, vectors
 from ..store.library import StoredChunk
 from .fts import build_match
 from .fusion import RankedList, fuse
@@ -50,10 +50,10 @@ def vector_ranking(
 ) -> tuple[list[int], dict[int, float]]:
     """Chunk ids by similarity: the global top `depth`, then any `extra_ids` (anchor chunks) below
     it, so they have true ranks even when they fall outside the global candidates."""
-    hits = library.vector_search(db, vector, depth)
+    hits = vectors.vector_search(db, vector, depth)
     similarity = {chunk_id: 1.0 - distance for chunk_id, distance in hits}
     missing = [chunk_id for chunk_id in extra_ids if chunk_id not in similarity]
-    extra = library.vectors_of(db, missing)
+    extra = vectors.vectors_of(db, missing)
     tail = sorted(extra, key=lambda chunk_id: -float(extra[chunk_id] @ vector))
     for chunk_id in tail:
         similarity[chunk_id] = float(extra[chunk_id] @ vector)

@@ -25,6 +25,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..store import library
+from ..store.vectors import vectors_of
 from ..text import QUESTION_WORDS, STOPWORDS, words
 from .fts import _quote
 
@@ -70,10 +71,10 @@ class Named:
 def named_documents(db: Database, question: str) -> list[Named]:
     """The documents a question names, best first (empty for most questions)."""
     terms = question_terms(question)
-    if not terms or not db["documents_fts"].exists():
+    total = library.titled_documents(db) if terms else None
+    if total is None:
         return []
-    total = db.execute("SELECT count(*) FROM documents_fts").fetchone()[0]
-    holders = {term: _holders(db, term) for term in terms}
+    holders = {term: library.title_holders(db, _quote(term)) for term in terms}
     weight = {term: math.log((total + 1) / (len(found) + 0.5)) for term, found in holders.items()}
     mass = sum(weight.values())
     if mass <= 0:
@@ -86,18 +87,13 @@ def named_documents(db: Database, question: str) -> list[Named]:
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
 
 
-def _holders(db: Database, term: str) -> set[int]:
-    rows = db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?", [_quote(term)])
-    return {row[0] for row in rows}
-
-
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:
     """The named documents' chunks: each document's closest to the question first, documents in
     order, CHUNKS_PER_DOCUMENT each."""
     ranked: list[int] = []
     for item in named:
         ids = library.chunk_ids_of_documents(db, [item.document_id])
-        vectors = library.vectors_of(db, ids)
+        vectors = vectors_of(db, ids)
         ids.sort(key=lambda chunk_id: -float(vectors[chunk_id] @ vector) if chunk_id in vectors else 0.0)
         ranked += ids[:CHUNKS_PER_DOCUMENT]
     return ranked

@@ -6,7 +6,6 @@ import contextlib
 import errno
 import os
 import urllib.parse
-import weakref
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -146,7 +145,6 @@ def open_db(path: Path | str, *, migrate: bool = True, create: bool = True, chec
     db: Database | None = None
     try:
         db = _connect(path, mode)
-        _READ_ONLY[db] = mode != "rw"
         db.conn.isolation_level = None  # autocommit; writes group themselves with write()
         _load_vec(db)
         db.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
@@ -186,12 +184,7 @@ def _migrate(db: Database, path: Path, mode: str) -> None:
 # --- damage and errors that say what happened ---------------------------------------------------
 READ_ONLY_WHY = {"ro": "its file or folder is read-only", "immutable": "it is on a read-only filesystem"}
 REQUIRED_TABLES = ("documents", "chunks", "chunks_fts", "settings")
-_READ_ONLY: weakref.WeakKeyDictionary[Database, bool] = weakref.WeakKeyDictionary()
 _OPENED: list[Path] = []  # the databases this process opened, for errors raised far from open_db
-
-
-def is_read_only(db: Database) -> bool:
-    return _READ_ONLY.get(db, False)
 
 
 def _version_is_number(db: Database) -> bool:

@@ -1,10 +1,8 @@
-"""Documents, chunks, their FTS5 rows and their vectors: the only SQL about the library."""
+"""Documents, chunks and their FTS5 rows (their vectors: `vectors.py`; keywords: `keywords.py`)."""
 
 from __future__ import annotations
 
 import json
-import uuid
-import weakref
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from datetime import UTC, datetime
@@ -12,22 +10,15 @@ from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
-from ..config import MAX_NEIGHBOURS
-from ..errors import ModelMismatchError
 from ..lazy import lazy_module
 from .db import get_setting, set_setting, write
+from .vectors import VECTOR_TABLE, has_vectors, to_blob, vectors_changed
 
 if TYPE_CHECKING:
     import numpy as np
 else:
     np = lazy_module("numpy")  # imported on first use: not every command needs it
 
-VECTOR_TABLE = "chunk_vectors"
-# Vector search keeps the vectors in memory (exact brute force with NumPy, ~5x faster than a vec0
-# KNN) once a process has searched the same vectors this many times: a one-shot `ragchat ask`
-# never pays for loading them, a chat session or an eval run does after its first search.
-MEMORY_AFTER_SEARCHES = 2
-MEMORY_MAX_BYTES = 512 * 2**20
 # FTS5 cannot use `rowid IN (...)` (it scores every match, then filters) but seeks rowid ranges:
 # a search among some chunks asks for at most this many ranges of their ids
 MAX_FTS_RANGES = 8
@@ -76,59 +67,6 @@ def now() -> str:
     return datetime.now(UTC).isoformat(timespec="seconds")
 
 
-def to_blob(vector: np.ndarray) -> bytes:
-    return np.asarray(vector, dtype=np.float32).tobytes()
-
-
-# --- the embedding model ---------------------------------------------------------------------
-
-
-def recorded_model(db: Database) -> tuple[str, int] | None:
-    name, dim = get_setting(db, "embedding_model"), get_setting(db, "embedding_dim")
-    return (name, int(dim)) if name and dim else None
-
-
-def check_model(db: Database, model: str, dim: int | None = None) -> None:
-    """Raise if the database's vectors come from another model than the configured one."""
-    recorded = recorded_model(db)
-    if recorded is None:
-        return
-    if recorded[0] != model or (dim is not None and recorded[1] != dim):
-        shown = f"{model}" + (f" (dim {dim})" if dim else "")
-        raise ModelMismatchError(
-            f"this database was embedded with {recorded[0]} (dim {recorded[1]}) but the configured "
-            f"model is {shown}; run `ragchat ingest --reembed PATH` to re-embed it with the new "
-            f"model, or set embedding_model back to {recorded[0]}"
-        )
-
-
-def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = False) -> None:
-    """Record the model and create the vec0 table; `reset` drops all vectors (re-embedding)."""
-    if not reset:
-        check_model(db, model, dim)
-    with write(db):
-        if reset:
-            db.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
-            _vectors_changed(db)
-        db.execute(
-            f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
-            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
-        )
-        set_setting(db, "embedding_model", model)
-        set_setting(db, "embedding_dim", str(dim))
-
-
-def has_vectors(db: Database) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VECTOR_TABLE])
-    return found.fetchone() is not None
-
-
-def _vectors_changed(db: Database) -> None:
-    """Every write to the vectors marks them with a fresh token (inside its transaction), so an
-    in-memory copy in any process knows it is stale."""
-    set_setting(db, "vectors_version", uuid.uuid4().hex)
-
-
 # --- documents ---------------------------------------------------------------------------------
 
 
@@ -158,7 +96,7 @@ def _delete_document_rows(db: Database, document_id: int) -> None:
         if has_vectors(db):
             db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", part)
     if ids and has_vectors(db):
-        _vectors_changed(db)
+        vectors_changed(db)
     db.execute("DELETE FROM chunks WHERE document_id = ?", [document_id])
 
 
@@ -252,6 +190,19 @@ def index_title(db: Database, document_id: int, title: str, path: str) -> None:
                [document_id, indexed_text(title or ""), name_words(path)])
 
 
+def titled_documents(db: Database) -> int | None:
+    """How many documents the title index holds (None: a database from before it)."""
+    if not db["documents_fts"].exists():
+        return None
+    return db.execute("SELECT count(*) FROM documents_fts").fetchone()[0]
+
+
+def title_holders(db: Database, match: str) -> set[int]:
+    """The ids of the documents whose title or file name matches an FTS5 MATCH expression."""
+    rows = db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?", [match])
+    return {row[0] for row in rows}
+
+
 def _next_ids(db: Database, table: str, count: int) -> int:
     """The first of `count` fresh ids for `table`, never reusing the id of a deleted row (lineage
     of old turns names chunks and documents by id; a reused id would point at other content)."""
@@ -283,7 +234,7 @@ def _insert_chunks(
         f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)",
         [(i, to_blob(vector)) for i, vector in zip(ids, vectors)],
     )
-    _vectors_changed(db)
+    vectors_changed(db)
 
 
 def all_chunk_texts(db: Database) -> Iterable[tuple[int, int, str, str, str]]:
@@ -294,35 +245,10 @@ def all_chunk_texts(db: Database) -> Iterable[tuple[int, int, str, str, str]]:
     )
 
 
-def put_vectors(db: Database, ids: Sequence[int], vectors: np.ndarray) -> None:
-    with write(db):
-        for chunk_id, vector in zip(ids, vectors):
-            db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id = ?", [chunk_id])
-            db.execute(
-                f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
-            )
-        _vectors_changed(db)
-
-
-def set_keywords(db: Database, keywords: dict[int, list[str]]) -> None:
-    with write(db):
-        for document_id, words in keywords.items():
-            db.execute(
-                "UPDATE documents SET keywords = ? WHERE id = ?", [json.dumps(words), document_id]
-            )
-
-
 def term_counts(db: Database) -> dict[int, dict[str, int]]:
     return {
         row[0]: json.loads(row[1] or "{}")
         for row in db.execute("SELECT id, term_counts FROM documents")
-    }
-
-
-def keywords_of(db: Database, document_ids: Iterable[int]) -> dict[int, list[str]]:
-    return {
-        doc_id: json.loads(row.get("keywords") or "[]")
-        for doc_id, row in documents_by_ids(db, document_ids).items()
     }
 
 
@@ -409,144 +335,6 @@ def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
 def fts_chunk_frequency(db: Database, match: str) -> int:
     """In how many chunks a (safe, single-term) MATCH expression occurs: a stemmed df for idf."""
     return db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [match]).fetchone()[0]
-
-
-@dataclass
-class _InMemory:
-    """All chunk vectors of one version of a database, for exact brute-force search."""
-
-    version: str
-    searches: int = 0
-    ids: np.ndarray | None = None  # sorted chunk ids
-    matrix: np.ndarray | None = None  # their vectors, one row each, as stored
-    inverse_norms: np.ndarray | None = None
-
-    def load(self, db: Database) -> None:
-        ids, blobs = [], []
-        for chunk_id, blob in db.execute(f"SELECT chunk_id, embedding FROM {VECTOR_TABLE}"):
-            ids.append(chunk_id)
-            blobs.append(blob)
-        if not ids:
-            return
-        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
-        del blobs
-        chunk_ids = np.asarray(ids, dtype=np.int64)
-        if np.any(chunk_ids[1:] <= chunk_ids[:-1]):  # vec0 scans in rowid order; just in case
-            order = np.argsort(chunk_ids, kind="stable")
-            chunk_ids, matrix = chunk_ids[order], matrix[order]
-        norms = np.linalg.norm(matrix, axis=1)
-        if np.all(norms > 0):  # a zero vector has no cosine distance: leave those to vec0
-            self.ids, self.matrix, self.inverse_norms = chunk_ids, matrix, (1.0 / norms).astype(np.float32)
-
-    def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-        assert self.matrix is not None and self.inverse_norms is not None and self.ids is not None
-        query = np.asarray(vector, dtype=np.float32)
-        # einsum, not `@`: as fast here on one thread, and it leaves BLAS's worker threads asleep
-        # (awake, they spin for a while after each product and starve onnxruntime on 2 cores)
-        dots = np.einsum("ij,j->i", self.matrix, query)
-        distances = 1.0 - dots * self.inverse_norms / np.float32(np.linalg.norm(query))
-        if limit < len(distances):
-            top = np.argpartition(distances, limit - 1)[:limit]
-        else:
-            top = np.arange(len(distances))
-        top = top[np.lexsort((self.ids[top], distances[top]))]
-        return [(int(self.ids[i]), float(distances[i])) for i in top]
-
-    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
-        assert self.matrix is not None and self.ids is not None
-        wanted = np.asarray(list(chunk_ids), dtype=np.int64)
-        rows = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
-        return {int(c): self.matrix[r].copy() for c, r in zip(wanted, rows) if self.ids[r] == c}
-
-
-_IN_MEMORY: weakref.WeakKeyDictionary[Database, _InMemory] = weakref.WeakKeyDictionary()
-
-
-def _in_memory(db: Database, searching: bool) -> _InMemory | None:
-    """The vectors in memory when they are loaded and current; loaded on the MEMORY_AFTER_SEARCHES-th
-    search of one version of them (never inside a write transaction: it might roll back)."""
-    version = get_setting(db, "vectors_version") or ""
-    held = _IN_MEMORY.get(db)
-    if held is None or held.version != version:
-        held = _IN_MEMORY[db] = _InMemory(version)
-    if searching:
-        held.searches += 1
-        if held.matrix is None and held.searches == MEMORY_AFTER_SEARCHES and not db.conn.in_transaction:
-            count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-            dim = int(get_setting(db, "embedding_dim") or 0)
-            if 0 < count * dim * 4 <= MEMORY_MAX_BYTES:
-                held.load(db)
-    return held if held.matrix is not None and not db.conn.in_transaction else None
-
-
-def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
-    """(chunk id, cosine distance) of the nearest chunks, nearest first (exact either way: a vec0
-    KNN, or brute force over the vectors in memory once a process searches them repeatedly)."""
-    if not has_vectors(db) or limit <= 0:
-        return []
-    limit = min(int(limit), MAX_NEIGHBOURS)  # sqlite-vec's own ceiling; settings stay within it anyway
-    held = _in_memory(db, searching=True)
-    if held is not None and np.linalg.norm(vector) > 0:
-        return held.nearest(vector, limit)
-    rows = db.execute(
-        f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
-        "ORDER BY distance",
-        [to_blob(vector), limit],
-    )
-    return [(row[0], row[1]) for row in rows]
-
-
-def vectors_of(db: Database, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
-    if not chunk_ids or not has_vectors(db):
-        return {}
-    held = _in_memory(db, searching=False)
-    if held is not None:
-        return held.vectors(chunk_ids)
-    marks = ",".join("?" * len(chunk_ids))
-    rows = db.execute(
-        f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", list(chunk_ids)
-    )
-    return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
-
-
-# --- keyword vocabulary ------------------------------------------------------------------------
-
-
-def all_keywords(db: Database) -> set[str]:
-    found: set[str] = set()
-    for (raw,) in db.execute("SELECT keywords FROM documents"):
-        found.update(json.loads(raw or "[]"))
-    return found
-
-
-def keywords_without_vectors(db: Database) -> list[str]:
-    have = {row[0] for row in db.execute("SELECT keyword FROM keyword_vectors")}
-    return sorted(all_keywords(db) - have)
-
-
-def clear_keyword_vectors(db: Database) -> None:
-    with write(db):
-        db.execute("DELETE FROM keyword_vectors")
-
-
-def put_keyword_vectors(db: Database, keywords: Sequence[str], vectors: np.ndarray) -> None:
-    with write(db):
-        for keyword, vector in zip(keywords, vectors):
-            db.execute(
-                "INSERT OR REPLACE INTO keyword_vectors(keyword, embedding) VALUES (?, ?)",
-                [keyword, to_blob(vector)],
-            )
-
-
-def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
-    """The current keywords of the corpus with their vectors, as a matrix (one row each)."""
-    current = all_keywords(db)
-    names, rows = [], []
-    for keyword, blob in db.execute("SELECT keyword, embedding FROM keyword_vectors ORDER BY keyword"):
-        if keyword in current:
-            names.append(keyword)
-            rows.append(np.frombuffer(blob, dtype=np.float32))
-    return names, (np.vstack(rows) if rows else np.zeros((0, 0), dtype=np.float32))
 
 
 def library_version(db: Database) -> tuple:

@@ -1,7 +1,7 @@
 """The schema, as sqlite-utils migrations. A change is a new migration; never edit one that ran.
 
 The vec0 table of chunk vectors is not here: its dimension is only known once an embedding model
-is chosen, so `library.ensure_vector_table` creates it (raw SQL: sqlite-utils cannot make vec0).
+is chosen, so `vectors.ensure_vector_table` creates it (raw SQL: sqlite-utils cannot make vec0).
 """
 
 from __future__ import annotations
@@ -140,7 +140,8 @@ def m008_i21_document_titles(db: Database) -> None:
         index_title(db, document_id, title, path)
 
 
-KNOWN = [migration.name for migration in MIGRATIONS._migrations]
+# every migration's name, in order: on an empty database all of them are pending (public API)
+KNOWN = [migration.name for migration in MIGRATIONS.pending(Database(memory=True))]
 SCHEMA_VERSION = len(KNOWN)
 
 

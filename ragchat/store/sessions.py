@@ -11,7 +11,8 @@ from sqlite_utils import Database
 from ..errors import SessionError
 from ..lazy import lazy_module
 from .db import write
-from .library import now, to_blob
+from .library import now
+from .vectors import to_blob
 
 if TYPE_CHECKING:
     import numpy as np

@@ -15,8 +15,8 @@ from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
 from typing import Any
 
-from .llm import OllamaBackend
-from .ollama_server import Content, Failure, FakeOllama, Reply
+from ..llm import OllamaBackend
+from ..ollama_server import Content, Failure, FakeOllama, Reply
 
 REPLAYED = ("recorded", "echo", "drift", "flip")
 REPLY_FIELDS = {"semantic_query": str, "is_follow_up": bool, "is_meta": bool, "topic_shift": bool}

@@ -1,0 +1,222 @@
+"""The chunk vectors: the vec0 table, the model that made them, and vector search with its
+in-memory copy, held by one explicit `VectorIndex` per connection (the app's database owns it)."""
+
+from __future__ import annotations
+
+import uuid
+import weakref
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from sqlite_utils import Database
+
+from ..config import MAX_NEIGHBOURS
+from ..errors import ModelMismatchError
+from ..lazy import lazy_module
+from .db import get_setting, set_setting, write
+
+if TYPE_CHECKING:
+    import numpy as np
+else:
+    np = lazy_module("numpy")  # imported on first use: not every command needs it
+
+VECTOR_TABLE = "chunk_vectors"
+# Vector search keeps the vectors in memory (exact brute force with NumPy, ~5x faster than a vec0
+# KNN) once a process has searched the same vectors this many times: a one-shot `ragchat ask`
+# never pays for loading them, a chat session or an eval run does after its first search.
+MEMORY_AFTER_SEARCHES = 2
+MEMORY_MAX_BYTES = 512 * 2**20
+
+
+def to_blob(vector: np.ndarray) -> bytes:
+    return np.asarray(vector, dtype=np.float32).tobytes()
+
+
+# --- the embedding model ---------------------------------------------------------------------
+
+
+def recorded_model(db: Database) -> tuple[str, int] | None:
+    name, dim = get_setting(db, "embedding_model"), get_setting(db, "embedding_dim")
+    return (name, int(dim)) if name and dim else None
+
+
+def check_model(db: Database, model: str, dim: int | None = None) -> None:
+    """Raise if the database's vectors come from another model than the configured one."""
+    recorded = recorded_model(db)
+    if recorded is None:
+        return
+    if recorded[0] != model or (dim is not None and recorded[1] != dim):
+        shown = f"{model}" + (f" (dim {dim})" if dim else "")
+        raise ModelMismatchError(
+            f"this database was embedded with {recorded[0]} (dim {recorded[1]}) but the configured "
+            f"model is {shown}; run `ragchat ingest --reembed PATH` to re-embed it with the new "
+            f"model, or set embedding_model back to {recorded[0]}"
+        )
+
+
+def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = False) -> None:
+    """Record the model and create the vec0 table; `reset` drops all vectors (re-embedding)."""
+    if not reset:
+        check_model(db, model, dim)
+    with write(db):
+        if reset:
+            db.execute(f"DROP TABLE IF EXISTS {VECTOR_TABLE}")
+            vectors_changed(db)
+        db.execute(
+            f"CREATE VIRTUAL TABLE IF NOT EXISTS {VECTOR_TABLE} USING vec0("
+            f"chunk_id INTEGER PRIMARY KEY, embedding float[{int(dim)}] distance_metric=cosine)"
+        )
+        set_setting(db, "embedding_model", model)
+        set_setting(db, "embedding_dim", str(dim))
+
+
+def has_vectors(db: Database) -> bool:
+    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VECTOR_TABLE])
+    return found.fetchone() is not None
+
+
+def vectors_changed(db: Database) -> None:
+    """Every write to the vectors marks them with a fresh token (inside its transaction), so an
+    in-memory copy in any process knows it is stale."""
+    set_setting(db, "vectors_version", uuid.uuid4().hex)
+
+
+def put_vectors(db: Database, ids: Sequence[int], vectors: np.ndarray) -> None:
+    with write(db):
+        for chunk_id, vector in zip(ids, vectors):
+            db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id = ?", [chunk_id])
+            db.execute(
+                f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
+            )
+        vectors_changed(db)
+
+
+# --- search -------------------------------------------------------------------------------------
+
+
+@dataclass
+class _InMemory:
+    """All chunk vectors of one version of a database, for exact brute-force search."""
+
+    version: str
+    searches: int = 0
+    ids: np.ndarray | None = None  # sorted chunk ids
+    matrix: np.ndarray | None = None  # their vectors, one row each, as stored
+    inverse_norms: np.ndarray | None = None
+
+    def load(self, db: Database) -> None:
+        ids, blobs = [], []
+        for chunk_id, blob in db.execute(f"SELECT chunk_id, embedding FROM {VECTOR_TABLE}"):
+            ids.append(chunk_id)
+            blobs.append(blob)
+        if not ids:
+            return
+        matrix = np.frombuffer(b"".join(blobs), dtype=np.float32).reshape(len(ids), -1)
+        del blobs
+        chunk_ids = np.asarray(ids, dtype=np.int64)
+        if np.any(chunk_ids[1:] <= chunk_ids[:-1]):  # vec0 scans in rowid order; just in case
+            order = np.argsort(chunk_ids, kind="stable")
+            chunk_ids, matrix = chunk_ids[order], matrix[order]
+        norms = np.linalg.norm(matrix, axis=1)
+        if np.all(norms > 0):  # a zero vector has no cosine distance: leave those to vec0
+            self.ids, self.matrix, self.inverse_norms = chunk_ids, matrix, (1.0 / norms).astype(np.float32)
+
+    def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        assert self.matrix is not None and self.inverse_norms is not None and self.ids is not None
+        query = np.asarray(vector, dtype=np.float32)
+        # einsum, not `@`: as fast here on one thread, and it leaves BLAS's worker threads asleep
+        # (awake, they spin for a while after each product and starve onnxruntime on 2 cores)
+        dots = np.einsum("ij,j->i", self.matrix, query)
+        distances = 1.0 - dots * self.inverse_norms / np.float32(np.linalg.norm(query))
+        if limit < len(distances):
+            top = np.argpartition(distances, limit - 1)[:limit]
+        else:
+            top = np.arange(len(distances))
+        top = top[np.lexsort((self.ids[top], distances[top]))]
+        return [(int(self.ids[i]), float(distances[i])) for i in top]
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        assert self.matrix is not None and self.ids is not None
+        wanted = np.asarray(list(chunk_ids), dtype=np.int64)
+        rows = np.minimum(np.searchsorted(self.ids, wanted), len(self.ids) - 1)
+        return {int(c): self.matrix[r].copy() for c, r in zip(wanted, rows) if self.ids[r] == c}
+
+
+class VectorIndex:
+    """Vector search over one database's chunk vectors: a vec0 KNN, or exact brute force over an
+    in-memory copy once this process has searched the same vectors MEMORY_AFTER_SEARCHES times
+    (a one-shot `ragchat ask` never pays for loading them, a chat session or an eval run does
+    after its first search). The copy is dropped when the vectors change (`vectors_version`)."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self._memory: _InMemory | None = None
+
+    def in_memory(self, searching: bool = False) -> _InMemory | None:
+        """The vectors in memory when they are loaded and current; loaded on the
+        MEMORY_AFTER_SEARCHES-th search of one version of them (never inside a write transaction:
+        it might roll back)."""
+        db = self.db
+        version = get_setting(db, "vectors_version") or ""
+        held = self._memory
+        if held is None or held.version != version:
+            held = self._memory = _InMemory(version)
+        if searching:
+            held.searches += 1
+            if held.matrix is None and held.searches == MEMORY_AFTER_SEARCHES and not db.conn.in_transaction:
+                count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+                dim = int(get_setting(db, "embedding_dim") or 0)
+                if 0 < count * dim * 4 <= MEMORY_MAX_BYTES:
+                    held.load(db)
+        return held if held.matrix is not None and not db.conn.in_transaction else None
+
+    def search(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+        """(chunk id, cosine distance) of the nearest chunks, nearest first (exact either way)."""
+        db = self.db
+        if not has_vectors(db) or limit <= 0:
+            return []
+        limit = min(int(limit), MAX_NEIGHBOURS)  # sqlite-vec's own ceiling; settings stay within it anyway
+        held = self.in_memory(searching=True)
+        if held is not None and np.linalg.norm(vector) > 0:
+            return held.nearest(vector, limit)
+        rows = db.execute(
+            f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
+            "ORDER BY distance",
+            [to_blob(vector), limit],
+        )
+        return [(row[0], row[1]) for row in rows]
+
+    def vectors(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The stored vectors of `chunk_ids` (those that have one)."""
+        db = self.db
+        if not chunk_ids or not has_vectors(db):
+            return {}
+        held = self.in_memory(searching=False)
+        if held is not None:
+            return held.vectors(chunk_ids)
+        marks = ",".join("?" * len(chunk_ids))
+        rows = db.execute(
+            f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", list(chunk_ids)
+        )
+        return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
+
+
+_INDEXES: weakref.WeakKeyDictionary[Database, VectorIndex] = weakref.WeakKeyDictionary()
+
+
+def index_of(db: Database) -> VectorIndex:
+    """The connection's vector index (one per connection, so its in-memory copy lives as long
+    as the connection; `App.vectors` is the app's)."""
+    index = _INDEXES.get(db)
+    if index is None:
+        index = _INDEXES[db] = VectorIndex(db)
+    return index
+
+
+def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
+    return index_of(db).search(vector, limit)
+
+
+def vectors_of(db: Database, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+    return index_of(db).vectors(chunk_ids)
