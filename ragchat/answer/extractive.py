@@ -16,9 +16,10 @@ from enum import Enum
 from typing import TypeVar
 
 from ..text import content_words, stem, words
+from .blocks import LIST_ITEM
 from .params import ANSWER_PARAMS, AnswerParams
 from .prompt import CITATION, Source
-from .units import LIST_ITEM, Unit, is_boilerplate, units
+from .units import Unit, is_boilerplate, units
 
 NOT_COVERED = "The documents may not cover this question."
 NOTHING_NEW = "The sources say nothing beyond the last answer."

@@ -7,16 +7,9 @@ import re
 from dataclasses import dataclass, replace
 
 from ..text import split_sentences
+from .blocks import END_PUNCTUATION, blocks
 from .params import ANSWER_PARAMS, AnswerParams
 
-FENCE = re.compile(r"^\s*(```+|~~~+)\s*([\w+#.-]*)")
-LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
-HEADING = re.compile(r"^#{1,6}\s")
-END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
-TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
-CODE_LINE = re.compile(
-    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ |>>> |"
-    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)")
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
 _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
 
@@ -88,7 +81,24 @@ def is_boilerplate(sentence: str, params: AnswerParams = ANSWER_PARAMS) -> bool:
     return len(tokens) >= params.boilerplate_words and capitalised / len(tokens) > params.boilerplate_capitals
 
 
-# --- the chunk's blocks ---------------------------------------------------------------------------
+# --- the chunk's blocks as pieces ---------------------------------------------------------------
+
+
+def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
+    """The chunk as (kind, text) pieces in order: prose paragraphs, titles, and code, list and
+    table blocks (cut to `max_block_lines`); headings are left out."""
+    pieces: list[tuple[str, str]] = []
+    for block in blocks(text, params.title_words):
+        lines = list(block.lines)
+        if block.kind == "prose":
+            pieces.append(("prose", " ".join(line.strip() for line in lines)))
+        elif block.kind == "title":
+            pieces.append(("title", lines[0].strip()))
+        elif block.kind == "loose_code":
+            pieces.append(("code", "\n".join(_cut(["```", *(line.rstrip() for line in lines), "```"], True, params))))
+        elif block.kind != "heading":
+            pieces.append((block.kind, "\n".join(_cut(lines, block.kind == "code", params))))
+    return pieces
 
 
 def _cut(lines: list[str], code: bool, params: AnswerParams) -> list[str]:
@@ -98,81 +108,3 @@ def _cut(lines: list[str], code: bool, params: AnswerParams) -> list[str]:
     if code:  # keep the closing fence so the block stays a block
         return [*lines[: most - 2], lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …", lines[-1]]
     return [*lines[:most], "…"]
-
-
-def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
-    """The chunk as (kind, text) pieces in order: prose paragraphs and code/list/table blocks."""
-    pieces: list[tuple[str, str]] = []
-    lines = text.splitlines()
-    prose: list[str] = []
-
-    def flush() -> None:
-        if prose:
-            pieces.append(("prose", " ".join(prose)))
-            prose.clear()
-
-    i = 0
-    while i < len(lines):
-        line = lines[i]
-        fence = FENCE.match(line)
-        if fence:
-            flush()
-            j = i + 1
-            while j < len(lines) and not lines[j].strip().startswith(fence.group(1)):
-                j += 1
-            block = lines[i : j + 1] if j < len(lines) else [*lines[i:], fence.group(1)]
-            pieces.append(("code", "\n".join(_cut(block, True, params))))
-            i = j + 1
-            continue
-        if _looks_like_code(line):
-            flush()
-            j = i + 1
-            while j < len(lines) and (_looks_like_code(lines[j]) or lines[j].startswith(("    ", "\t"))
-                                      or (not lines[j].strip() and j + 1 < len(lines) and _looks_like_code(lines[j + 1]))):
-                j += 1
-            code_lines = [line.rstrip() for line in lines[i:j]]
-            pieces.append(("code", "\n".join(_cut(["```", *code_lines, "```"], True, params))))
-            i = j
-            continue
-        if LIST_ITEM.match(line):
-            flush()
-            j = i + 1
-            while j < len(lines) and lines[j].strip() and (LIST_ITEM.match(lines[j]) or lines[j].startswith("  ")):
-                j += 1
-            pieces.append(("list", "\n".join(_cut(lines[i:j], False, params))))
-            i = j
-            continue
-        if TABLE_ROW.search(line) and i + 1 < len(lines) and TABLE_ROW.search(lines[i + 1]) \
-                and line.count("|") == lines[i + 1].count("|"):
-            flush()
-            j = i + 1
-            while j < len(lines) and TABLE_ROW.search(lines[j]):
-                j += 1
-            pieces.append(("table", "\n".join(_cut(lines[i:j], False, params))))
-            i = j
-            continue
-        if not line.strip() or HEADING.match(line):
-            flush()
-        elif _is_title(line.strip(), lines[i + 1].strip() if i + 1 < len(lines) else "", params):
-            flush()
-            pieces.append(("title", line.strip()))
-        else:
-            prose.append(line.strip())
-        i += 1
-    flush()
-    return pieces
-
-
-def _looks_like_code(line: str) -> bool:
-    """A line of code in text that lost its fences (today's plain-text chunks): an assignment,
-    a call, an import or a definition, not a sentence."""
-    stripped = line.strip()
-    return bool(stripped) and not re.search(r"[.!?]$", stripped) and bool(CODE_LINE.match(line)) \
-        and not LIST_ITEM.match(line)
-
-
-def _is_title(line: str, following: str, params: AnswerParams) -> bool:
-    """A short line without end punctuation before a capitalised line (or none): a heading or a
-    navigation label, not part of a sentence."""
-    return (not END_PUNCTUATION.search(line) and len(line.split()) <= params.title_words
-            and (not following or not following[0].islower()))
