@@ -3,8 +3,12 @@ repeat; lead-ins bring their blocks."""
 
 from __future__ import annotations
 
-from ragchat.answer import Mode, Request, Source, extractive, units
-from ragchat.answer.extractive import Answer
+from dataclasses import replace
+
+import pytest
+
+from ragchat.answer import ANSWER_PARAMS, Mode, Request, Source, answer_pool, extractive, mode_of, units
+from ragchat.answer.extractive import SELECTORS, Answer
 from ragchat.store.library import StoredChunk
 from ragchat.text import split_sentences
 
@@ -129,3 +133,36 @@ def test_a_public_domain_notice_is_never_the_answer() -> None:
     assert answer.text == "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan. [2]"
 
 
+
+
+# --- modes -------------------------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize(("question", "meta", "mode"), [
+    ("What does a first-flush diverter do?", False, Mode.QUESTION),
+    ("tell me more", True, Mode.MORE),
+    ("give me an example", True, Mode.EXAMPLE),
+    ("show me an example of a timeout", False, Mode.EXAMPLE),
+    ("summarize it", True, Mode.SUMMARY),
+    ("summarize it with an example", True, Mode.SUMMARY),
+    ("give me an overview of heat pumps", False, Mode.QUESTION),  # a summary is of the last answer
+])
+def test_the_mode_comes_from_the_request(question: str, meta: bool, mode: Mode) -> None:
+    assert mode_of(question, meta) is mode
+
+
+def test_tell_me_more_ranks_like_a_question() -> None:
+    """What makes it "more" is the caller's: a wider pool, one more unit, the session excluded."""
+    assert SELECTORS[Mode.MORE] is SELECTORS[Mode.QUESTION]
+    first = pick("tank water", [source(1, TANK)], count=1)
+    assert pick("tank water", [source(1, TANK)], Mode.MORE, count=1, exclude=first.text).text not in ("", first.text)
+
+
+def test_the_pool_and_the_cuts_come_from_the_params() -> None:
+    ranked = list(range(20))
+    assert len(answer_pool(ranked, meta=False)) == 4 and len(answer_pool(ranked, meta=True)) == 8
+    assert len(answer_pool(ranked, meta=True, params=replace(ANSWER_PARAMS, pool=3))) == 6
+    strict = replace(ANSWER_PARAMS, min_sentence_chars=200)
+    request = Request("tank water", [source(1, TANK)])
+    assert extractive(Mode.QUESTION, request, flat_idf).text.startswith("Rain barrels")
+    assert extractive(Mode.QUESTION, request, flat_idf, strict).text == "The sources hold no readable sentences."
