@@ -18,7 +18,10 @@ def kinds(text: str) -> list[tuple[str, tuple[str, ...]]]:
 
 def test_a_chunk_ending_inside_a_code_block_gets_its_closing_fence() -> None:
     text = "Create the client like this:\n\n```python\nclient = httpx.Client()\nclient.get(url)"
-    assert kinds(text)[-1] == ("code", ("```python", "client = httpx.Client()", "client.get(url)", "```"))
+    assert kinds(text)[-1] == (
+        "code",
+        ("```python", "client = httpx.Client()", "client.get(url)", "```"),
+    )
     (unit,) = units(text)
     assert unit.sentence == "Create the client like this:" and unit.has_code
     assert unit.block == "```python\nclient = httpx.Client()\nclient.get(url)\n```"
@@ -26,45 +29,61 @@ def test_a_chunk_ending_inside_a_code_block_gets_its_closing_fence() -> None:
 
 def test_a_fence_holds_blank_lines_and_a_longer_fence_inside_it_is_code() -> None:
     text = "Usage follows.\n\n````markdown\n```python\nx = 1\n\n```\n````\n\nAfter the block."
-    assert kinds(text) == [("prose", ("Usage follows.",)),
-                           ("code", ("````markdown", "```python", "x = 1", "", "```", "````")),
-                           ("prose", ("After the block.",))]
+    assert kinds(text) == [
+        ("prose", ("Usage follows.",)),
+        ("code", ("````markdown", "```python", "x = 1", "", "```", "````")),
+        ("prose", ("After the block.",)),
+    ]
 
 
 def test_a_hard_wrapped_paragraph_is_one_block_and_its_sentences_are_whole() -> None:
-    text = ("For flowing long blocks of text with fewer structural restrictions (docstrings\n"
-            "or comments), the line length should be limited to 72 characters. Limit all lines\n"
-            "to a maximum of 79 characters.")
+    text = (
+        "For flowing long blocks of text with fewer structural restrictions (docstrings\n"
+        "or comments), the line length should be limited to 72 characters. Limit all lines\n"
+        "to a maximum of 79 characters."
+    )
     assert [kind for kind, _ in kinds(text)] == ["prose"]
     assert [u.sentence for u in units(text)] == [
         "For flowing long blocks of text with fewer structural restrictions (docstrings or comments), "
         "the line length should be limited to 72 characters.",
-        "Limit all lines to a maximum of 79 characters."]
+        "Limit all lines to a maximum of 79 characters.",
+    ]
 
 
 def test_ingest_lists_nest_by_two_spaces_whatever_the_marker() -> None:
     """CommonMark would end "1." at the two-space "- " line (it nests by the marker's width)."""
-    text = ("The factory does three things:\n"
-            "1. app = Flask(__name__) creates the instance.\n"
-            "  - __name__ is the name of the current module.\n"
-            "2. app.config.from_mapping() sets the defaults.")
-    assert kinds(text) == [("prose", ("The factory does three things:",)),
-                           ("list", tuple(text.splitlines()[1:]))]
+    text = (
+        "The factory does three things:\n"
+        "1. app = Flask(__name__) creates the instance.\n"
+        "  - __name__ is the name of the current module.\n"
+        "2. app.config.from_mapping() sets the defaults."
+    )
+    assert kinds(text) == [
+        ("prose", ("The factory does three things:",)),
+        ("list", tuple(text.splitlines()[1:])),
+    ]
     (unit,) = units(text)
-    assert unit.kind == "list" and unit.block.splitlines()[1] == "  - __name__ is the name of the current module."
+    assert (
+        unit.kind == "list"
+        and unit.block.splitlines()[1] == "  - __name__ is the name of the current module."
+    )
 
 
 def test_a_chunk_beginning_inside_a_numbered_list_keeps_the_list() -> None:
-    text = ("If there is no match, the error is stored to be handled later.\n"
-            "6. The request_started signal is sent.\n7. Any url_value_preprocessor() functions are called.")
+    text = (
+        "If there is no match, the error is stored to be handled later.\n"
+        "6. The request_started signal is sent.\n7. Any url_value_preprocessor() functions are called."
+    )
     assert [kind for kind, _ in kinds(text)] == ["prose", "list"]
 
 
 def test_a_list_nobody_introduces_gives_its_items() -> None:
     text = "Steps\n\n- Download the installer for your system\n- Run it and follow the prompts"
     assert [(u.kind, u.sentence) for u in units(text)] == [
-        ("title", "Steps"), ("item", "- Download the installer for your system"),
-        ("item", "- Run it and follow the prompts")]
+        ("title", "Steps"),
+        ("item", "- Download the installer for your system"),
+        ("item", "- Run it and follow the prompts"),
+    ]
 
 
 def test_ingest_tables_are_cell_lines_without_a_delimiter_row() -> None:
@@ -77,7 +96,9 @@ def test_headings_are_left_out_and_short_capitalised_lines_are_titles() -> None:
     text = "## Installing\nWater tanks\nA tank stores rainwater for the dry months."
     assert [kind for kind, _ in kinds(text)] == ["heading", "title", "prose"]
     assert [(u.kind, u.sentence) for u in units(text)] == [
-        ("title", "Water tanks"), ("sentence", "A tank stores rainwater for the dry months.")]
+        ("title", "Water tanks"),
+        ("sentence", "A tank stores rainwater for the dry months."),
+    ]
 
 
 def test_code_that_lost_its_fences_is_fenced_again() -> None:
@@ -103,4 +124,6 @@ def test_long_blocks_are_cut_to_the_params_and_code_stays_fenced(most: int) -> N
     text = f"Set every value like this:\n```python\n{code}\n```"
     (unit,) = units(text, replace(ANSWER_PARAMS, max_block_lines=most))
     lines = unit.block.splitlines()
-    assert len(lines) == most and lines[0] == "```python" and lines[-1] == "```" and lines[-2] == "# …"
+    assert (
+        len(lines) == most and lines[0] == "```python" and lines[-1] == "```" and lines[-2] == "# …"
+    )

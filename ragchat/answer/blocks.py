@@ -27,9 +27,17 @@ END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
 CODE_LINE = re.compile(
     r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ |>>> |"
-    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)")
-_KINDS = {"fence": "code", "loose_code": "loose_code", "item_lines": "list", "pipe_table": "table",
-          "heading_open": "heading", "title": "title", "paragraph_open": "prose"}  # token -> block kind
+    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)"
+)
+_KINDS = {
+    "fence": "code",
+    "loose_code": "loose_code",
+    "item_lines": "list",
+    "pipe_table": "table",
+    "heading_open": "heading",
+    "title": "title",
+    "paragraph_open": "prose",
+}  # token -> block kind
 BlockRule = Callable[[StateBlock, int, int, bool], bool]
 
 
@@ -61,8 +69,9 @@ def _blocks(kind: str, lines: list[str], fence: str) -> list[Block]:
 
 @lru_cache(maxsize=4)
 def _parser(title_words: int) -> MarkdownIt:
-    parser = MarkdownIt("commonmark").disable(["code", "blockquote", "hr", "html_block", "reference", "lheading",
-                                               "inline"])  # blocks only: their lines are taken as they are
+    parser = MarkdownIt("commonmark").disable(
+        ["code", "blockquote", "hr", "html_block", "reference", "lheading", "inline"]
+    )  # blocks only: their lines are taken as they are
     paragraph: RuleOptionsType = {"alt": ["paragraph"]}  # each may end a paragraph
     parser.block.ruler.at("paragraph", _paragraph)
     parser.block.ruler.at("list", _item_lines, paragraph)
@@ -76,7 +85,10 @@ def _paragraph(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """Lines up to a blank one or the start of another block. Unlike CommonMark's paragraph, an
     indented line may start one too (a tab-indented "to" between two times is still a title)."""
     terminators = state.md.block.ruler.getRules("paragraph")
-    outer, state.parentType = state.parentType, "paragraph"  # so a list starting at "2." does not end it
+    outer, state.parentType = (
+        state.parentType,
+        "paragraph",
+    )  # so a list starting at "2." does not end it
     line = start + 1
     while line < state.lineMax and not state.isEmpty(line):
         if any(rule(state, line, state.lineMax, True) for rule in terminators):
@@ -90,7 +102,7 @@ def _paragraph(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 
 
 def _line(state: StateBlock, line: int) -> str:
-    return state.src[state.bMarks[line]:state.eMarks[line]] if line < state.lineMax else ""
+    return state.src[state.bMarks[line] : state.eMarks[line]] if line < state.lineMax else ""
 
 
 def _push(state: StateBlock, kind: str, start: int, end: int) -> bool:
@@ -103,8 +115,12 @@ def looks_like_code(line: str) -> bool:
     """A line of code in text that lost its fences (plain-text chunks): an assignment, a call,
     an import or a definition, not a sentence."""
     stripped = line.strip()
-    return bool(stripped) and not re.search(r"[.!?]$", stripped) and bool(CODE_LINE.match(line)) \
+    return (
+        bool(stripped)
+        and not re.search(r"[.!?]$", stripped)
+        and bool(CODE_LINE.match(line))
         and not LIST_ITEM.match(line)
+    )
 
 
 def _loose_code(state: StateBlock, start: int, end: int, silent: bool) -> bool:
@@ -114,8 +130,11 @@ def _loose_code(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     if silent:
         return True
     line = start + 1
-    while line < end and (looks_like_code(_line(state, line)) or _line(state, line).startswith(("    ", "\t"))
-                          or (not _line(state, line).strip() and looks_like_code(_line(state, line + 1)))):
+    while line < end and (
+        looks_like_code(_line(state, line))
+        or _line(state, line).startswith(("    ", "\t"))
+        or (not _line(state, line).strip() and looks_like_code(_line(state, line + 1)))
+    ):
         line += 1
     return _push(state, "loose_code", start, line)
 
@@ -129,8 +148,11 @@ def _item_lines(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     if silent:
         return True
     line = start + 1
-    while line < end and _line(state, line).strip() and (LIST_ITEM.match(_line(state, line))
-                                                          or _line(state, line).startswith("  ")):
+    while (
+        line < end
+        and _line(state, line).strip()
+        and (LIST_ITEM.match(_line(state, line)) or _line(state, line).startswith("  "))
+    ):
         line += 1
     return _push(state, "item_lines", start, line)
 
@@ -138,7 +160,11 @@ def _item_lines(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def _pipe_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     """Ingest's tables: two or more "cell | cell" lines, the first two with as many cells."""
     first, second = _line(state, start), _line(state, start + 1)
-    if not (TABLE_ROW.search(first) and TABLE_ROW.search(second) and first.count("|") == second.count("|")):
+    if not (
+        TABLE_ROW.search(first)
+        and TABLE_ROW.search(second)
+        and first.count("|") == second.count("|")
+    ):
         return False
     if silent:
         return True
@@ -151,8 +177,11 @@ def _pipe_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 def is_title(line: str, following: str, title_words: int = ANSWER_PARAMS.title_words) -> bool:
     """A short line without end punctuation before a capitalised line (or none): a heading or a
     navigation label, not part of a sentence."""
-    return (not END_PUNCTUATION.search(line) and len(line.split()) <= title_words
-            and (not following or not following[0].islower()))
+    return (
+        not END_PUNCTUATION.search(line)
+        and len(line.split()) <= title_words
+        and (not following or not following[0].islower())
+    )
 
 
 def _titled(title_words: int) -> BlockRule:
@@ -161,4 +190,5 @@ def _titled(title_words: int) -> BlockRule:
         if not line or not is_title(line, _line(state, start + 1).strip(), title_words):
             return False
         return True if silent else _push(state, "title", start, start + 1)
+
     return title

@@ -26,7 +26,9 @@ NOTHING_NEW = "The sources say nothing beyond the last answer."
 NO_SENTENCES = "The sources hold no readable sentences."
 EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
 SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
-EXAMPLE_REQUEST = re.compile(r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE)
+EXAMPLE_REQUEST = re.compile(
+    r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
+)
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
 T = TypeVar("T")
 Idf = Callable[[str], float]
@@ -66,17 +68,21 @@ class Answer:
     used: frozenset[int]  # source numbers the answer stands on
 
 
-def extractive(mode: Mode, request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+def extractive(
+    mode: Mode, request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
+) -> Answer:
     return SELECTORS[mode](request, idf, params)
 
 
-def answer_pool(sources: Sequence[T], meta: bool, params: AnswerParams = ANSWER_PARAMS) -> Sequence[T]:
+def answer_pool(
+    sources: Sequence[T], meta: bool, params: AnswerParams = ANSWER_PARAMS
+) -> Sequence[T]:
     """The sources (ranked) an extractive answer draws from: the first `pool`, more for a
     meta-request (its first ones are the last answer's)."""
     return sources[: params.pool * (params.meta_pool_factor if meta else 1)]
 
 
-# --- the selectors ------------------------------------------------------------------------------
+# --- the selectors -----------------------------------------------------------------
 
 
 def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
@@ -91,10 +97,16 @@ def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
     # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
     # must not push out the list of formalities)
     relevant = [ranking.shares_query_words(i) for i in range(len(candidates))]
-    if request.exclude and not any(relevant) and _said_before_was_relevant(request, ranking, params):
+    if (
+        request.exclude
+        and not any(relevant)
+        and _said_before_was_relevant(request, ranking, params)
+    ):
         return Answer(NOTHING_NEW, frozenset())
     chosen = ranking.first_source_best(scores)
-    return ranking.answer(ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin))
+    return ranking.answer(
+        ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin)
+    )
 
 
 def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
@@ -110,7 +122,9 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
     if code is not None and code not in chosen:
         chosen.append(code)
     everything = [True] * len(candidates)
-    return ranking.answer(ranking.filled(scores, chosen, everything, max(scores) - params.score_margin))
+    return ranking.answer(
+        ranking.filled(scores, chosen, everything, max(scores) - params.score_margin)
+    )
 
 
 def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
@@ -134,7 +148,10 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARA
 
 Selector = Callable[[Request, Idf, AnswerParams], Answer]
 SELECTORS: dict[Mode, Selector] = {
-    Mode.QUESTION: by_question, Mode.MORE: by_question, Mode.EXAMPLE: by_example, Mode.SUMMARY: by_centrality,
+    Mode.QUESTION: by_question,
+    Mode.MORE: by_question,
+    Mode.EXAMPLE: by_example,
+    Mode.SUMMARY: by_centrality,
 }
 
 
@@ -146,10 +163,12 @@ def _nothing_usable(request: Request, params: AnswerParams) -> Answer:
 
 def _said_before_was_relevant(request: Request, ranking: _Ranking, params: AnswerParams) -> bool:
     """Some unit an earlier answer showed shares a word with the query."""
-    return any(ranking.weights.keys() & _unit_stems(u) for _, u in _candidates(request.sources, "", params))
+    return any(
+        ranking.weights.keys() & _unit_stems(u) for _, u in _candidates(request.sources, "", params)
+    )
 
 
-# --- ranking ----------------------------------------------------------------------------------------
+# --- ranking -----------------------------------------------------------------
 
 
 @dataclass(frozen=True)
@@ -165,24 +184,40 @@ class _Ranking:
     params: AnswerParams
 
     @classmethod
-    def of(cls, request: Request, candidates: list[tuple[int, Unit]], idf: Idf, params: AnswerParams) -> _Ranking:
+    def of(
+        cls, request: Request, candidates: list[tuple[int, Unit]], idf: Idf, params: AnswerParams
+    ) -> _Ranking:
         weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
         order = {s.number: i for i, s in enumerate(request.sources)}
-        return cls(request, candidates, [_unit_stems(unit) for _, unit in candidates], weights, order, idf, params)
+        return cls(
+            request,
+            candidates,
+            [_unit_stems(unit) for _, unit in candidates],
+            weights,
+            order,
+            idf,
+            params,
+        )
 
     def relevance(self, i: int) -> float:
         """The query's words in the unit, over its length, plus its chunk's similarity and rank."""
         p = self.params
         number, unit = self.candidates[i]
         lexical = sum(weight for s, weight in self.weights.items() if s in self.stems[i])
-        prior = p.similarity_weight * self.request.priors.get(number, 0.0) + p.rank_weight / (1 + self.order[number])
-        return (lexical / max(len(self.stems[i]), p.min_unit_stems) ** p.length_damping + prior
-                - p.position_penalty * unit.position)
+        prior = p.similarity_weight * self.request.priors.get(number, 0.0) + p.rank_weight / (
+            1 + self.order[number]
+        )
+        return (
+            lexical / max(len(self.stems[i]), p.min_unit_stems) ** p.length_damping
+            + prior
+            - p.position_penalty * unit.position
+        )
 
     def example_bonus(self, i: int) -> float:
         unit = self.candidates[i][1]
-        return ((self.params.code_bonus if unit.has_code else 0.0)
-                + (self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0))
+        return (self.params.code_bonus if unit.has_code else 0.0) + (
+            self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
+        )
 
     def centrality(self, i: int) -> float:
         """The idf of the stems the unit shares with each other one, plus a little relevance;
@@ -190,8 +225,11 @@ class _Ranking:
         mine = self.stems[i]
         if not mine:
             return 0.0
-        shared = sum(sum(self.idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
-                     for j, other in enumerate(self.stems) if j != i)
+        shared = sum(
+            sum(self.idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
+            for j, other in enumerate(self.stems)
+            if j != i
+        )
         return shared + self.params.summary_relevance * self.relevance(i)
 
     def shares_query_words(self, i: int) -> bool:
@@ -206,7 +244,9 @@ class _Ranking:
         best = next((i for i in self.by_score(scores) if self.candidates[i][0] == first), None)
         return [] if best is None else [best]
 
-    def filled(self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float) -> list[int]:
+    def filled(
+        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+    ) -> list[int]:
         """`chosen`, then the best-scoring units up to the count: relevant ones first, none below
         `floor`, none a near-repeat of one in; then each lead-in's block."""
         chosen = list(chosen)
@@ -214,17 +254,25 @@ class _Ranking:
             for i in self.by_score(scores):
                 if len(chosen) >= self.request.count or scores[i] < floor:
                     break
-                if (i not in chosen and (relevant[i] or not chosen or not only_relevant)
-                        and not any(self._similar(i, j) for j in chosen)):
+                if (
+                    i not in chosen
+                    and (relevant[i] or not chosen or not only_relevant)
+                    and not any(self._similar(i, j) for j in chosen)
+                ):
                     chosen.append(i)
-        for i in list(chosen):  # "... lists the formalities. In summary, a will is valid only if:" + the list
+        for i in list(
+            chosen
+        ):  # "... lists the formalities. In summary, a will is valid only if:" + the list
             following = self._leads_into_block(i)
             if following is not None and following not in chosen:
                 chosen.append(following)
         return chosen
 
     def answer(self, chosen: list[int]) -> Answer:
-        chosen = sorted(chosen, key=lambda i: (self.order[self.candidates[i][0]], self.candidates[i][1].position))
+        chosen = sorted(
+            chosen,
+            key=lambda i: (self.order[self.candidates[i][0]], self.candidates[i][1].position),
+        )
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
         return Answer(head + _format(picked), frozenset(number for number, _ in picked))
@@ -242,21 +290,26 @@ class _Ranking:
         if unit.block or i + 1 >= len(self.candidates):
             return None
         next_number, following = self.candidates[i + 1]
-        if (next_number == number and following.position == unit.position + 1 and following.block
-                and INTRODUCES.search(following.sentence)):
+        if (
+            next_number == number
+            and following.position == unit.position + 1
+            and following.block
+            and INTRODUCES.search(following.sentence)
+        ):
             return i + 1
         return None
 
 
-# --- candidates -------------------------------------------------------------------------------------
+# --- candidates -----------------------------------------------------------------
 
 
 def _key(text: str) -> str:
     return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
 
 
-def _candidates(sources: Sequence[Source], exclude: str, params: AnswerParams,
-                examples: bool = False) -> list[tuple[int, Unit]]:
+def _candidates(
+    sources: Sequence[Source], exclude: str, params: AnswerParams, examples: bool = False
+) -> list[tuple[int, Unit]]:
     """(source number, unit) of every usable unit, without repeats or what `exclude` already said.
     When `examples` are asked for, code already said comes back only when no other code is left:
     the example then is the one shown (never a repeat while there is another)."""
@@ -266,16 +319,20 @@ def _candidates(sources: Sequence[Source], exclude: str, params: AnswerParams,
     return found
 
 
-def _usable(sources: Sequence[Source], exclude: str, params: AnswerParams,
-            keep_said_code: bool) -> list[tuple[int, Unit]]:
+def _usable(
+    sources: Sequence[Source], exclude: str, params: AnswerParams, keep_said_code: bool
+) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
     found = []
     for source in sources:
         for unit in units(source.chunk.text, params):
             key = _key(unit.sentence or unit.block)
-            if not _answerable(unit, key, params) or key in seen or (
-                    said and key in said and not (keep_said_code and unit.has_code)):
+            if (
+                not _answerable(unit, key, params)
+                or key in seen
+                or (said and key in said and not (keep_said_code and unit.has_code))
+            ):
                 continue
             seen.add(key)
             found.append((source.number, unit))

@@ -32,7 +32,9 @@ class AnswerParams:
     boilerplate_words: int = 8  # a sentence of at least this many words ...
     boilerplate_capitals: float = 0.6  # ... this share of them capitalised is navigation, not prose
     title_words: int = 10  # a line this short without end punctuation may be a heading
-    max_block_lines: int = 30  # a longer block is cut (code: at a line; lists and tables: at an item)
+    max_block_lines: int = (
+        30  # a longer block is cut (code: at a line; lists and tables: at an item)
+    )
     # --- text sent on
     prompt_sources: int = 6  # sources in the model's prompt
     history_chars: int = 2000  # each earlier message in the model's prompt is cut here

@@ -35,18 +35,39 @@ def cited_numbers(text: str, count: int) -> set[int]:
     return {int(n) for n in CITATION.findall(text) if 1 <= int(n) <= count}
 
 
-def build_prompt(question: str, understood_as: str, window: Sequence[Message], sources: Sequence[Source],
-                 weak: bool, params: AnswerParams = ANSWER_PARAMS) -> list[dict[str, str]]:
+def build_prompt(
+    question: str,
+    understood_as: str,
+    window: Sequence[Message],
+    sources: Sequence[Source],
+    weak: bool,
+    params: AnswerParams = ANSWER_PARAMS,
+) -> list[dict[str, str]]:
     """System rules, the recent history as chat turns, then the numbered sources and the question
     (the user's own words; the reformulation only as a hint)."""
     messages = [{"role": "system", "content": SYSTEM}]
-    messages += [{"role": m.role, "content": m.content[: params.history_chars]}
-                 for m in window if m.content.strip()]
+    messages += [
+        {"role": m.role, "content": m.content[: params.history_chars]}
+        for m in window
+        if m.content.strip()
+    ]
     blocks = [passage(s) for s in sources]
-    note = "\nThe sources match the question only weakly: if they do not answer it, say so." if weak else ""
-    hint = f"\n(Understood as: {understood_as})" if understood_as.strip() != question.strip() else ""
-    messages.append({"role": "user", "content": "Sources:\n\n" + "\n\n".join(blocks)
-                     + f"\n\nQuestion: {question}{hint}{note}"})
+    note = (
+        "\nThe sources match the question only weakly: if they do not answer it, say so."
+        if weak
+        else ""
+    )
+    hint = (
+        f"\n(Understood as: {understood_as})" if understood_as.strip() != question.strip() else ""
+    )
+    messages.append(
+        {
+            "role": "user",
+            "content": "Sources:\n\n"
+            + "\n\n".join(blocks)
+            + f"\n\nQuestion: {question}{hint}{note}",
+        }
+    )
     return messages
 
 

@@ -48,8 +48,11 @@ def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
         if last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
         elif kind == "list":
-            found.extend(Unit(len(found), " ".join(item.split()), kind="item")
-                         for item in piece.splitlines() if item.strip() and item.strip() != "…")
+            found.extend(
+                Unit(len(found), " ".join(item.split()), kind="item")
+                for item in piece.splitlines()
+                if item.strip() and item.strip() != "…"
+            )
         else:
             found.append(Unit(len(found), "", piece, kind))
     return _fragments_marked(found)
@@ -60,7 +63,12 @@ def _fragments_marked(found: list[Unit]) -> list[Unit]:
     if found and found[0].kind == "sentence" and found[0].sentence[:1].islower():
         found[0] = replace(found[0], kind="fragment")
     last = found[-1] if found else None
-    if last is not None and last.kind == "sentence" and not last.block and not END_PUNCTUATION.search(last.sentence):
+    if (
+        last is not None
+        and last.kind == "sentence"
+        and not last.block
+        and not END_PUNCTUATION.search(last.sentence)
+    ):
         found[-1] = replace(last, kind="fragment")
     return found
 
@@ -78,7 +86,10 @@ def is_boilerplate(sentence: str, params: AnswerParams = ANSWER_PARAMS) -> bool:
     if "©" in sentence or "(c) 20" in sentence.lower() or _LICENCE_NOTICE.search(sentence):
         return True
     capitalised = sum(1 for t in tokens if t[:1].isupper())
-    return len(tokens) >= params.boilerplate_words and capitalised / len(tokens) > params.boilerplate_capitals
+    return (
+        len(tokens) >= params.boilerplate_words
+        and capitalised / len(tokens) > params.boilerplate_capitals
+    )
 
 
 # --- the chunk's blocks as pieces ---------------------------------------------------------------
@@ -95,7 +106,14 @@ def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
         elif block.kind == "title":
             pieces.append(("title", lines[0].strip()))
         elif block.kind == "loose_code":
-            pieces.append(("code", "\n".join(_cut(["```", *(line.rstrip() for line in lines), "```"], True, params))))
+            pieces.append(
+                (
+                    "code",
+                    "\n".join(
+                        _cut(["```", *(line.rstrip() for line in lines), "```"], True, params)
+                    ),
+                )
+            )
         elif block.kind != "heading":
             pieces.append((block.kind, "\n".join(_cut(lines, block.kind == "code", params))))
     return pieces
@@ -106,5 +124,9 @@ def _cut(lines: list[str], code: bool, params: AnswerParams) -> list[str]:
     if len(lines) <= most:
         return lines
     if code:  # keep the closing fence so the block stays a block
-        return [*lines[: most - 2], lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …", lines[-1]]
+        return [
+            *lines[: most - 2],
+            lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …",
+            lines[-1],
+        ]
     return [*lines[:most], "…"]
