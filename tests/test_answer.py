@@ -1,5 +1,5 @@
-"""Extractive answers (sentences, blocks, no repeats, summaries, examples), the answer-quality
-figures of `eval --answers`, and code blocks rendered as code."""
+"""Answers end to end: extractive answers through the CLI (examples, "tell me more"), code
+blocks rendered as code, and the answer-quality figures of `eval --answers`."""
 
 from __future__ import annotations
 
@@ -11,143 +11,11 @@ from pathlib import Path
 import pytest
 from helpers import ask_json, invoke
 from rich.console import Console
+from test_extractive import TANK
 
 from ragchat import render
-from ragchat.answer import Source, extractive, split_sentences, units
 from ragchat.evaluate import answers
-from ragchat.store.library import StoredChunk
-
-
-def source(number: int, text: str) -> Source:
-    chunk = StoredChunk(id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text, ordinal=0)
-    return Source(number, chunk)
-
-
-def flat_idf(term: str) -> float:
-    return 1.0
-
-
-# --- the splitter -------------------------------------------------------------------------------
-
-
-def test_the_splitter_keeps_abbreviations_numbers_and_names_whole() -> None:
-    text = ("Ragchat, a.k.a. the chat, reads files, e.g. Markdown. It never splits i.e. Notes. "
-            "The U.S. Army asked Dr. Smith about version 2.5.1 on 3 May. Edit config.yaml then run it. "
-            "Costs rose by 3.5 percent. Done!")
-    assert split_sentences(text) == [
-        "Ragchat, a.k.a. the chat, reads files, e.g. Markdown.",
-        "It never splits i.e. Notes.",
-        "The U.S. Army asked Dr. Smith about version 2.5.1 on 3 May.",
-        "Edit config.yaml then run it.",
-        "Costs rose by 3.5 percent.",
-        "Done!",
-    ]
-
-
-def test_paragraphs_never_run_together() -> None:
-    assert split_sentences("First paragraph without a stop\n\nSecond one.") == [
-        "First paragraph without a stop", "Second one."]
-
-
-# --- blocks --------------------------------------------------------------------------------------
-
-
-FORMALITIES = """Section 2(1)(a) of the Wills Act lists the formalities as follows:
-- the will is in writing
-- it is signed by the testator
-  - or by another person in his presence
-- two witnesses sign it
-
-Unrelated closing remark about something else entirely."""
-
-
-def test_a_sentence_that_introduces_a_list_brings_it() -> None:
-    found = units(FORMALITIES)
-    assert found[0].sentence.startswith("Section 2(1)(a)") and found[0].kind == "list"
-    assert found[0].block.splitlines() == ["- the will is in writing", "- it is signed by the testator",
-                                           "  - or by another person in his presence", "- two witnesses sign it"]
-    answer = extractive("which formalities does the wills act list", [source(1, FORMALITIES)], flat_idf, count=1)
-    assert "- two witnesses sign it" in answer.text and "  - or by another person" in answer.text
-    assert answer.text.startswith("Section 2(1)(a) of the Wills Act lists the formalities as follows: [1]")
-
-
-def test_a_sentence_announcing_a_list_brings_the_lead_in_and_the_list_after_it() -> None:
-    chunk = ("A will that fails to comply with a formality is not necessarily lost. The application is, however, "
-             "expensive, slow and uncertain. Courts may still accept such a will.")
-    formal = ("Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid only if:\n\n"
-              "1. it is in writing;\n2. it is signed by the testator; and\n3. two witnesses sign it.")
-    answer = extractive("what formalities does a will need", [source(1, chunk), source(2, formal)], flat_idf,
-                        priors={1: 0.6, 2: 0.5}, count=3)
-    assert "Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid only if: [2]" in answer.text
-    assert "3. two witnesses sign it." in answer.text
-    assert "expensive" not in answer.text, "no word of the question: not an answer, whatever its chunk's rank"
-
-
-def test_a_code_block_and_a_table_stay_intact() -> None:
-    text = ("Set a timeout on the client.\n```python\nclient = httpx.Client(timeout=10.0)\n"
-            "client.get(url)\n```\n\nThe limits are:\n\nname | default\ntimeout | 5.0\n")
-    found = units(text)
-    assert found[0].has_code and found[0].block == "```python\nclient = httpx.Client(timeout=10.0)\nclient.get(url)\n```"
-    assert found[1].kind == "table" and found[1].block == "name | default\ntimeout | 5.0"
-    answer = extractive("client timeout", [source(1, text)], flat_idf, count=2)
-    assert "```python\nclient = httpx.Client(timeout=10.0)\nclient.get(url)\n```" in answer.text
-
-
-def test_headings_and_cut_sentences_are_not_answers() -> None:
-    text = ("over the river and far away.\n\nWater tanks\nA tank stores rainwater for dry months. "
-            "The overflow pipe must lead")
-    kinds = [(u.kind, u.sentence) for u in units(text)]
-    assert kinds == [("fragment", "over the river and far away."), ("title", "Water tanks"),
-                     ("sentence", "A tank stores rainwater for dry months."),
-                     ("fragment", "The overflow pipe must lead")]
-
-
-# --- choosing sentences ----------------------------------------------------------------------------
-
-
-TANK = ("Rain barrels are popular in many gardens today. A first-flush diverter discards the first "
-        "dirty water from the roof. The tank should sit on a level, firm base. Overflow water must "
-        "drain away from the house foundations.")
-
-
-def test_the_top_chunks_best_sentence_is_always_in_and_reading_order_holds() -> None:
-    other = source(2, "A first-flush diverter discards dirty water; diverter diverter diverter first flush roof.")
-    answer = extractive("first flush diverter roof water", [source(1, TANK), other], flat_idf, count=2,
-                        priors={1: 0.0, 2: 0.9})
-    assert "A first-flush diverter discards the first dirty water from the roof." in answer.text
-    assert 1 in answer.used
-    assert answer.text.index("[1]") < answer.text.index("[2]") if 2 in answer.used else True
-
-
-def test_no_answer_repeats_what_the_last_answer_showed() -> None:
-    first = extractive("tank water", [source(1, TANK)], flat_idf, count=2)
-    again = extractive("tank water", [source(1, TANK)], flat_idf, count=2, exclude=first.text)
-    said = set(split_sentences(first.text.replace(" [1]", "")))
-    assert again.text and not said & set(split_sentences(again.text.replace(" [1]", "")))
-    everything = extractive("tank water", [source(1, TANK)], flat_idf, count=4)
-    assert extractive("tank water", [source(1, TANK)], flat_idf, count=4,
-                      exclude=everything.text).text == "The sources say nothing beyond the last answer."
-
-
-def test_summarise_covers_every_last_source_and_may_repeat() -> None:
-    sources = [source(1, TANK),
-               source(2, "Heat pumps move heat rather than make it. A heat pump defrosts its coil in winter."),
-               source(3, "Sourdough needs a lively starter. The starter is fed flour and water daily.")]
-    first = extractive("tank", sources, flat_idf, count=2)
-    summary = extractive("summarize it", sources, flat_idf, count=2, summarise=True, cover=[1, 2, 3],
-                         exclude=first.text)
-    assert summary.used == {1, 2, 3}
-
-
-def test_an_example_request_prefers_code() -> None:
-    text = ("The timeout option sets how long to wait for a response from the server.\n\n"
-            "Timeouts apply to connect, read, write and pool operations separately.\n\n"
-            "Use it like this\n\n```python\nhttpx.get(url, timeout=2.0)\n```")
-    plain = extractive("timeout option wait", [source(1, text)], flat_idf, count=1)
-    example = extractive("timeout option wait", [source(1, text)], flat_idf, count=1, want_examples=True)
-    assert "```" not in plain.text
-    assert "```python\nhttpx.get(url, timeout=2.0)\n```" in example.text
-
+from ragchat.text import split_sentences
 
 # --- answer-quality figures ------------------------------------------------------------------------
 
@@ -344,13 +212,6 @@ def test_tell_me_more_never_repeats_a_sentence_shown_in_the_session(runner, tmp_
         assert not set(said) & set(shown), (question, answer)
         shown += said
     assert len(shown) >= 4
-
-
-def test_a_public_domain_notice_is_never_the_answer() -> None:
-    notice = source(1, "This document has been placed in the public domain.")
-    body = source(2, "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan.")
-    answer = extractive("who wrote PEP 8", [notice, body], flat_idf)
-    assert answer.text == "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan. [2]"
 
 
 TWO_EXAMPLES = """# Timeouts

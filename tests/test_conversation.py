@@ -12,9 +12,10 @@ from pathlib import Path
 import pytest
 from helpers import ask_json, invoke
 
-from ragchat.answer import CITATION, split_sentences
+from ragchat.answer import CITATION
 from ragchat.store import sessions
 from ragchat.store.db import open_db
+from ragchat.text import split_sentences
 
 WILLS = "south_africa_wills.md"
 COURT = "south_africa_witnesses_in_court.html"

@@ -10,6 +10,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from .. import answer as answers
+from ..answer import ANSWER_PARAMS, Request
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
@@ -47,7 +48,7 @@ def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[ans
 
 def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> tuple[frozenset[int], np.ndarray]:
     """For an answer without citations: the chunks most like the answer are what it used."""
-    vector = embedder.embed_query(text[:2000] or " ")
+    vector = embedder.embed_query(text[: ANSWER_PARAMS.embed_chars] or " ")
     if not text.strip() or not lineage.chunks:
         return frozenset(), vector
     vectors = vectors_of(db, [c.chunk_id for c in lineage.chunks])
@@ -63,7 +64,7 @@ def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink |
     """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
     lineage = inputs.lineage
     prompt = answers.build_prompt(lineage.question, lineage.reformulation.leading_query,
-                                  inputs.window.messages, inputs.sources[:6], lineage.weak)
+                                  inputs.window.messages, inputs.sources[: ANSWER_PARAMS.prompt_sources], lineage.weak)
     pieces: list[str] = []
     try:
         for piece in answers.stream(backend, prompt):
@@ -81,23 +82,22 @@ def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink |
 
 
 def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Settings) -> Answered:
-    """Sentences of the sources ranked by the (reformulated) question; a meta-request draws on
-    all the sources (the last ones first), "summarize" on the most central sentences of each of
-    the last sources, "example" on code blocks and examples first. Never what the last answer
-    said, unless asked to summarise."""
+    """Units of the sources chosen by the request's mode (`answers.mode_of`): a meta-request
+    draws on all the sources (the last ones first) and shows one more unit; never what the last
+    answer said (a meta-request: what any answer of the session said), unless asked to summarise."""
     lineage = inputs.lineage
     meta = lineage.plan == "reuse"
-    question = lineage.question
-    summarise = meta and bool(answers.SUMMARY_CUES.search(question))
-    priors = {c.rank: c.similarity or 0.0 for c in lineage.chunks}
-    reused = [c.rank for c in lineage.chunks if c.reused]
     r = lineage.reformulation
-    reply = answers.extractive(
-        f"{r.leading_query} {r.keyword_query}", answers.answer_pool(inputs.sources, meta), corpus.idf,
-        priors=priors, count=settings.extractive_sentences + (1 if meta else 0), weak=lineage.weak,
-        want_examples=bool(answers.EXAMPLE_REQUEST.search(question)),
-        exclude="" if summarise else _shown(inputs, meta), summarise=summarise, cover=reused,
+    request = Request(
+        query=f"{r.leading_query} {r.keyword_query}",
+        sources=answers.answer_pool(inputs.sources, meta),
+        count=settings.extractive_sentences + (ANSWER_PARAMS.meta_extra_units if meta else 0),
+        weak=lineage.weak,
+        priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
+        exclude=_shown(inputs, meta),
+        cover=[c.rank for c in lineage.chunks if c.reused],
     )
+    reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
 
@@ -133,4 +133,4 @@ def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: 
     if vectors:
         mean = np.mean(vectors, axis=0)
         return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
-    return embedder.embed_query(answered.text[:2000] or " ")
+    return embedder.embed_query(answered.text[: ANSWER_PARAMS.embed_chars] or " ")

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
-from ..answer import NOT_COVERED
+from ..answer import ANSWER_PARAMS, NOT_COVERED
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
@@ -72,7 +72,7 @@ class Conversation:
         if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         text, typed = self._corrected(text, retry)
-        vector = self.embedder.embed_query(text[:2000])
+        vector = self.embedder.embed_query(text[: ANSWER_PARAMS.embed_chars])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
         opened = sessions.open_turn(self.db, self.session, text, embedding=vector)  # its number and history
@@ -159,7 +159,7 @@ class Conversation:
         earlier = tuple(m.content for m in context.history if m.role == "user")
         if reading is None or repeats_the_user(reading.semantic_query, context.question, earlier):
             return context
-        vector = self.embedder.embed_query(reading.semantic_query[:2000])
+        vector = self.embedder.embed_query(reading.semantic_query[: ANSWER_PARAMS.embed_chars])
         depth = max(self.settings.candidates, self.settings.top_k)
         found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
         return replace(context, rewrite_probe=found)

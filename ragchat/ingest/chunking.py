@@ -31,12 +31,11 @@ import re
 from dataclasses import dataclass
 
 from ragchat.ingest.loaders import ParsedDocument, Section
+from ragchat.text import CHUNK_SENTENCES, sentence_spans
 
 _Span = tuple[int, int]
 
 _PARAGRAPH = re.compile(r"(?:[^\n]|\n(?![ \t]*\n))+")  # a run of text without a blank line
-# a sentence end; not the last dot of "a.k.a." or "e.g." (a dot two characters back)
-_SENTENCE_GAP = re.compile(r"(?<!\.\w)[.!?][\"'\u201d\u2019)\]]*(\s+)(?=[\"'\u201c\u2018(\[]?[A-Z0-9])")
 _LINE = re.compile(r"[^\n]+")
 _WORD = re.compile(r"\S+")
 
@@ -175,9 +174,7 @@ def _split_long(text: str, span: _Span, target: int, max_size: int, code: bool =
 
 
 def _sentences(text: str, span: _Span) -> list[_Span]:
-    starts = [span[0]] + [match.end(1) for match in _SENTENCE_GAP.finditer(text, *span)]
-    ends = [match.start(1) for match in _SENTENCE_GAP.finditer(text, *span)] + [span[1]]
-    return [_trim(text, start, end) for start, end in zip(starts, ends)]
+    return sentence_spans(text, *span, rule=CHUNK_SENTENCES)
 
 
 def _word_runs(text: str, span: _Span, target: int, max_size: int) -> list[_Span]:

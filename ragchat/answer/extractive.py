@@ -1,0 +1,385 @@
+"""The extractive answer (no model): units of the sources chosen for the request, in reading
+order, each source's sentences ending in its [n].
+
+One selector per mode. A question (and "tell me more", which ranks the same way and differs in
+what it draws from and excludes, decided by the caller) takes the units that share the query's
+words; an example request puts code and example sentences first; a summary takes the most
+central units, one from each of the last answer's sources first."""
+
+from __future__ import annotations
+
+import math
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from enum import Enum
+from typing import TypeVar
+
+from ..text import content_words, stem, words
+from .blocks import LIST_ITEM
+from .params import ANSWER_PARAMS, AnswerParams
+from .prompt import CITATION, Source
+from .units import Unit, is_boilerplate, units
+
+NOT_COVERED = "The documents may not cover this question."
+NOTHING_NEW = "The sources say nothing beyond the last answer."
+NO_SENTENCES = "The sources hold no readable sentences."
+EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
+SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
+EXAMPLE_REQUEST = re.compile(
+    r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
+)
+INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
+T = TypeVar("T")
+Idf = Callable[[str], float]
+
+
+class Mode(Enum):
+    QUESTION = "question"  # a question: the units that share its words
+    MORE = "more"  # "tell me more": like a question, from the last sources and new ones
+    EXAMPLE = "example"  # "give me an example": code and example sentences first
+    SUMMARY = "summary"  # "summarize it" (about the last answer): the most central units
+
+
+def mode_of(question: str, meta: bool) -> Mode:
+    """A meta-request asking to sum up is a summary (even if it also says "example"); else any
+    request for an example is one; else a meta-request asks for more."""
+    if meta and SUMMARY_CUES.search(question):
+        return Mode.SUMMARY
+    if EXAMPLE_REQUEST.search(question):
+        return Mode.EXAMPLE
+    return Mode.MORE if meta else Mode.QUESTION
+
+
+@dataclass(frozen=True)
+class Request:
+    query: str  # the words units are ranked by
+    sources: Sequence[Source]  # ranked; the first source's best unit is always in
+    count: int = 4  # units to show (a block brought by its lead-in comes on top)
+    weak: bool = False  # the sources match only weakly: the answer says so first
+    priors: Mapping[int, float] = field(default_factory=dict)  # chunk similarity, by source number
+    exclude: str = ""  # what earlier answers said: none of it is said again (a summary may)
+    cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
+
+
+@dataclass(frozen=True)
+class Answer:
+    text: str
+    used: frozenset[int]  # source numbers the answer stands on
+
+
+def extractive(
+    mode: Mode, request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
+) -> Answer:
+    return SELECTORS[mode](request, idf, params)
+
+
+def answer_pool(
+    sources: Sequence[T], meta: bool, params: AnswerParams = ANSWER_PARAMS
+) -> Sequence[T]:
+    """The sources (ranked) an extractive answer draws from: the first `pool`, more for a
+    meta-request (its first ones are the last answer's)."""
+    return sources[: params.pool * (params.meta_pool_factor if meta else 1)]
+
+
+# --- the selectors -----------------------------------------------------------------
+
+
+def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+    """The units that best answer the query: ranked by its words (idf-weighted, stem-matched)
+    and their chunk's relevance; the best unit of the first source always in; units sharing no
+    word with the query only fill places the others leave."""
+    candidates = _candidates(request.sources, request.exclude, params)
+    if not candidates:
+        return _nothing_usable(request, params)
+    ranking = _Ranking.of(request, candidates, idf, params)
+    scores = [ranking.relevance(i) for i in range(len(candidates))]
+    # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
+    # must not push out the list of formalities)
+    relevant = [ranking.shares_query_words(i) for i in range(len(candidates))]
+    if (
+        request.exclude
+        and not any(relevant)
+        and _said_before_was_relevant(request, ranking, params)
+    ):
+        return Answer(NOTHING_NEW, frozenset())
+    chosen = ranking.first_source_best(scores)
+    return ranking.answer(
+        ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin)
+    )
+
+
+def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+    """Code blocks and example sentences first: the question's best unit, then its best code
+    block. Code the session has shown comes back only when no other code is left."""
+    candidates = _candidates(request.sources, request.exclude, params, examples=True)
+    if not candidates:
+        return _nothing_usable(request, params)
+    ranking = _Ranking.of(request, candidates, idf, params)
+    scores = [ranking.relevance(i) + ranking.example_bonus(i) for i in range(len(candidates))]
+    chosen = ranking.first_source_best(scores)
+    code = next((i for i in ranking.by_score(scores) if candidates[i][1].has_code), None)
+    if code is not None and code not in chosen:
+        chosen.append(code)
+    everything = [True] * len(candidates)
+    return ranking.answer(
+        ranking.filled(scores, chosen, everything, max(scores) - params.score_margin)
+    )
+
+
+def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+    """A summary: the units most like the others (shared idf-weighted stems), with a little of
+    the query's relevance; the most central unit of each source in `cover` first. What earlier
+    answers said may be said again."""
+    candidates = _candidates(request.sources, "", params)
+    if not candidates:
+        return _nothing_usable(request, params)
+    ranking = _Ranking.of(request, candidates, idf, params)
+    scores = [ranking.centrality(i) for i in range(len(candidates))]
+    by_score = ranking.by_score(scores)
+    chosen: list[int] = []
+    for number in request.cover:
+        best = next((i for i in by_score if candidates[i][0] == number), None)
+        if best is not None and best not in chosen:
+            chosen.append(best)
+    everything = [True] * len(candidates)
+    return ranking.answer(ranking.filled(scores, chosen, everything, -math.inf))
+
+
+Selector = Callable[[Request, Idf, AnswerParams], Answer]
+SELECTORS: dict[Mode, Selector] = {
+    Mode.QUESTION: by_question,
+    Mode.MORE: by_question,
+    Mode.EXAMPLE: by_example,
+    Mode.SUMMARY: by_centrality,
+}
+
+
+def _nothing_usable(request: Request, params: AnswerParams) -> Answer:
+    if request.exclude and _candidates(request.sources, "", params):
+        return Answer(NOTHING_NEW, frozenset())
+    return Answer(NOT_COVERED if request.weak or not request.sources else NO_SENTENCES, frozenset())
+
+
+def _said_before_was_relevant(request: Request, ranking: _Ranking, params: AnswerParams) -> bool:
+    """Some unit an earlier answer showed shares a word with the query."""
+    return any(
+        ranking.weights.keys() & _unit_stems(u) for _, u in _candidates(request.sources, "", params)
+    )
+
+
+# --- ranking -----------------------------------------------------------------
+
+
+@dataclass(frozen=True)
+class _Ranking:
+    """The candidates of a request and what scoring them needs."""
+
+    request: Request
+    candidates: list[tuple[int, Unit]]  # (source number, unit)
+    stems: list[set[str]]
+    weights: dict[str, float]  # the query's stems and their idf
+    order: dict[int, int]  # source number -> its rank among the sources
+    idf: Idf
+    params: AnswerParams
+
+    @classmethod
+    def of(
+        cls, request: Request, candidates: list[tuple[int, Unit]], idf: Idf, params: AnswerParams
+    ) -> _Ranking:
+        weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
+        order = {s.number: i for i, s in enumerate(request.sources)}
+        return cls(
+            request,
+            candidates,
+            [_unit_stems(unit) for _, unit in candidates],
+            weights,
+            order,
+            idf,
+            params,
+        )
+
+    def relevance(self, i: int) -> float:
+        """The query's words in the unit, over its length, plus its chunk's similarity and rank."""
+        p = self.params
+        number, unit = self.candidates[i]
+        lexical = sum(weight for s, weight in self.weights.items() if s in self.stems[i])
+        prior = p.similarity_weight * self.request.priors.get(number, 0.0) + p.rank_weight / (
+            1 + self.order[number]
+        )
+        return (
+            lexical / max(len(self.stems[i]), p.min_unit_stems) ** p.length_damping
+            + prior
+            - p.position_penalty * unit.position
+        )
+
+    def example_bonus(self, i: int) -> float:
+        unit = self.candidates[i][1]
+        return (self.params.code_bonus if unit.has_code else 0.0) + (
+            self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
+        )
+
+    def centrality(self, i: int) -> float:
+        """The idf of the stems the unit shares with each other one, plus a little relevance;
+        a unit without words is central to nothing."""
+        mine = self.stems[i]
+        if not mine:
+            return 0.0
+        shared = sum(
+            sum(self.idf(s) for s in mine & other) / math.sqrt(len(mine) * max(len(other), 1))
+            for j, other in enumerate(self.stems)
+            if j != i
+        )
+        return shared + self.params.summary_relevance * self.relevance(i)
+
+    def shares_query_words(self, i: int) -> bool:
+        return bool(self.weights.keys() & self.stems[i])
+
+    def by_score(self, scores: list[float]) -> list[int]:
+        return sorted(range(len(self.candidates)), key=lambda i: -scores[i])
+
+    def first_source_best(self, scores: list[float]) -> list[int]:
+        """The best unit of the first source, as the answer's first choice (none if it has none)."""
+        first = self.request.sources[0].number
+        best = next((i for i in self.by_score(scores) if self.candidates[i][0] == first), None)
+        return [] if best is None else [best]
+
+    def filled(
+        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+    ) -> list[int]:
+        """`chosen`, then the best-scoring units up to the count: relevant ones first, none below
+        `floor`, none a near-repeat of one in; then each lead-in's block."""
+        chosen = list(chosen)
+        for only_relevant in (True, False):
+            for i in self.by_score(scores):
+                if len(chosen) >= self.request.count or scores[i] < floor:
+                    break
+                if (
+                    i not in chosen
+                    and (relevant[i] or not chosen or not only_relevant)
+                    and not any(self._similar(i, j) for j in chosen)
+                ):
+                    chosen.append(i)
+        for i in list(
+            chosen
+        ):  # "... lists the formalities. In summary, a will is valid only if:" + the list
+            following = self._leads_into_block(i)
+            if following is not None and following not in chosen:
+                chosen.append(following)
+        return chosen
+
+    def answer(self, chosen: list[int]) -> Answer:
+        chosen = sorted(
+            chosen,
+            key=lambda i: (self.order[self.candidates[i][0]], self.candidates[i][1].position),
+        )
+        picked = [self.candidates[i] for i in chosen]
+        head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
+        return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+    def _similar(self, i: int, j: int) -> bool:
+        """Nearly the same unit (most of the shorter one's words are in the other)."""
+        a, b = self.stems[i], self.stems[j]
+        return bool(a and b) and len(a & b) / min(len(a), len(b)) >= self.params.duplicate_overlap
+
+    def _leads_into_block(self, i: int) -> int | None:
+        """The candidate right after sentence `i` in the same chunk when it is the lead-in of a
+        list, table or code block ("In summary, a will is valid only if:" + the list): a sentence
+        that announces what follows brings it along, even across one more sentence."""
+        number, unit = self.candidates[i]
+        if unit.block or i + 1 >= len(self.candidates):
+            return None
+        next_number, following = self.candidates[i + 1]
+        if (
+            next_number == number
+            and following.position == unit.position + 1
+            and following.block
+            and INTRODUCES.search(following.sentence)
+        ):
+            return i + 1
+        return None
+
+
+# --- candidates -----------------------------------------------------------------
+
+
+def _key(text: str) -> str:
+    return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
+
+
+def _candidates(
+    sources: Sequence[Source], exclude: str, params: AnswerParams, examples: bool = False
+) -> list[tuple[int, Unit]]:
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said.
+    When `examples` are asked for, code already said comes back only when no other code is left:
+    the example then is the one shown (never a repeat while there is another)."""
+    found = _usable(sources, exclude, params, keep_said_code=False)
+    if examples and not any(unit.has_code for _, unit in found):
+        return _usable(sources, exclude, params, keep_said_code=True)
+    return found
+
+
+def _usable(
+    sources: Sequence[Source], exclude: str, params: AnswerParams, keep_said_code: bool
+) -> list[tuple[int, Unit]]:
+    said = _key(exclude)
+    seen: set[str] = set()
+    found = []
+    for source in sources:
+        for unit in units(source.chunk.text, params):
+            key = _key(unit.sentence or unit.block)
+            if (
+                not _answerable(unit, key, params)
+                or key in seen
+                or (said and key in said and not (keep_said_code and unit.has_code))
+            ):
+                continue
+            seen.add(key)
+            found.append((source.number, unit))
+    return found
+
+
+def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:
+    """Not a title or a cut sentence, not navigation or a notice, not a lead-in without its
+    block (a sentence ending in ":" says nothing without what follows), not too short alone."""
+    if unit.kind in ("title", "fragment") or not key:
+        return False
+    if unit.block:
+        return True
+    short = len(unit.sentence) < params.min_sentence_chars and unit.kind != "item"
+    return not (short or is_boilerplate(unit.sentence, params) or unit.sentence.endswith(":"))
+
+
+def _unit_stems(unit: Unit) -> set[str]:
+    return {stem(w) for w in words(unit.text)}
+
+
+def _format(chosen: list[tuple[int, Unit]]) -> str:
+    """Sentences of one source run together as a paragraph ending in [n]; blocks on their own
+    lines after the sentence that brings them; list items as "- " lines."""
+    parts: list[str] = []
+    run: list[str] = []
+    number_of_run = 0
+
+    def close() -> None:
+        if run:
+            parts.append(" ".join(run) + f" [{number_of_run}]")
+            run.clear()
+
+    for number, unit in chosen:
+        if number != number_of_run:
+            close()
+            number_of_run = number
+        if unit.kind == "item":
+            close()
+            item = unit.sentence if LIST_ITEM.match(unit.sentence) else f"- {unit.sentence}"
+            parts.append(f"{item} [{number}]")
+        elif unit.block:
+            if unit.sentence:
+                run.append(unit.sentence)
+            close()
+            parts.append(unit.block)
+        else:
+            run.append(unit.sentence)
+    close()
+    return "\n".join(parts)

@@ -1,0 +1,132 @@
+"""A chunk's text as the units an answer can show: sentences (each with the block it introduces),
+list items, code blocks, tables, and the titles and cut sentences an answer never shows."""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, replace
+
+from ..text import split_sentences
+from .blocks import END_PUNCTUATION, blocks
+from .params import ANSWER_PARAMS, AnswerParams
+
+# a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
+_LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
+
+
+@dataclass(frozen=True)
+class Unit:
+    """A piece of a chunk an answer can show: a sentence (with the block it introduces, if any),
+    a list item, or a block on its own."""
+
+    position: int
+    sentence: str  # "" for a block on its own
+    block: str = ""  # a fenced code block, list or table, as it is in the chunk
+    kind: str = "sentence"  # sentence | item | code | list | table | title | fragment
+
+    @property
+    def text(self) -> str:
+        return "\n".join(part for part in (self.sentence, self.block) if part)
+
+    @property
+    def has_code(self) -> bool:
+        return self.block.lstrip().startswith(("```", "~~~"))
+
+
+def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
+    """The units of a chunk in reading order. A block goes with the sentence right before it
+    (the sentence that introduces it); a list nobody introduces gives its items one by one."""
+    found: list[Unit] = []
+    for kind, piece in _pieces(text, params):
+        if kind == "prose":
+            found.extend(Unit(len(found), s) for s in split_sentences(piece))
+            continue
+        if kind == "title":
+            found.append(Unit(len(found), piece, kind="title"))
+            continue
+        last = found[-1] if found else None
+        if last is not None and last.kind == "sentence" and not last.block:
+            found[-1] = Unit(last.position, last.sentence, piece, kind)
+        elif kind == "list":
+            found.extend(
+                Unit(len(found), " ".join(item.split()), kind="item")
+                for item in piece.splitlines()
+                if item.strip() and item.strip() != "…"
+            )
+        else:
+            found.append(Unit(len(found), "", piece, kind))
+    return _fragments_marked(found)
+
+
+def _fragments_marked(found: list[Unit]) -> list[Unit]:
+    """A chunk can start or end inside a sentence: those pieces are fragments."""
+    if found and found[0].kind == "sentence" and found[0].sentence[:1].islower():
+        found[0] = replace(found[0], kind="fragment")
+    last = found[-1] if found else None
+    if (
+        last is not None
+        and last.kind == "sentence"
+        and not last.block
+        and not END_PUNCTUATION.search(last.sentence)
+    ):
+        found[-1] = replace(last, kind="fragment")
+    return found
+
+
+def lead_text(text: str) -> str:
+    """A chunk's text as the units would show it, from the start (the lead baseline)."""
+    return " ".join(unit.text for unit in units(text) if unit.kind not in ("title", "fragment"))
+
+
+def is_boilerplate(sentence: str, params: AnswerParams = ANSWER_PARAMS) -> bool:
+    """Navigation and footer text: a run of capitalised labels without a sentence's small
+    words, or a copyright or licence notice ("This document has been placed in the public
+    domain.", which ends every PEP)."""
+    tokens = sentence.split()
+    if "©" in sentence or "(c) 20" in sentence.lower() or _LICENCE_NOTICE.search(sentence):
+        return True
+    capitalised = sum(1 for t in tokens if t[:1].isupper())
+    return (
+        len(tokens) >= params.boilerplate_words
+        and capitalised / len(tokens) > params.boilerplate_capitals
+    )
+
+
+# --- the chunk's blocks as pieces ---------------------------------------------------------------
+
+
+def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
+    """The chunk as (kind, text) pieces in order: prose paragraphs, titles, and code, list and
+    table blocks (cut to `max_block_lines`); headings are left out."""
+    pieces: list[tuple[str, str]] = []
+    for block in blocks(text, params.title_words):
+        lines = list(block.lines)
+        if block.kind == "prose":
+            pieces.append(("prose", " ".join(line.strip() for line in lines)))
+        elif block.kind == "title":
+            pieces.append(("title", lines[0].strip()))
+        elif block.kind == "loose_code":
+            pieces.append(
+                (
+                    "code",
+                    "\n".join(
+                        _cut(["```", *(line.rstrip() for line in lines), "```"], True, params)
+                    ),
+                )
+            )
+        elif block.kind != "heading":
+            pieces.append((block.kind, "\n".join(_cut(lines, block.kind == "code", params))))
+    return pieces
+
+
+def _cut(lines: list[str], code: bool, params: AnswerParams) -> list[str]:
+    most = params.max_block_lines
+    if len(lines) <= most:
+        return lines
+    if code:  # keep the closing fence so the block stays a block
+        return [
+            *lines[: most - 2],
+            lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …",
+            lines[-1],
+        ]
+    return [*lines[:most], "…"]
