@@ -13,20 +13,22 @@ from fakes import FakeChat
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_closeness
+from ragchat.conversation.followup.cues import anaphora, is_meta_request, read_signals, without_deixis
+from ragchat.conversation.followup.heuristic import HeuristicReformulator, own_closeness
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
 from ragchat.conversation.ollama_reformulator import ModelReading, OllamaReformulator
 from ragchat.conversation.plan import TurnOptions, plan
 from ragchat.conversation.reading import Anchors, Probe, TurnContext
 from ragchat.conversation.reformulate import ask_model
-from ragchat.conversation.signals import anaphora, is_meta_request, read_signals, without_deixis
 from ragchat.errors import BackendUnavailable
+from ragchat.params import DEFAULT
 from ragchat.store.library import StoredChunk
 from ragchat.store.sessions import Message
 from ragchat.text import subject_words
 
 VECTOR = np.zeros(4, dtype=np.float32)
+NEW_TOPIC_NEED, WEAK_NEED = DEFAULT.followup.new_topic_need, DEFAULT.followup.weak_need
 
 # --- signals -----------------------------------------------------------------------------------
 

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 
 from ..config import Settings
 from ..search.fusion import Anchoring
-from .context import understood
+from .followup.cues import without_deixis
+from .followup.referents import understood
 from .models import Plan, QueryList, Reformulation
 from .reading import TurnContext
-from .signals import without_deixis
 
 ANCHOR_REACH = 10  # an anchored chunk must rank within this in some list to be boosted
 CONFIDENT = 0.5  # cosine of the question's own best chunk that makes it a confident hit...

@@ -24,7 +24,8 @@ from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .combine import Evidence, combine, repeats_the_user
 from .corpus import CorpusView
-from .heuristic import HeuristicReformulator
+from .followup.cues import without_deixis
+from .followup.heuristic import HeuristicReformulator
 from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
@@ -32,7 +33,6 @@ from .plan import RetrievalPlan, TurnOptions, plan
 from .reading import EMPTY_QUESTION, TurnContext, clean_question, keyword_ranking, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
-from .signals import without_deixis
 
 __all__ = ["Conversation", "TurnOptions", "EMPTY_QUESTION"]
 
