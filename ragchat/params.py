@@ -180,10 +180,18 @@ def _parsed(assignment: str) -> tuple[str, int | float]:
     if not equals:
         raise ConfigError(f"--param {assignment!r}: expected NAME=VALUE, e.g. followup.decay=0.5")
     if name not in known:
-        close = difflib.get_close_matches(name, known, n=3, cutoff=0.5)
+        close = _close(name, list(known))
         hint = f" (did you mean {', '.join(close)}?)" if close else " (see ragchat/params.py)"
         raise ConfigError(f"unknown parameter {name!r}{hint}")
     return name, _number(name, text.strip(), integer=isinstance(known[name], int))
+
+
+def _close(name: str, known: list[str]) -> list[str]:
+    """The known names a mistyped one may mean: those whose last part starts with its last part
+    first ("decay" -> "followup.decay"), then the closest spellings."""
+    leaf = name.rpartition(".")[2]
+    same = [known_name for known_name in known if known_name.rpartition(".")[2].startswith(leaf)]
+    return list(dict.fromkeys([*same, *difflib.get_close_matches(name, known, n=3, cutoff=0.6)]))[:3]
 
 
 def _number(name: str, text: str, *, integer: bool) -> int | float:

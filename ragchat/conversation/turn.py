@@ -132,7 +132,7 @@ class Conversation:
         return (notice,) if notice else ()
 
     def _reformulator(self) -> Reformulator:
-        return self.reformulator if self.reformulator is not None else HeuristicReformulator(self.corpus())
+        return self.reformulator if self.reformulator is not None else HeuristicReformulator(self.corpus(), self.settings.params.followup)
 
     def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
         """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
@@ -150,7 +150,7 @@ class Conversation:
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
-        reformulation = combine(heuristic, reading, Evidence(context.probe.best, rewrite_best))
+        reformulation = combine(heuristic, reading, Evidence(context.probe.best, rewrite_best), self.settings.params)
         return context, replace(reformulation, fallback=fallback) if fallback else reformulation
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
@@ -173,7 +173,7 @@ class Conversation:
             queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=not reformulation.is_meta and coverage.not_covered(evidence),
+            chunks=retrieval.chunks, weak=not reformulation.is_meta and coverage.not_covered(evidence, self.settings.params.coverage),
             coverage=evidence.to_dict(),  # a meta-request ("tell me more") is about the last answer, not the library
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
             timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
@@ -181,11 +181,11 @@ class Conversation:
         )
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
-        top = retrieval.chunks[: coverage.TOP]
+        top = retrieval.chunks[: self.settings.params.coverage.top]
         stored = library.chunks_by_ids(self.db, [c.chunk_id for c in top])
         texts = [stored[c.chunk_id].text for c in top if c.chunk_id in stored]
         return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
-                               self.corpus())
+                               self.corpus(), self.settings.params.coverage)
 
     def _answer(self, lineage: Lineage, context: TurnContext, on_token: Callable[[str], None] | None) -> Answered:
         if self.options.recorded_answer is not None:
