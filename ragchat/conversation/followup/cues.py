@@ -73,15 +73,19 @@ class Signals:
         return cues
 
 
-def _span(question: str, text: str) -> tuple[int, int]:
-    """Where the words of a cue stand in the question (the first place, any case and spacing)."""
+def _span(question: str, text: str, skip: tuple[tuple[int, int], ...] = ()) -> tuple[int, int]:
+    """Where the words of a cue stand in the question: the first place (any case and spacing)
+    outside the `skip` spans (chat discourse)."""
     pattern = r"\s+".join(re.escape(part) for part in text.split())
-    match = re.search(rf"(?<!\w){pattern}(?!\w)", question, re.IGNORECASE) if pattern else None
-    return match.span() if match else (0, 0)
+    for match in re.finditer(rf"(?<!\w){pattern}(?!\w)", question, re.IGNORECASE) if pattern else ():
+        if not any(start <= match.start() < end for start, end in skip):
+            return match.span()
+    return (0, 0)
 
 
-def _cue(kind: CueKind, question: str, text: str, reason: str) -> Cue:
-    return Cue(kind=kind, text=text, span=_span(question, text), reason=reason)
+def _cue(kind: CueKind, question: str, text: str, reason: str,
+         skip: tuple[tuple[int, int], ...] = ()) -> Cue:
+    return Cue(kind=kind, text=text, span=_span(question, text, skip), reason=reason)
 
 
 # --- meta-request ---------------------------------------------------------------------------------
@@ -202,8 +206,9 @@ def is_deixis(pointer: str) -> bool:
 
 def pointer_cues(question: str) -> list[Cue]:
     """Anaphora and deixis outside chat discourse ("got it" holds no pointer)."""
-    return [_cue("deixis", question, pointer, "points at the conversation itself") if is_deixis(pointer)
-            else _cue("anaphora", question, pointer, "points outside the question")
+    chat = tuple(match.span() for match in DISCOURSE.finditer(question))
+    return [_cue("deixis", question, pointer, "points at the conversation itself", chat) if is_deixis(pointer)
+            else _cue("anaphora", question, pointer, "points outside the question", chat)
             for pointer in anaphora(DISCOURSE.sub(" ", question))]
 
 
