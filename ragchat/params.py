@@ -158,8 +158,11 @@ DEFAULT = Params()
 
 def names(params: Params = DEFAULT) -> dict[str, Any]:
     """Every parameter by its dotted name ("followup.decay") with its value."""
-    return {f"{area.name}.{item.name}": getattr(getattr(params, area.name), item.name)
-            for area in fields(params) for item in fields(getattr(params, area.name))}
+    return {
+        f"{area.name}.{item.name}": getattr(getattr(params, area.name), item.name)
+        for area in fields(params)
+        for item in fields(getattr(params, area.name))
+    }
 
 
 def with_values(params: Params, assignments: list[str]) -> Params:
@@ -191,7 +194,8 @@ def _close(name: str, known: list[str]) -> list[str]:
     first ("decay" -> "followup.decay"), then the closest spellings."""
     leaf = name.rpartition(".")[2]
     same = [known_name for known_name in known if known_name.rpartition(".")[2].startswith(leaf)]
-    return list(dict.fromkeys([*same, *difflib.get_close_matches(name, known, n=3, cutoff=0.6)]))[:3]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    return list(dict.fromkeys([*same, *close]))[:3]
 
 
 def _number(name: str, text: str, *, integer: bool) -> int | float:
@@ -199,7 +203,11 @@ def _number(name: str, text: str, *, integer: bool) -> int | float:
         number = int(text) if integer else float(text)
     except ValueError:
         kind = "an integer" if integer else "a number"
-        raise ConfigError(f"invalid value for parameter {name}: {text[:40]!r} (expected {kind})") from None
+        raise ConfigError(
+            f"invalid value for parameter {name}: {text[:40]!r} (expected {kind})"
+        ) from None
     if not math.isfinite(number):
-        raise ConfigError(f"invalid value for parameter {name}: {text[:40]!r} (expected a finite number)")
+        raise ConfigError(
+            f"invalid value for parameter {name}: {text[:40]!r} (expected a finite number)"
+        )
     return number

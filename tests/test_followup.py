@@ -15,15 +15,23 @@ from test_stages import CORPUS, HIVE, PLACES
 
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.conversation.followup import lexicon
-from ragchat.conversation.followup.cues import explicit_shift, read_cues, read_signals, without_deixis
+from ragchat.conversation.followup.cues import (
+    explicit_shift,
+    read_cues,
+    read_signals,
+    without_deixis,
+)
 from ragchat.conversation.followup.heuristic import HeuristicReformulator
 from ragchat.conversation.followup.referents import pick_referent, referent_candidates
 from ragchat.conversation.models import Exchange, ReformulationInput
 from ragchat.params import DEFAULT
 from ragchat.text import subject_words
 
-CASES: list[dict[str, Any]] = [json.loads(line) for line in
-                               (Path(__file__).parent / "followup_cases.jsonl").read_text().splitlines() if line.strip()]
+CASES: list[dict[str, Any]] = [
+    json.loads(line)
+    for line in (Path(__file__).parent / "followup_cases.jsonl").read_text().splitlines()
+    if line.strip()
+]
 CORPORA: dict[str, MemoryCorpus] = {"general": CORPUS, "places": PLACES, "hive": HIVE}
 CUE_FIELDS = {"cues", "pointers", "meta", "content", "without_deixis", "shift_rest"}
 VECTOR = np.zeros(4, dtype=np.float32)
@@ -40,10 +48,16 @@ def case_id(case: dict[str, Any]) -> str:
 def data_of(case: dict[str, Any]) -> ReformulationInput:
     earlier = [tuple(exchange) for exchange in case.get("conversation", [])]
     questions = tuple(question for question, _ in earlier)
-    return ReformulationInput(question=case["question"], last=Exchange(*earlier[-1]) if earlier else Exchange(),
-                              anchor_chunk_ids=tuple(case.get("anchors", ())), earlier_questions=questions,
-                              topic_questions=questions, last_semantic_query=case.get("understood", ""),
-                              own_best=case.get("best", 0.3), own_margin=case.get("margin", 0.0))
+    return ReformulationInput(
+        question=case["question"],
+        last=Exchange(*earlier[-1]) if earlier else Exchange(),
+        anchor_chunk_ids=tuple(case.get("anchors", ())),
+        earlier_questions=questions,
+        topic_questions=questions,
+        last_semantic_query=case.get("understood", ""),
+        own_best=case.get("best", 0.3),
+        own_margin=case.get("margin", 0.0),
+    )
 
 
 @pytest.mark.parametrize("case", rows(*CUE_FIELDS), ids=case_id)
@@ -70,7 +84,10 @@ def test_decision_and_rewrite(case: dict[str, Any]) -> None:
     if "decision" in case:
         assert reformulator.decide(data_of(case)).kind == case["decision"]
     if "rewrite" in case:
-        assert reformulator.reformulate(data_of(case), VECTOR).semantic_query.split(" (")[0] == case["rewrite"]
+        assert (
+            reformulator.reformulate(data_of(case), VECTOR).semantic_query.split(" (")[0]
+            == case["rewrite"]
+        )
 
 
 @pytest.mark.parametrize("case", rows("referent"), ids=case_id)
@@ -78,13 +95,18 @@ def test_referent(case: dict[str, Any]) -> None:
     """The first pronoun's referent, picked among the conversation's candidates."""
     data, corpus = data_of(case), CORPORA[case["corpus"]]
     pointer = next(p for p in read_signals(data.question, []).anaphora if p in lexicon.REPLACEABLE)
-    candidates = referent_candidates(corpus, data.topic_questions, data.last_semantic_query, data.last.assistant,
-                                     DEFAULT.followup)
+    candidates = referent_candidates(
+        corpus,
+        data.topic_questions,
+        data.last_semantic_query,
+        data.last.assistant,
+        DEFAULT.followup,
+    )
     assert pick_referent(pointer, candidates, data.question, DEFAULT.followup) == case["referent"]
 
 
 def test_every_cue_spans_its_words() -> None:
-    """A cue's span is where its words stand in the question (outside chat discourse for pointers)."""
+    """A cue's span is where its words stand in the question (a pointer's: outside chat discourse)."""
     for case in CASES:
         question = case["question"]
         for cue in read_cues(question):
@@ -107,10 +129,19 @@ def test_the_pointer_table_derives_the_sets() -> None:
     assert lexicon.POINTING_WORDS >= lexicon.REPLACEABLE | {"there", "such", "same", "other"}
 
 
-@pytest.mark.parametrize(("phrase", "plural"), [
-    ("bees", True), ("honey bees", True), ("policies", True), ("glass", False), ("virus", False),
-    ("analysis", False), ("bus", False), ("honey", False),
-])
+@pytest.mark.parametrize(
+    ("phrase", "plural"),
+    [
+        ("bees", True),
+        ("honey bees", True),
+        ("policies", True),
+        ("glass", False),
+        ("virus", False),
+        ("analysis", False),
+        ("bus", False),
+        ("honey", False),
+    ],
+)
 def test_english_plural_rule(phrase: str, plural: bool) -> None:
     assert lexicon.looks_plural(phrase) is plural
     assert lexicon.possessive(phrase).endswith("'" if phrase.endswith("s") else "'s")

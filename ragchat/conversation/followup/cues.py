@@ -67,7 +67,11 @@ class Signals:
     cues: tuple[Cue, ...] = field(default=())
 
     def follow_up_cues(self) -> list[str]:
-        cues = [f"refers back with {', '.join(repr(a) for a in self.anaphora)}"] if self.anaphora else []
+        cues = (
+            [f"refers back with {', '.join(repr(a) for a in self.anaphora)}"]
+            if self.anaphora
+            else []
+        )
         if self.ellipsis:
             cues.append("elliptical opening")
         return cues
@@ -77,14 +81,17 @@ def _span(question: str, text: str, skip: tuple[tuple[int, int], ...] = ()) -> t
     """Where the words of a cue stand in the question: the first place (any case and spacing)
     outside the `skip` spans (chat discourse)."""
     pattern = r"\s+".join(re.escape(part) for part in text.split())
-    for match in re.finditer(rf"(?<!\w){pattern}(?!\w)", question, re.IGNORECASE) if pattern else ():
+    for match in (
+        re.finditer(rf"(?<!\w){pattern}(?!\w)", question, re.IGNORECASE) if pattern else ()
+    ):
         if not any(start <= match.start() < end for start, end in skip):
             return match.span()
     return (0, 0)
 
 
-def _cue(kind: CueKind, question: str, text: str, reason: str,
-         skip: tuple[tuple[int, int], ...] = ()) -> Cue:
+def _cue(
+    kind: CueKind, question: str, text: str, reason: str, skip: tuple[tuple[int, int], ...] = ()
+) -> Cue:
     return Cue(kind=kind, text=text, span=_span(question, text, skip), reason=reason)
 
 
@@ -105,8 +112,15 @@ def is_meta_request(question: str) -> bool:
         return True
     if not any(re.search(pattern, flat) for pattern in META_PATTERNS):
         return False
-    rest = [w for w in words(_strip_meta(flat)) if w not in STOPWORDS and w not in QUESTION_WORDS
-            and w not in POINTING_WORDS and w not in DEICTIC_NOUNS and w not in META_SOFTENERS]
+    rest = [
+        w
+        for w in words(_strip_meta(flat))
+        if w not in STOPWORDS
+        and w not in QUESTION_WORDS
+        and w not in POINTING_WORDS
+        and w not in DEICTIC_NOUNS
+        and w not in META_SOFTENERS
+    ]
     return not rest
 
 
@@ -114,20 +128,28 @@ def meta_cue(question: str) -> Cue | None:
     if not is_meta_request(question):
         return None
     flat = " ".join(question.split())
-    return Cue(kind="meta", text=flat.lower(), span=(0, len(question)),
-               reason="a request about the last answer")
+    return Cue(
+        kind="meta",
+        text=flat.lower(),
+        span=(0, len(question)),
+        reason="a request about the last answer",
+    )
 
 
 # --- explicit shift -------------------------------------------------------------------------------
 
 
 def shift_cue(question: str) -> Cue | None:
-    """"now tell me about X": the shift phrase (the rest of the question is the new subject)."""
+    """The shift phrase of "now tell me about X" (the rest is the new subject)."""
     match = TOPIC_SHIFT.match(question)
     if not match or not match.group(0).strip():
         return None
-    return Cue(kind="shift", text=" ".join(match.group(0).lower().split()), span=(0, match.end()),
-               reason="an explicit change of subject")
+    return Cue(
+        kind="shift",
+        text=" ".join(match.group(0).lower().split()),
+        span=(0, match.end()),
+        reason="an explicit change of subject",
+    )
 
 
 def explicit_shift(question: str) -> tuple[bool, str]:
@@ -135,7 +157,7 @@ def explicit_shift(question: str) -> tuple[bool, str]:
     cue = shift_cue(question)
     if cue is None:
         return False, question
-    rest = question[cue.span[1]:].strip(" ,:-")
+    rest = question[cue.span[1] :].strip(" ,:-")
     return True, rest or question
 
 
@@ -144,20 +166,32 @@ def explicit_shift(question: str) -> tuple[bool, str]:
 
 def _named_positions(question: str, tokens: list[str]) -> list[int]:
     """Token positions of capitalised words that do not start a sentence (names, acronyms)."""
-    capitalised = {token for m in CAPITALISED_INSIDE.finditer(question)
-                   for token in words(m.group(0))}  # "U.S." -> "u", "s", as the question's tokens
-    return [i for i, t in enumerate(tokens) if t in capitalised and t not in STOPWORDS and t not in PERSONAL]
+    capitalised = {
+        token for m in CAPITALISED_INSIDE.finditer(question) for token in words(m.group(0))
+    }  # "U.S." -> "u", "s", as the question's tokens
+    return [
+        i
+        for i, t in enumerate(tokens)
+        if t in capitalised and t not in STOPWORDS and t not in PERSONAL
+    ]
 
 
 def _expletive(tokens: list[str], index: int) -> bool:
-    """"is it true that ...", "it is important to ...": an "it" that points at nothing."""
-    return bool(EXPLETIVE.search(" ".join(tokens[index: index + 5]))
-                or EXPLETIVE.search(" ".join(tokens[max(index - 1, 0): index + 3])))
+    """An "it" that points at nothing: "is it true that ...", "it is important to ..."."""
+    return bool(
+        EXPLETIVE.search(" ".join(tokens[index : index + 5]))
+        or EXPLETIVE.search(" ".join(tokens[max(index - 1, 0) : index + 3]))
+    )
 
 
 def _relative(token: str, before: str) -> bool:
-    """"the state that borders ...": a relative pronoun after a noun, not a pointer."""
-    return token in RELATIVE_PRONOUNS and bool(before) and before not in STOPWORDS and before not in QUESTION_WORDS
+    """A relative pronoun after a noun ("the state that borders ..."), not a pointer."""
+    return (
+        token in RELATIVE_PRONOUNS
+        and bool(before)
+        and before not in STOPWORDS
+        and before not in QUESTION_WORDS
+    )
 
 
 def _pointer_at(tokens: list[str], index: int) -> str | None:
@@ -190,7 +224,7 @@ def anaphora(question: str) -> list[str]:
     found: list[str] = []
     for index, token in enumerate(tokens):
         if token in PERSONAL and any(position < index for position in named):
-            continue  # "What is HAART and how does it differ ...": its antecedent is in the question
+            continue  # "What is HAART and how does it differ ...": the antecedent is in it
         if token == EXPLETIVE_PRONOUN and _expletive(tokens, index):
             continue
         pointer = _pointer_at(tokens, index)
@@ -200,22 +234,27 @@ def anaphora(question: str) -> list[str]:
 
 
 def is_deixis(pointer: str) -> bool:
-    """"the document", "this answer": a phrase whose noun points at the conversation."""
+    """A phrase whose noun points at the conversation: "the document", "this answer"."""
     return len(pointer.split()) > 1 and pointer.split()[1] in DEICTIC_NOUNS
 
 
 def pointer_cues(question: str) -> list[Cue]:
     """Anaphora and deixis outside chat discourse ("got it" holds no pointer)."""
     chat = tuple(match.span() for match in DISCOURSE.finditer(question))
-    return [_cue("deixis", question, pointer, "points at the conversation itself", chat) if is_deixis(pointer)
-            else _cue("anaphora", question, pointer, "points outside the question", chat)
-            for pointer in anaphora(DISCOURSE.sub(" ", question))]
+    return [
+        _cue("deixis", question, pointer, "points at the conversation itself", chat)
+        if is_deixis(pointer)
+        else _cue("anaphora", question, pointer, "points outside the question", chat)
+        for pointer in anaphora(DISCOURSE.sub(" ", question))
+    ]
 
 
 def without_deixis(question: str) -> str:
     """The question without its deictic nouns ("What is the document about?" -> "What is the
     about?"): words that point at the conversation name nothing to search for."""
-    pointing = {word for cue in anaphora(question) for word in cue.split()[1:] if word in DEICTIC_NOUNS}
+    pointing = {
+        word for cue in anaphora(question) for word in cue.split()[1:] if word in DEICTIC_NOUNS
+    }
     if not pointing:
         return question
     return " ".join(w for w in question.split() if w.lower().strip("?.,!;:") not in pointing)
@@ -228,16 +267,22 @@ def ellipsis_cue(question: str) -> Cue | None:
     match = ELLIPSIS.search(DISCOURSE.sub(" ", question).strip())
     if not match:
         return None
-    return _cue("ellipsis", question, " ".join(match.group(0).lower().split()), "an elliptical opening")
+    return _cue(
+        "ellipsis", question, " ".join(match.group(0).lower().split()), "an elliptical opening"
+    )
 
 
 def what_about_cue(question: str) -> Cue | None:
-    """"what about X?": X is what the question brings (its span is X's)."""
+    """In "what about X?", X is what the question brings (the cue's span is X's)."""
     match = WHAT_ABOUT.match(question)
     if not match:
         return None
-    return Cue(kind="what_about", text=match.group(1).lower(), span=match.span(1),
-               reason="asks the last question again of another subject")
+    return Cue(
+        kind="what_about",
+        text=match.group(1).lower(),
+        span=match.span(1),
+        reason="asks the last question again of another subject",
+    )
 
 
 def what_about_subject(question: str) -> str | None:
@@ -246,11 +291,18 @@ def what_about_subject(question: str) -> str | None:
 
 
 def discourse_cues(question: str) -> list[Cue]:
-    return [Cue(kind="discourse", text=" ".join(m.group(0).lower().split()), span=m.span(),
-                reason="chat that points at nothing") for m in DISCOURSE.finditer(question)]
+    return [
+        Cue(
+            kind="discourse",
+            text=" ".join(m.group(0).lower().split()),
+            span=m.span(),
+            reason="chat that points at nothing",
+        )
+        for m in DISCOURSE.finditer(question)
+    ]
 
 
-# --- all of them ------------------------------------------------------------------------------------
+# --- all of them ---------------------------------------------------------------------------
 
 
 def read_cues(question: str) -> list[Cue]:
@@ -259,8 +311,13 @@ def read_cues(question: str) -> list[Cue]:
     shift = shift_cue(question)
     if shift is not None:
         return [shift]
-    found = [meta_cue(question), *discourse_cues(question), *pointer_cues(question),
-             ellipsis_cue(question), what_about_cue(question)]
+    found = [
+        meta_cue(question),
+        *discourse_cues(question),
+        *pointer_cues(question),
+        ellipsis_cue(question),
+        what_about_cue(question),
+    ]
     return [cue for cue in found if cue is not None]
 
 

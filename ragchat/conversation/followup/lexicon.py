@@ -216,16 +216,16 @@ DISCOURSE = re.compile(
 
 
 def looks_plural(phrase: str) -> bool:
-    """"bees", "honey bees", "policies" - a head noun in -s (not "glass", "virus", "analysis")."""
+    """A head noun in -s: "bees", "honey bees", "policies" (not "glass", "virus", "analysis")."""
     head = phrase.split()[-1]
     return len(head) > 3 and head.endswith("s") and not head.endswith(("ss", "us", "is", "'s"))
 
 
 def looks_adverb(word: str) -> bool:
-    """"quickly": says how something is done, names nothing."""
+    """A word in -ly ("quickly"): says how something is done, names nothing."""
     return word.endswith("ly")
 
 
 def possessive(noun: str) -> str:
-    """"honey" -> "honey's", "bees" -> "bees'"."""
+    """The possessive of a noun: "honey" -> "honey's", "bees" -> "bees'"."""
     return f"{noun}'" if noun.endswith("s") else f"{noun}'s"

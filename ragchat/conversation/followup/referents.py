@@ -42,7 +42,7 @@ def _known_phrase(corpus: CorpusStats, run: list[str], longest: int) -> str | No
     died" is not in the corpus; "bees" is): verbs glued to a noun fall away."""
     for size in range(min(len(run), longest), 0, -1):
         for start in range(len(run) - size + 1):
-            phrase = " ".join(run[start: start + size])
+            phrase = " ".join(run[start : start + size])
             if corpus.chunk_frequency(phrase) > 0:
                 return phrase
     return None
@@ -52,8 +52,11 @@ def _names_a_thing(tokens: list[str], index: int, subject: set[str]) -> bool:
     """Whether the word at `index` may name a thing: a subject word, not right after a word that
     makes it a verb or a manner ("how long", "how do I *set* a timeout"), not an adverb."""
     word = tokens[index]
-    return (word in subject and not (index and tokens[index - 1] in NOT_A_NOUN_AFTER)
-            and not looks_adverb(word))
+    return (
+        word in subject
+        and not (index and tokens[index - 1] in NOT_A_NOUN_AFTER)
+        and not looks_adverb(word)
+    )
 
 
 def noun_phrases(corpus: CorpusStats, text: str, params: FollowupParams) -> list[Referent]:
@@ -97,8 +100,13 @@ def understood(query: str) -> str:
     return PARENTHESIS.sub("", query) if query else ""
 
 
-def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], last_query: str,
-                        last_answer: str, params: FollowupParams) -> list[Referent]:
+def referent_candidates(
+    corpus: CorpusStats,
+    topic_questions: tuple[str, ...],
+    last_query: str,
+    last_answer: str,
+    params: FollowupParams,
+) -> list[Referent]:
     """What a pronoun may point at, most likely first: what the last question's own pronoun was
     understood as (the subject stays the subject: "how does the state pay for it?" -> Medi-Cal,
     not the state), the things the last question named, then earlier questions of the topic,
@@ -106,8 +114,11 @@ def referent_candidates(corpus: CorpusStats, topic_questions: tuple[str, ...], l
     questions = list(reversed(topic_questions))
     understood_last = understood(last_query)
     said = stems(questions[0]) if questions else set()
-    found = ([r for r in noun_phrases(corpus, understood_last, params) if not stems(r.text) <= said]
-             if understood_last else [])
+    found = (
+        [r for r in noun_phrases(corpus, understood_last, params) if not stems(r.text) <= said]
+        if understood_last
+        else []
+    )
     for text in questions:
         found.extend(noun_phrases(corpus, text, params))
     found.extend(Referent(name, True) for name in answer_names(corpus, last_answer, params))
@@ -124,8 +135,9 @@ def agrees(pointer: str, referent: Referent, params: FollowupParams) -> bool:
     return referent.is_name or not looks_plural(referent.text)
 
 
-def pick_referent(pointer: str, candidates: list[Referent], question: str,
-                  params: FollowupParams) -> str | None:
+def pick_referent(
+    pointer: str, candidates: list[Referent], question: str, params: FollowupParams
+) -> str | None:
     """The most likely thing a pronoun points at that the question does not name itself."""
     own = stems(question)
     for candidate in candidates:
@@ -141,5 +153,5 @@ def resolved(question: str, pointer: str, referent: str) -> str:
     for match in re.finditer(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE):
         if not any(start <= match.start() < end for start, end in chat):
             said = possessive(referent) if pointer.lower() in POSSESSIVE else referent
-            return question[: match.start()] + said + question[match.end():]
+            return question[: match.start()] + said + question[match.end() :]
     return f"{question} ({referent})"

@@ -48,12 +48,15 @@ def lead(text: str, count: int) -> str:
 
 def answer_names(corpus: CorpusStats, last_answer: str, params: FollowupParams) -> list[str]:
     """The names leading the last answer that the corpus holds."""
-    found = names(lead(last_answer, params.lead_sentences), sentence_start=True)[: params.answer_names]
+    found = names(lead(last_answer, params.lead_sentences), sentence_start=True)[
+        : params.answer_names
+    ]
     return [name for name in found if corpus.chunk_frequency(name) > 0]
 
 
-def conversation_terms(corpus: CorpusStats, topic_questions: tuple[str, ...], last_answer: str,
-                       params: FollowupParams) -> list[Term]:
+def conversation_terms(
+    corpus: CorpusStats, topic_questions: tuple[str, ...], last_answer: str, params: FollowupParams
+) -> list[Term]:
     """Weighted context terms of the current topic: every question since the topic began (the
     newest weighs most, older ones decay), the names they and the last answer's lead hold."""
     weights: dict[str, tuple[float, str]] = {}
@@ -81,12 +84,16 @@ def conversation_terms(corpus: CorpusStats, topic_questions: tuple[str, ...], la
     return [Term(text, weight, source) for text, (weight, source) in ranked]
 
 
-def pick_terms(terms: list[Term], question_words: list[str], limit: int,
-               drop_names: bool = False) -> list[str]:
+def pick_terms(
+    terms: list[Term], question_words: list[str], limit: int, drop_names: bool = False
+) -> list[str]:
     """The best context terms the question does not already hold (each stem once)."""
     covered = {stem(w) for w in question_words}
-    dropped = (set().union(*(stems(t.text) for t in terms if t.source == "referent"))
-               if drop_names else set())
+    dropped = (
+        set().union(*(stems(t.text) for t in terms if t.source == "referent"))
+        if drop_names
+        else set()
+    )
     picked: list[str] = []
     for term in terms:
         if drop_names and (term.source == "referent" or stems(term.text) <= dropped):
