@@ -80,12 +80,17 @@ class FollowupParams:
     max_context_terms: int = 8
     # terms of the keyword query (2-5: a short FTS query in the corpus's words)
     max_keyword_terms: int = 5
+    # fewer terms than this from the question and the conversation: the corpus's nearest keywords
+    # join (a single term says too little to FTS)
+    min_keyword_terms: int = 2
     # the question's own phrases in the keyword query, rarest first
     keyword_phrases: int = 3
     # context terms added to the keyword query of a follow-up
     keyword_context_terms: int = 2
-    # corpus keywords nearest in meaning looked at when the user's words are not the corpus's
+    # corpus keywords nearest in meaning looked at when the user's words are not the corpus's...
     nearest_keywords: int = 3
+    # ...and the cosine a keyword needs to the question to join ("doctors" -> "physicians")
+    keyword_similarity: float = 0.45
 
 
 @dataclass(frozen=True)

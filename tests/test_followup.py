@@ -106,7 +106,7 @@ def test_referent(case: dict[str, Any]) -> None:
 
 
 def test_every_cue_spans_its_words() -> None:
-    """A cue's span is where its words stand in the question (a pointer's: outside chat discourse)."""
+    """A cue's span is where its words stand (a pointer's: outside chat discourse)."""
     for case in CASES:
         question = case["question"]
         for cue in read_cues(question):

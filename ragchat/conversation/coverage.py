@@ -82,7 +82,8 @@ def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], 
     top = params.top
     retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
     rare = rare_share(question, texts[:top], corpus, params.rare_terms)
-    return Evidence(best, margin, retrieved, rare, agreement(chunks, params))
+    return Evidence(best=best, margin=margin, retrieved=retrieved, rare=rare,
+                    agreement=agreement(chunks, params))
 
 
 def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:

@@ -60,7 +60,7 @@ class Decision:
         return self.kind in ("shift", "new_topic")
 
 
-class Conversation:
+class ConversationSoFar:
     """What the conversation so far has said: the test of a word foreign to it, written once."""
 
     def __init__(
@@ -116,7 +116,12 @@ class HeuristicReformulator:
                 reason="meta-request about the last answer: its sources, and a search for more",
                 signals=signals,
             )
-        conversation = Conversation(self.corpus, data, self.params)
+        return self._weighed(data, signals)
+
+    def _weighed(self, data: ReformulationInput, signals: Signals) -> Decision:
+        """A question with history and no shift or meta cue: its follow-up cues and how foreign its
+        own words are to the conversation decide."""
+        conversation = ConversationSoFar(self.corpus, data, self.params)
         own = signals.content
         foreign, where = self.foreign_share(conversation, own)
         # how much the question stands alone lowers its need; the margin (which document) does not
@@ -141,7 +146,7 @@ class HeuristicReformulator:
             kind="continues", need=need, reason="may continue the conversation", signals=signals
         )
 
-    def foreign_share(self, conversation: Conversation, own: list[str]) -> tuple[float, str]:
+    def foreign_share(self, conversation: ConversationSoFar, own: list[str]) -> tuple[float, str]:
         """Share of the question's idf weight in corpus terms foreign to the conversation so far."""
         total, foreign, found = 0.0, 0.0, []
         for word in dict.fromkeys(own):
@@ -154,7 +159,7 @@ class HeuristicReformulator:
                 found.append(repr(word))
         return (foreign / total if total else 0.0), ", ".join(found)
 
-    def _grounded(self, signals: Signals, conversation: Conversation) -> Signals:
+    def _grounded(self, signals: Signals, conversation: ConversationSoFar) -> Signals:
         """Drop demonstratives whose noun the conversation never mentioned: "this novel" after
         a talk about tax forms points at something new, not back."""
         dropped = {cue for cue in signals.anaphora if self._points_elsewhere(cue, conversation)}
@@ -164,7 +169,7 @@ class HeuristicReformulator:
             cues=tuple(cue for cue in signals.cues if cue.text not in dropped),
         )
 
-    def _points_elsewhere(self, cue: str, conversation: Conversation) -> bool:
+    def _points_elsewhere(self, cue: str, conversation: ConversationSoFar) -> bool:
         head, _, noun = cue.partition(" ")
         return bool(
             noun
@@ -300,8 +305,11 @@ class HeuristicReformulator:
             if not stems(term) <= covered:
                 terms.append(term)
                 covered |= stems(term)
-        if unknown or len(terms) < 2:
-            for keyword in self.corpus.nearest_keywords(vector, n=self.params.nearest_keywords):
+        if unknown or len(terms) < self.params.min_keyword_terms:
+            nearest = self.corpus.nearest_keywords(
+                vector, n=self.params.nearest_keywords, minimum=self.params.keyword_similarity
+            )
+            for keyword in nearest:
                 if len(terms) >= limit:
                     break
                 if not stems(keyword) <= covered:

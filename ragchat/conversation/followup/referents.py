@@ -76,7 +76,8 @@ def noun_phrases(corpus: CorpusStats, text: str, params: FollowupParams) -> list
         if run:
             phrase = _known_phrase(corpus, run, params.max_phrase_words)
             if phrase:
-                found.append(Referent(phrase, any(stems(phrase) == stems(n) for n in named)))
+                is_name = any(stems(phrase) == stems(n) for n in named)
+                found.append(Referent(text=phrase, is_name=is_name))
         run = []
     return list({r.text: r for r in found}.values())
 
@@ -121,7 +122,8 @@ def referent_candidates(
     )
     for text in questions:
         found.extend(noun_phrases(corpus, text, params))
-    found.extend(Referent(name, True) for name in answer_names(corpus, last_answer, params))
+    named = answer_names(corpus, last_answer, params)
+    found.extend(Referent(text=name, is_name=True) for name in named)
     return list({r.text: r for r in found}.values())
 
 

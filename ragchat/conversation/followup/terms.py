@@ -81,7 +81,7 @@ def conversation_terms(
     for name in answer_names(corpus, last_answer, params):
         add(name, corpus.idf(name) * params.decay, "answer")
     ranked = sorted(weights.items(), key=lambda item: -item[1][0])
-    return [Term(text, weight, source) for text, (weight, source) in ranked]
+    return [Term(text=text, weight=weight, source=source) for text, (weight, source) in ranked]
 
 
 def pick_terms(
