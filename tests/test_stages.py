@@ -224,7 +224,9 @@ def turn_context(question: str = "what age must a witness be?", *, anchors: froz
 
 
 def reformulation(need: float, *, follow_up: bool = True, meta: bool = False, shift: bool = False) -> Reformulation:
-    return Reformulation("what age must a witness be? (will)", "witness, age, will", follow_up, meta, shift, "r", "heuristic", need)
+    return Reformulation(semantic_query="what age must a witness be? (will)", keyword_query="witness, age, will",
+                         is_follow_up=follow_up, is_meta=meta, topic_shift=shift, reasoning="r",
+                         reformulator="heuristic", context_need=need)
 
 
 def test_the_questions_own_lists_always_weigh_in_full() -> None:
