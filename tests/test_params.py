@@ -30,8 +30,11 @@ def test_with_values_replaces_what_is_named_and_keeps_the_rest() -> None:
     assert changed.followup.decay == 0.5 and changed.plan.anchor_reach == 5
     assert isinstance(changed.plan.anchor_reach, int)
     assert DEFAULT.followup.decay == 0.6  # the default is a frozen value: untouched
-    rest = {name: value for name, value in names(changed).items()
-            if name not in {"followup.decay", "plan.anchor_reach"}}
+    rest = {
+        name: value
+        for name, value in names(changed).items()
+        if name not in {"followup.decay", "plan.anchor_reach"}
+    }
     assert rest == {name: value for name, value in names().items() if name in rest}
     assert with_values(DEFAULT, []) == DEFAULT == Params()
     with pytest.raises(ConfigError, match="unknown parameter 'plan.reach'"):
@@ -59,7 +62,12 @@ def test_the_plan_reads_its_numbers() -> None:
 def test_the_combination_reads_its_numbers() -> None:
     evidence = combination.Evidence(0.3, 0.6)  # the rewrite comes much closer: fully trusted
     assert combination.combine(heuristic(), reading(), evidence).model_weight == 2.0
-    assert combination.combine(heuristic(), reading(), evidence, tuned("combine.model_lead=1.5")).model_weight == 1.5
+    assert (
+        combination.combine(
+            heuristic(), reading(), evidence, tuned("combine.model_lead=1.5")
+        ).model_weight
+        == 1.5
+    )
 
 
 def test_the_coverage_decision_reads_its_numbers() -> None:
@@ -70,8 +78,16 @@ def test_the_coverage_decision_reads_its_numbers() -> None:
 
 def test_the_heuristic_reads_its_numbers() -> None:
     """A follow-up cue on a question that comes close alone: need 1 - damping x closeness."""
-    data = ReformulationInput(question="what age must its witness be?", last=Exchange("Is a will binding?", "Yes."),
-                              topic_questions=("Is a will binding?",), own_best=0.7)
-    assert HeuristicReformulator(CORPUS).reformulate(data, VECTOR).context_need == pytest.approx(0.3)
+    data = ReformulationInput(
+        question="what age must its witness be?",
+        last=Exchange("Is a will binding?", "Yes."),
+        topic_questions=("Is a will binding?",),
+        own_best=0.7,
+    )
+    assert HeuristicReformulator(CORPUS).reformulate(data, VECTOR).context_need == pytest.approx(
+        0.3
+    )
     softer = tuned("followup.cue_closeness_damping=0.5").followup
-    assert HeuristicReformulator(CORPUS, softer).reformulate(data, VECTOR).context_need == pytest.approx(0.5)
+    assert HeuristicReformulator(CORPUS, softer).reformulate(
+        data, VECTOR
+    ).context_need == pytest.approx(0.5)
