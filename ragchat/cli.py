@@ -507,9 +507,10 @@ def eval_command(
         help="Items whose last turn the corpus does not answer (same format, no gold): report the precision "
              "and recall of 'the documents do not cover this' against the ragchat strategy's scored turns.")]
         = None,
-    param: Annotated[list[str] | None, typer.Option("--param", metavar="NAME=VALUE", show_default=False,
-        help="Run with another value of a tuning parameter of ragchat/params.py, e.g. followup.decay=0.5 "
-             "(repeatable).")] = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", metavar="NAME=VALUE", show_default=False,
+        help="Run with another value of a tuning parameter of ragchat/params.py, "
+             "e.g. followup.decay=0.5 (repeatable).")] = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""

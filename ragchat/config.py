@@ -48,7 +48,7 @@ class Settings:
     ollama_host: str = "http://127.0.0.1:11434"
     ollama_model: str = "llama3.2"
     ollama_timeout: float = 20.0
-    # the code's tuning numbers (params.py): not a user setting, only `ragchat eval --param` changes them
+    # the code's tuning numbers (params.py): no user setting; `ragchat eval --param` changes them
     params: Params = DEFAULT
 
     def replace(self, **changes: Any) -> Settings:

@@ -76,7 +76,8 @@ def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Ev
         return heuristic
     tuning, closeness = params.combine, own_closeness(evidence.question_best, params.followup)
     shift = _shift(heuristic, reading, evidence, params)
-    meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift and closeness < tuning.meta_closeness)
+    meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift
+                                 and closeness < tuning.meta_closeness)
     trusted = trust(evidence, tuning)
     weight = round(tuning.model_lead * trusted, 3) if evidence.rewrite_best is not None else 0.0
     need = 1.0 if meta and not heuristic.is_meta else shift.context_need * (1 - trusted)
@@ -90,7 +91,8 @@ def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Ev
     )
 
 
-def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence, params: Params) -> Reformulation:
+def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence,
+           params: Params) -> Reformulation:
     """The heuristic's reading with the model's topic shift followed, unless contradicted."""
     pointed_back = heuristic.is_follow_up and heuristic.context_need >= params.combine.cue_need
     if not reading.topic_shift or heuristic.topic_shift or heuristic.is_meta or pointed_back:

@@ -89,7 +89,8 @@ def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], 
 def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
     """The documents do not cover the question: the question comes only loosely close to any
     chunk, and the top chunks lack its distinctive words or only one index found them."""
-    score = evidence.best + params.rare_weight * evidence.rare + params.agreement_weight * evidence.agreement
+    score = (evidence.best + params.rare_weight * evidence.rare
+             + params.agreement_weight * evidence.agreement)
     return score < params.threshold
 
 

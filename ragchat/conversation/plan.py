@@ -88,7 +88,8 @@ def _protect(context: TurnContext, options: TurnOptions, params: PlanParams) -> 
     probe = context.probe
     if not options.fusion or not probe.ids:
         return None
-    return probe.ids[0] if probe.best >= params.confident and probe.margin >= params.confident_margin else None
+    confident = probe.best >= params.confident and probe.margin >= params.confident_margin
+    return probe.ids[0] if confident else None
 
 
 def plan(context: TurnContext, reformulation: Reformulation, settings: Settings, options: TurnOptions) -> RetrievalPlan:

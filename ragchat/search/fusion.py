@@ -34,7 +34,7 @@ class Anchoring:
     documents: frozenset[int] = frozenset()
     boost: float = 0.0
     exclude: frozenset[int] = frozenset()  # chunks the last answer already used: no boost
-    reach: int = DEFAULT.plan.anchor_reach  # a chunk must rank within this in some list to be boosted
+    reach: int = DEFAULT.plan.anchor_reach  # a chunk must rank within this in some list for a boost
     slots: int = 0  # instead of a boost: the best anchored chunks keep this many places after the first
 
 
