@@ -258,8 +258,8 @@ def search(
     if not as_json and mode is not SearchMode.fts:
         from .conversation.coverage import not_covered, search_evidence
 
-        evidence = search_evidence(ctx.db, query, hits)
-        if not hits or not_covered(evidence):
+        evidence = search_evidence(ctx.db, query, hits, ctx.settings.params.coverage)
+        if not hits or not_covered(evidence, ctx.settings.params.coverage):
             render.notice(f"weak matches: the documents may not cover this (best similarity {evidence.best:.2f}, "
                           f"rare terms found {evidence.rare:.0%})")
 
@@ -506,17 +506,24 @@ def eval_command(
         help="Items whose last turn the corpus does not answer (same format, no gold): report the precision "
              "and recall of 'the documents do not cover this' against the ragchat strategy's scored turns.")]
         = None,
+    param: Annotated[list[str] | None, typer.Option(
+        "--param", metavar="NAME=VALUE", show_default=False,
+        help="Run with another value of a tuning parameter of ragchat/params.py, "
+             "e.g. followup.decay=0.5 (repeatable).")] = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""
     from . import evaluate, render
+    from .params import DEFAULT, with_values
 
+    params = with_values(DEFAULT, param or [])  # checked before anything is read or ingested
     items = evaluate.load_conversations(conversations)
     unanswered = evaluate.load_conversations(unanswerable, scored=False) if unanswerable else None
     chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items, llm=llm)
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
         ctx = make_app(db=path, ollama="auto" if llm else "off", create=True)
+        ctx.settings = ctx.settings.replace(params=params)
         try:
             if llm and ctx.backend_problem():
                 raise RagchatError(f"--llm: {ctx.backend_problem()}")

@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .params import DEFAULT, Params
 
 CONFIG_FILE = "ragchat.toml"
 LIBRARY_DIR = ".ragchat"  # a project's library folder, found in the current directory or a parent
@@ -47,12 +48,15 @@ class Settings:
     ollama_host: str = "http://127.0.0.1:11434"
     ollama_model: str = "llama3.2"
     ollama_timeout: float = 20.0
+    # the code's tuning numbers (params.py): no user setting; `ragchat eval --param` changes them
+    params: Params = DEFAULT
 
     def replace(self, **changes: Any) -> Settings:
         return dataclasses.replace(self, **changes)
 
 
-FIELD_TYPES = {f.name: f.type for f in fields(Settings)}
+# the user's settings (ragchat.toml, RAGCHAT_*, flags, `ragchat config`): all fields but `params`
+FIELD_TYPES = {f.name: f.type for f in fields(Settings) if f.name != "params"}
 
 
 CHOICES = {"ollama": ("auto", "off", "on")}

@@ -250,6 +250,8 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
     for column in table.columns:
         column.overflow = "fold"  # a long path or model name is wrapped, never cut short with "…"
     for name, value in vars(settings).items():
+        if name == "params":  # the code's tuning, not a setting (ragchat/params.py)
+            continue
         table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
     show(table)
     state = "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"

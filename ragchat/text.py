@@ -8,41 +8,9 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
+from .conversation.followup.lexicon import FILLER, QUESTION_WORDS, STEMMER_LANGUAGE, STOPWORDS
+
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
-
-STOPWORDS = frozenset(
-    """
-    a about above after again against all almost also although always am among an and another any
-    anybody anyone anything anyway anywhere are aren't around as at away be became because become
-    been before being below between both but by can can't cannot could couldn't did didn't do does
-    doesn't doing don't done down during each either else enough etc even ever every everyone
-    everything few for from further get gets getting give given go goes going got had hadn't has
-    hasn't have haven't having he he'd he'll he's her here here's hers herself him himself his how
-    how's however i i'd i'll i'm i've if in into is isn't it it's its itself just know let let's
-    like made make makes many may me might mine more most much must mustn't my myself need needs no
-    nor not nothing now of off often on once one only or other others otherwise ought our ours
-    ourselves out over own per perhaps please put quite rather re really regarding said same say
-    says see seem seems shall shan't she she'd she'll she's should shouldn't since so some somebody
-    someone something sometimes still such sure take tell than that that's the their theirs them
-    themselves then there there's these they they'd they'll they're they've thing things this those
-    though through thus to too toward towards under until up upon us use used using very via was
-    wasn't way we we'd we'll we're we've well were weren't what what's whatever when when's where
-    where's whether which while who who's whom whose why why's with within without won't
-    would wouldn't yes yet you you'd you'll you're you've your yours yourself yourselves
-    """.split()
-)
-
-# Words that make a question a question but say nothing about its subject.
-QUESTION_WORDS = frozenset(
-    """
-    explain describe define definition mean means meaning tell show give list summarize summarise
-    summary elaborate detail details example examples want wanted wonder curious question questions
-    answer okay ok thanks thank hi hello hey info information kind sort type types lot bit
-    something anything work works working happen happens happened difference differences
-    love like want wants wanted wish asking ask asked correct right sure exactly actually really
-    maybe probably concrete specific specifically general generally basically true false
-    """.split()
-)
 
 
 def words(text: str) -> list[str]:
@@ -144,22 +112,11 @@ def sentences(text: str) -> list[str]:
     return split_sentences(text, PLAIN_SENTENCES)
 
 
-# Discourse and filler: how people talk in a chat, never what they ask about.
-FILLER = frozenset(
-    """
-    oh ah uh um hmm wow cool nice great good interesting fascinating amazing awesome clear clearly
-    okay ok alright fine gotcha got understand understood see sounds thanks thank appreciate
-    helpful useful perfect wonderful excellent lol yeah yep yes no nope sure indeed anyway
-    hey hi hello please kindly also again just still ever mention mentioned said told earlier
-    """.split()
-)
-
-
 @lru_cache(maxsize=1)
 def _english() -> Any:
     import snowballstemmer
 
-    return snowballstemmer.stemmer("english")
+    return snowballstemmer.stemmer(STEMMER_LANGUAGE)
 
 
 @lru_cache(maxsize=1 << 16)

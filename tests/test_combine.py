@@ -5,18 +5,22 @@ from __future__ import annotations
 import pytest
 from test_stages import SETTINGS, turn_context
 
-from ragchat.conversation.combine import CUE_NEED, MODEL_LEAD, Evidence, combine, repeats_the_user, same_query, trust
-from ragchat.conversation.heuristic import NEW_TOPIC_NEED
+from ragchat.conversation.combine import Evidence, combine, repeats_the_user, same_query, trust
 from ragchat.conversation.models import Reformulation
 from ragchat.conversation.ollama_reformulator import ModelReading
 from ragchat.conversation.plan import plan
+from ragchat.params import DEFAULT
 
 QUESTION = "what age must a witness be?"
 REWRITE = "What age must a witness to a will be in South Africa?"
+MODEL_LEAD, CUE_NEED = DEFAULT.combine.model_lead, DEFAULT.combine.cue_need
+NEW_TOPIC_NEED = DEFAULT.followup.new_topic_need
 
 
 def heuristic(need: float = 0.6, *, follow_up: bool = True, shift: bool = False, meta: bool = False) -> Reformulation:
-    return Reformulation(f"{QUESTION} (will)", "witness, will", follow_up, meta, shift, "follow-up", "heuristic", need)
+    return Reformulation(semantic_query=f"{QUESTION} (will)", keyword_query="witness, will", is_follow_up=follow_up,
+                         is_meta=meta, topic_shift=shift, reasoning="follow-up", reformulator="heuristic",
+                         context_need=need)
 
 
 def reading(query: str = REWRITE, *, follow_up: bool = True, meta: bool = False, shift: bool = False) -> ModelReading:

@@ -305,3 +305,44 @@ def test_eval_unanswerable_reports_precision_and_recall_of_not_covered(runner, t
     shown = " ".join(result.output.split())
     assert "Not covered" in shown and "of 2 unanswerable turns" in shown and "of 2 answerable ones" in shown
     assert "recall 1.00" in shown and "precision 1.00" in shown
+
+
+def test_eval_param_runs_with_another_tuning_value(runner, tmp_path):
+    """`--param followup.max_keyword_terms=1` cuts the keyword query to one term; a parameter set
+    to its default value changes nothing."""
+    conversations, corpus = _write_set(tmp_path)
+
+    def rows(*params: str) -> list[dict]:
+        out = tmp_path / "run.jsonl"
+        args = ["eval", conversations, "--corpus", corpus, "--strategies", "ragchat", "--db", tmp_path / "eval.db",
+                "--out", out, *(arg for param in params for arg in ("--param", param))]
+        result = invoke(runner, *args)
+        assert result.exit_code == 0, result.output
+        return [row for line in out.read_text().splitlines() if (row := json.loads(line))["strategy"] == "ragchat"]
+
+    plain = rows()
+    assert rows("followup.max_keyword_terms=5", "plan.confident=0.5", "coverage.threshold=0.6") == plain
+    changed = rows("followup.max_keyword_terms=1")
+    before = {r["id"]: r["keyword_query"] for r in plain}
+    after = {r["id"]: r["keyword_query"] for r in changed}
+    assert all(len(terms.split(", ")) >= 2 for terms in before.values()), before
+    assert after == {key: terms.split(", ")[0] for key, terms in before.items()}
+
+
+@pytest.mark.parametrize(("param", "message"), [
+    ("followup.decya=0.5", "Error: unknown parameter 'followup.decya' (did you mean followup.decay"),
+    ("decay=0.5", "Error: unknown parameter 'decay' (did you mean followup.decay?)"),
+    ("plan.protect=1", "Error: unknown parameter 'plan.protect' (did you mean "),
+    ("followup.decay=abc", "Error: invalid value for parameter followup.decay: 'abc' (expected a number)"),
+    ("followup.decay=nan", "Error: invalid value for parameter followup.decay: 'nan' (expected a finite number)"),
+    ("followup.max_context_terms=2.5",
+     "Error: invalid value for parameter followup.max_context_terms: '2.5' (expected an integer)"),
+    ("followup.decay", "Error: --param 'followup.decay': expected NAME=VALUE, e.g. followup.decay=0.5"),
+])
+def test_eval_param_errors_are_one_line(runner, tmp_path, param, message):
+    conversations, corpus = _write_set(tmp_path)
+    result = invoke(runner, "eval", conversations, "--corpus", corpus, "--db", tmp_path / "eval.db",
+                    "--param", param)
+    assert result.exit_code == 1
+    assert result.output.strip().startswith(message) and len(result.output.strip().splitlines()) == 1
+    assert not (tmp_path / "eval.db").exists()  # refused before anything was ingested

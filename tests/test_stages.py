@@ -1,4 +1,4 @@
-"""The turn's stages, one at a time: signals, the history window, the heuristic reformulator on
+"""The turn's stages, one at a time: the history window, the heuristic reformulator on
 an in-memory corpus, the model's reading and the answer stage on a fake chat backend,
 the plan, and the lineage. No database, no embedding model: fast."""
 
@@ -13,62 +13,23 @@ from fakes import FakeChat
 from ragchat.config import Settings
 from ragchat.conversation import answering
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.heuristic import NEW_TOPIC_NEED, WEAK_NEED, HeuristicReformulator, own_closeness
+from ragchat.conversation.followup.heuristic import HeuristicReformulator, own_closeness
 from ragchat.conversation.history import select_window
 from ragchat.conversation.models import Exchange, Lineage, Reformulation, ReformulationInput, RetrievedChunk
 from ragchat.conversation.ollama_reformulator import ModelReading, OllamaReformulator
 from ragchat.conversation.plan import Ablations, plan
 from ragchat.conversation.reading import Anchors, Probe, TurnContext
 from ragchat.conversation.reformulate import ask_model
-from ragchat.conversation.signals import anaphora, is_meta_request, read_signals, without_deixis
 from ragchat.errors import BackendUnavailable
+from ragchat.params import DEFAULT
 from ragchat.store.library import StoredChunk
 from ragchat.store.sessions import Message
-from ragchat.text import subject_words
 
 VECTOR = np.zeros(4, dtype=np.float32)
+NEW_TOPIC_NEED, WEAK_NEED = DEFAULT.followup.new_topic_need, DEFAULT.followup.weak_need
 
-# --- signals -----------------------------------------------------------------------------------
-
-
-@pytest.mark.parametrize(("question", "expected"), [
-    ("How does it work?", ["it"]),
-    ("What is the document about?", ["the document"]),
-    ("Can they apply online?", ["they"]),
-    ("What about that?", ["that"]),
-    ("How did the state that borders Mexico get its name", []),  # relative "that"; "its" after a name
-    ("What is HAART therapy and how does it differ from AZT?", []),  # the antecedent is in the question
-    ("How did the U.S. state that borders no other derive its name?", []),  # a dotted acronym is a name too
-    ("What is the process for applying for it?", ["it"]),
-    ("Is it true that volunteers are essential?", []),  # expletive "it"
-    ("For which groups is it important to vaccinate?", []),
-    ("Does this app work offline?", ["this app"]),
-    ("What can I do there?", ["there"]),
-    ("What happens to the body when there isn't enough pressure?", []),  # existential "there"
-    ("Is there a fee, and will there be a hearing?", []),
-])
-def test_anaphora(question: str, expected: list[str]) -> None:
-    assert anaphora(question) == expected
-
-
-@pytest.mark.parametrize(("question", "meta"), [
-    ("summarize it", True), ("Why?", True), ("How so?", True), ("tell me more", True),
-    ("Could you expand on that?", True), ("give me an example", True),
-    ("Tell me more about rainwater tanks", False), ("Why do heat pumps need a defrost cycle?", False),
-])
-def test_meta_requests_are_about_the_last_answer(question: str, meta: bool) -> None:
-    assert is_meta_request(question) is meta
-
-
-def test_discourse_is_no_cue_and_filler_is_no_subject() -> None:
-    signals = read_signals("Oh interesting, got it. What about the queen?", subject_words("Oh interesting, got it. What about the queen?"))
-    assert signals.anaphora == [] and signals.content == ["queen"]
-    assert read_signals("That's interesting!", []).anaphora == []
-
-
-def test_deictic_nouns_are_no_search_terms() -> None:
-    assert without_deixis("What is the document about?") == "What is the about?"
-    assert without_deixis("What is a document of title?") == "What is a document of title?"
+# Phrase-level cases of the follow-up detector (cues, referents, decisions): test_followup.py and
+# its table, followup_cases.jsonl.
 
 
 # --- the history window ------------------------------------------------------------------------
@@ -142,26 +103,6 @@ PLACES = MemoryCorpus({
 }.items())
 
 
-def test_a_demonstrative_with_a_noun_is_resolved_to_the_name_that_holds_it() -> None:
-    """"this county" after a talk about Ventura County is Ventura County: the rewrite says it in
-    full, as a person rewriting the question would."""
-    r = reformulate("What local rules does the court have in this county?",
-                    [("How long do jurors serve in Ventura County?", "One day or one trial.")], corpus=PLACES)
-    assert r.is_follow_up
-    assert r.semantic_query.lower().startswith("what local rules does the court have in ventura county?")
-    assert "ventura county" in r.keyword_query
-
-
-def test_he_is_never_replaced_by_a_long_name_of_a_thing() -> None:
-    """A person's pronoun does not stand for "California Integrated Water Quality System": the
-    question keeps its own words and the name joins only as context."""
-    r = reformulate("How did he get in shape for his roles?",
-                    [("What is the California Integrated Water Quality System?", "It tracks permits.")], corpus=PLACES)
-    assert r.semantic_query.startswith("How did he get in shape for his roles?")
-    named = reformulate("How did he get in shape?", [("Who is Dwayne Johnson?", "An actor.")], corpus=PLACES)
-    assert named.semantic_query.lower().startswith("how did dwayne johnson get in shape?")
-
-
 # one topic: every chunk speaks of bees, so "bees" is the commonest word of the corpus
 HIVE = MemoryCorpus(enumerate([
     "Bees pollinate crops and bees make honey.",
@@ -172,37 +113,6 @@ HIVE = MemoryCorpus(enumerate([
     "If pollinators died out, many fruits would vanish and food prices would rise.",
     "Beekeepers treat colonies against mites in autumn.",
 ]))
-
-
-def rewrite(question: str, earlier: list[tuple[str, str]], understood: str = "") -> str:
-    data = ReformulationInput(question=question, last=Exchange(*earlier[-1]), topic_questions=tuple(q for q, _ in earlier),
-                              earlier_questions=tuple(q for q, _ in earlier), last_semantic_query=understood)
-    return HeuristicReformulator(HIVE).reformulate(data, VECTOR).semantic_query
-
-
-@pytest.mark.parametrize(("question", "earlier", "understood", "expected"), [
-    # the subject of a one-topic corpus is its commonest word, and still what "they" points at
-    ("What would happen if they died out?", [("Why are bees important?", "They pollinate.")], "",
-     "What would happen if bees died out?"),
-    ("How do they survive the winter?", [("Tell me about honey bees", "They live in hives.")], "",
-     "How do honey bees survive the winter?"),
-    # the subject stays the subject: "them" is what the last question's "they" was
-    ("What harms them?", [("Why are bees important?", "."), ("Do they make honey?", "Yes.")], "Do bees make honey?",
-     "What harms bees?"),
-    # "it" wants a singular, "they" a plural
-    ("What is it made of?", [("Why are bees important?", "."), ("Do they make honey?", "Yes.")], "Do bees make honey?",
-     "What is honey made of?"),
-    ("What is its colour?", [("Tell me about honey", "It is sweet.")], "", "What is honey's colour?"),
-    ("Where is their hive?", [("Tell me about wild bees", "They nest in the ground.")], "", "Where is wild bees' hive?"),
-    # the verb after a subject pronoun names nothing: "it" is the hive, not "treat"
-    ("Is it expensive?", [("How do I treat a hive against mites?", "In autumn.")], "", "Is hive expensive?"),
-    # chat discourse and words that point at no noun are left as they are
-    ("Got it. How is it harvested?", [("Tell me about honey", "It is sweet.")], "", "Got it. How is honey harvested?"),
-    ("Are mites such a problem there?", [("Tell me about honey", "It is sweet.")], "", "Are mites such a problem there?"),
-])
-def test_a_pronoun_is_replaced_by_what_it_points_at(question: str, earlier: list[tuple[str, str]], understood: str,
-                                                    expected: str) -> None:
-    assert rewrite(question, earlier, understood).split(" (")[0] == expected
 
 
 def test_what_about_x_makes_x_the_subject() -> None:
@@ -314,7 +224,9 @@ def turn_context(question: str = "what age must a witness be?", *, anchors: froz
 
 
 def reformulation(need: float, *, follow_up: bool = True, meta: bool = False, shift: bool = False) -> Reformulation:
-    return Reformulation("what age must a witness be? (will)", "witness, age, will", follow_up, meta, shift, "r", "heuristic", need)
+    return Reformulation(semantic_query="what age must a witness be? (will)", keyword_query="witness, age, will",
+                         is_follow_up=follow_up, is_meta=meta, topic_shift=shift, reasoning="r",
+                         reformulator="heuristic", context_need=need)
 
 
 def test_the_questions_own_lists_always_weigh_in_full() -> None:

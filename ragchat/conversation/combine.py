@@ -9,11 +9,11 @@ lists, with a weight from evidence, not from the model's say-so:
 - any other rewrite is trusted by how well it retrieves on its own next to the question: its
   best chunk against the question's best (`trust`). A rewrite that resolves what the question
   left open comes closer to some chunk than the question did; one that drags an old subject in
-  mostly does not. Trusted fully, the rewrite leads the ranking (MODEL_LEAD x the question's
+  mostly does not. Trusted fully, the rewrite leads the ranking (model_lead x the question's
   weight), the heuristic's context lists and anchoring step back, since the rewrite carries the
   context itself, and a question that finds little alone yields too; not trusted, it adds nothing;
 - the model's topic shift is followed unless the heuristic read the question as leaning on the
-  conversation (a pointer back, or mostly the conversation's own terms: need >= CUE_NEED); a
+  conversation (a pointer back, or mostly the conversation's own terms: need >= cue_need); a
   followed shift keeps only the context a new topic keeps and no anchoring;
 - a meta-request needs the heuristic's cue, or the model's flag on a question that says little
   on its own.
@@ -25,15 +25,10 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from .heuristic import NEW_TOPIC_NEED, WEAK_NEED, own_closeness, own_weakness
+from ..params import DEFAULT, CombineParams, Params
+from .followup.heuristic import own_closeness, own_weakness
 from .models import Reformulation
 from .ollama_reformulator import ModelReading
-
-MODEL_LEAD = 2.0  # weight of a fully trusted rewrite's lists, against the question's 1
-TRUST_SPAN = 0.1  # trust grows from 0 (the rewrite's best chunk no closer than the question's) to 1 (this much closer)
-QUESTION_YIELD = 0.75  # beside a fully trusted rewrite, a question that finds nothing close alone keeps 1 - this
-CUE_NEED = 0.5  # a heuristic follow-up this sure (a pointer back, or mostly the conversation's terms) outweighs a model's shift
-META_CLOSENESS = 0.5  # the model's meta flag counts only for a question that comes no closer than this alone
 
 
 @dataclass(frozen=True)
@@ -66,25 +61,27 @@ def _normalised(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
-def trust(evidence: Evidence) -> float:
+def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
     """0..1: how much closer the rewrite's best chunk comes than the question's (none: 0)."""
     if evidence.rewrite_best is None:
         return 0.0
     gain = evidence.rewrite_best - evidence.question_best
-    return min(max(gain / TRUST_SPAN, 0.0), 1.0)
+    return min(max(gain / params.trust_span, 0.0), 1.0)
 
 
-def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Evidence) -> Reformulation:
+def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Evidence,
+            params: Params = DEFAULT) -> Reformulation:
     """The turn's reformulation: the heuristic's, with the model's rewrite and flags weighed in."""
     if reading is None:
         return heuristic
-    shift = _shift(heuristic, reading, evidence)
+    tuning, closeness = params.combine, own_closeness(evidence.question_best, params.followup)
+    shift = _shift(heuristic, reading, evidence, params)
     meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift
-                                 and own_closeness(evidence.question_best) < META_CLOSENESS)
-    trusted = trust(evidence)
-    weight = round(MODEL_LEAD * trusted, 3) if evidence.rewrite_best is not None else 0.0
+                                 and closeness < tuning.meta_closeness)
+    trusted = trust(evidence, tuning)
+    weight = round(tuning.model_lead * trusted, 3) if evidence.rewrite_best is not None else 0.0
     need = 1.0 if meta and not heuristic.is_meta else shift.context_need * (1 - trusted)
-    question = 1 - QUESTION_YIELD * trusted * (1 - own_closeness(evidence.question_best))
+    question = 1 - tuning.question_yield * trusted * (1 - closeness)
     return replace(
         shift, is_meta=meta, is_follow_up=shift.is_follow_up or meta, context_need=round(need, 3),
         question_weight=round(question, 3),
@@ -94,12 +91,14 @@ def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Ev
     )
 
 
-def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence) -> Reformulation:
+def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence,
+           params: Params) -> Reformulation:
     """The heuristic's reading with the model's topic shift followed, unless contradicted."""
-    pointed_back = heuristic.is_follow_up and heuristic.context_need >= CUE_NEED
+    pointed_back = heuristic.is_follow_up and heuristic.context_need >= params.combine.cue_need
     if not reading.topic_shift or heuristic.topic_shift or heuristic.is_meta or pointed_back:
         return heuristic
-    kept = NEW_TOPIC_NEED + WEAK_NEED * own_weakness(evidence.question_best)
+    tuning = params.followup
+    kept = tuning.new_topic_need + tuning.weak_need * own_weakness(evidence.question_best, tuning)
     return replace(heuristic, is_follow_up=False, topic_shift=True, new_subject=False,
                    context_need=min(heuristic.context_need, kept))
 

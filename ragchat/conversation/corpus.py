@@ -28,7 +28,7 @@ class CorpusStats(Protocol):
 
     def share_in(self, term: str, chunk_ids: Sequence[int]) -> float: ...
 
-    def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]: ...
+    def nearest_keywords(self, vector: np.ndarray, n: int, minimum: float) -> list[str]: ...
 
     def keywords_of(self, document_ids: Sequence[int]) -> list[str]: ...
 
@@ -66,8 +66,9 @@ class CorpusView:
         inside = library.fts_search(self.db, match, total, only_ids=chunk_ids)
         return len(inside) / total
 
-    def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]:
-        """Corpus keywords closest in meaning to a query: the corpus's words for the user's."""
+    def nearest_keywords(self, vector: np.ndarray, n: int, minimum: float) -> list[str]:
+        """The `n` corpus keywords closest in meaning to a query, those at cosine `minimum` or
+        more: the corpus's words for the user's (the numbers: params.FollowupParams)."""
         if not self._keywords:
             return []
         # einsum, not `@`: a BLAS matrix product wakes worker threads that keep spinning after it
@@ -109,7 +110,7 @@ class MemoryCorpus:
         holding = self._holding(term)
         return len(holding & set(chunk_ids)) / len(holding) if holding and chunk_ids else 0.0
 
-    def nearest_keywords(self, vector: np.ndarray, n: int = 3, minimum: float = 0.45) -> list[str]:
+    def nearest_keywords(self, vector: np.ndarray, n: int, minimum: float) -> list[str]:
         return []
 
     def keywords_of(self, document_ids: Sequence[int]) -> list[str]:

@@ -19,6 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
+from ..params import DEFAULT, CoverageParams
 from ..text import content_words, stem, stems
 from .corpus import CorpusStats
 
@@ -27,15 +28,8 @@ if TYPE_CHECKING:
 
     from ..search.hybrid import Hit
 
-TOP = 4  # the chunks an answer stands on
-RARE_TERMS = 3  # the question's rarest terms that must show up in them
-REACH = 10  # a chunk "found by both" ranks within this in a vector and in a keyword list
-# The rule: not covered when best + RARE_WEIGHT * rare + AGREEMENT_WEIGHT * agreement < THRESHOLD.
-# Fitted once on govt and clapnq together (unanswerable against answerable turns), the same for
-# every library; the margin and the retrieved similarity did not separate them further.
-RARE_WEIGHT = 0.3
-AGREEMENT_WEIGHT = 0.2
-THRESHOLD = 0.6
+# The rule and its numbers: ragchat/params.py (CoverageParams). The margin and the retrieved
+# similarity did not separate unanswerable from answerable turns further.
 
 
 class Ranked(Protocol):
@@ -61,11 +55,11 @@ class Evidence:
         return {name: round(value, 4) for name, value in asdict(self).items()}
 
 
-def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats) -> float:
-    """Which share (by idf) of the question's RARE_TERMS rarest terms the texts hold (1.0 when it
+def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats, count: int) -> float:
+    """Which share (by idf) of the question's `count` rarest terms the texts hold (1.0 when it
     has none: nothing to miss)."""
     terms = list(dict.fromkeys(content_words(question)))
-    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:RARE_TERMS]
+    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
     total = sum(weight for weight, _ in weighted)
     if total <= 0:
         return 1.0
@@ -73,31 +67,37 @@ def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats) -> floa
     return sum(weight for weight, term in weighted if stem(term) in held) / total
 
 
-def agreement(chunks: Sequence[Ranked]) -> float:
-    top = list(chunks[:TOP])
+def agreement(chunks: Sequence[Ranked], params: CoverageParams) -> float:
+    top = list(chunks[: params.top])
     if not top:
         return 0.0
-    both = [c for c in top if c.vector_rank is not None and c.vector_rank <= REACH
-            and c.fts_rank is not None and c.fts_rank <= REACH]
+    reach = params.reach
+    both = [c for c in top if c.vector_rank is not None and c.vector_rank <= reach
+            and c.fts_rank is not None and c.fts_rank <= reach]
     return len(both) / len(top)
 
 
 def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], texts: Sequence[str],
-           corpus: CorpusStats) -> Evidence:
-    retrieved = max((c.similarity for c in chunks[:TOP] if c.similarity is not None), default=0.0)
-    return Evidence(best, margin, retrieved, rare_share(question, texts[:TOP], corpus), agreement(chunks))
+           corpus: CorpusStats, params: CoverageParams = DEFAULT.coverage) -> Evidence:
+    top = params.top
+    retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
+    rare = rare_share(question, texts[:top], corpus, params.rare_terms)
+    return Evidence(best=best, margin=margin, retrieved=retrieved, rare=rare,
+                    agreement=agreement(chunks, params))
 
 
-def not_covered(evidence: Evidence) -> bool:
+def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
     """The documents do not cover the question: the question comes only loosely close to any
     chunk, and the top chunks lack its distinctive words or only one index found them."""
-    score = evidence.best + RARE_WEIGHT * evidence.rare + AGREEMENT_WEIGHT * evidence.agreement
-    return score < THRESHOLD
+    score = (evidence.best + params.rare_weight * evidence.rare
+             + params.agreement_weight * evidence.agreement)
+    return score < params.threshold
 
 
-def search_evidence(db: Database, query: str, hits: Sequence[Hit]) -> Evidence:
+def search_evidence(db: Database, query: str, hits: Sequence[Hit],
+                    params: CoverageParams = DEFAULT.coverage) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
     from .corpus import CorpusView
 
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
-    return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db))
+    return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db), params)

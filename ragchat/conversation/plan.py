@@ -14,15 +14,12 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from ..config import Settings
+from ..params import PlanParams
 from ..search.fusion import Anchoring
-from .context import understood
+from .followup.cues import without_deixis
+from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
-from .signals import without_deixis
-
-ANCHOR_REACH = 10  # an anchored chunk must rank within this in some list to be boosted
-CONFIDENT = 0.5  # cosine of the question's own best chunk that makes it a confident hit...
-CONFIDENT_MARGIN = 0.05  # ...when its document leads the next by this much
 
 
 @dataclass(frozen=True)
@@ -92,11 +89,12 @@ def _previous(context: TurnContext) -> str:
     return understood(last.reformulation.leading_query) or typed
 
 
-def _protect(context: TurnContext, ablations: Ablations) -> int | None:
+def _protect(context: TurnContext, ablations: Ablations, params: PlanParams) -> int | None:
     probe = context.probe
     if not ablations.fusion or not probe.ids:
         return None
-    return probe.ids[0] if probe.best >= CONFIDENT and probe.margin >= CONFIDENT_MARGIN else None
+    confident = probe.best >= params.confident and probe.margin >= params.confident_margin
+    return probe.ids[0] if confident else None
 
 
 def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
@@ -109,8 +107,9 @@ def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
     anchoring = Anchoring()
     if follows and anchors.document_ids and ablations.source_anchoring and settings.source_anchoring:
         boost = settings.anchor_boost * (weight if ablations.fusion else 1.0)
-        reach = ANCHOR_REACH if ablations.fusion else 10**9
+        reach = settings.params.plan.anchor_reach if ablations.fusion else 10**9
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
-    return RetrievalPlan(kind, _queries(context.question, _previous(context), reformulation, weight, settings, ablations),
-                         weight, anchoring, _protect(context, ablations), reuse, ablations.fusion)
+    queries = _queries(context.question, _previous(context), reformulation, weight, settings, ablations)
+    protect = _protect(context, ablations, settings.params.plan)
+    return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

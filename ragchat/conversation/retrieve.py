@@ -115,7 +115,8 @@ def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: Retriev
     stored = context.load(db, (i for item in lists for i in item.ids))
     lists = [RankedList(item.name, item.kind, tuple(i for i in item.ids if i in stored), item.weight) for item in lists]
     fused = fuse(lists, {i: c.document_id for i, c in stored.items()}, k=settings.rrf_k,
-                 anchoring=plan.anchoring, protect=plan.protect) if any(item.ids for item in lists) else []
+                 anchoring=plan.anchoring, protect=plan.protect,
+                 protect_within=settings.params.fusion.protect_within) if any(item.ids for item in lists) else []
     found = [_chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused]
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     taken = {c.chunk_id for c in reused}

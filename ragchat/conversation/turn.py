@@ -19,12 +19,14 @@ from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
+from ..params import Params
 from ..store import library, sessions
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .combine import Evidence, combine, repeats_the_user
 from .corpus import CorpusView
-from .heuristic import HeuristicReformulator
+from .followup.cues import without_deixis
+from .followup.heuristic import HeuristicReformulator
 from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
@@ -32,7 +34,6 @@ from .plan import Ablations, RetrievalPlan, plan
 from .reading import EMPTY_QUESTION, TurnContext, clean_question, keyword_ranking, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
-from .signals import without_deixis
 
 __all__ = ["Conversation", "Ablations", "EMPTY_QUESTION"]
 
@@ -123,6 +124,10 @@ class Conversation:
             self._corpus, self._corpus_version = CorpusView(self.db), version
         return self._corpus
 
+    @property
+    def params(self) -> Params:
+        return self.settings.params
+
     def backend_in_use(self) -> ChatBackend | None:
         return use_backend(self.backend, self.settings)
 
@@ -133,7 +138,9 @@ class Conversation:
         return (notice,) if notice else ()
 
     def _reformulator(self) -> Reformulator:
-        return self.reformulator if self.reformulator is not None else HeuristicReformulator(self.corpus())
+        if self.reformulator is not None:
+            return self.reformulator
+        return HeuristicReformulator(self.corpus(), self.params.followup)
 
     def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
         """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
@@ -151,7 +158,8 @@ class Conversation:
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
-        reformulation = combine(heuristic, reading, Evidence(context.probe.best, rewrite_best))
+        evidence = Evidence(context.probe.best, rewrite_best)
+        reformulation = combine(heuristic, reading, evidence, self.params)
         return context, replace(reformulation, fallback=fallback) if fallback else reformulation
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
@@ -169,24 +177,25 @@ class Conversation:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
         evidence = self._evidence(context, retrieval)
+        # a meta-request ("tell me more") is about the last answer, not the library
+        weak = not reformulation.is_meta and coverage.not_covered(evidence, self.params.coverage)
         return Lineage(
             question=context.question, turn=context.turn, reformulation=reformulation,
             plan=chosen.kind, history_window=tuple(context.window.ids), context_weight=round(chosen.context_weight, 3),
             queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
             anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=not reformulation.is_meta and coverage.not_covered(evidence),
-            coverage=evidence.to_dict(),  # a meta-request ("tell me more") is about the last answer, not the library
+            chunks=retrieval.chunks, weak=weak, coverage=evidence.to_dict(),
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
             timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
                         **({"model": round(pending.seconds * 1000, 1)} if pending else {})},
         )
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
-        top = retrieval.chunks[: coverage.TOP]
+        top = retrieval.chunks[: self.params.coverage.top]
         texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
         return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
-                               self.corpus())
+                               self.corpus(), self.params.coverage)
 
     def _answer(self, lineage: Lineage, context: TurnContext, retrieval: Retrieval,
                 on_token: Callable[[str], None] | None) -> Answered:

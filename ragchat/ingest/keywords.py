@@ -12,7 +12,8 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-from ..text import QUESTION_WORDS, STOPWORDS, words
+from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
+from ..text import words
 
 MAX_CANDIDATES = 300
 CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"“”]|\s[-–—]\s|\n\s*\n")

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 import re
 
-from ..text import STOPWORDS, words
+from ..conversation.followup.lexicon import STOPWORDS
+from ..text import words
 
 MAX_TERMS = 16
 

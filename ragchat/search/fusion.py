@@ -18,6 +18,8 @@ from __future__ import annotations
 from collections.abc import Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 
+from ..params import DEFAULT
+
 
 @dataclass(frozen=True)
 class RankedList:
@@ -32,7 +34,7 @@ class Anchoring:
     documents: frozenset[int] = frozenset()
     boost: float = 0.0
     exclude: frozenset[int] = frozenset()  # chunks the last answer already used: no boost
-    reach: int = 10  # a chunk must rank within this in some list to be boosted
+    reach: int = DEFAULT.plan.anchor_reach  # a chunk must rank within this in some list for a boost
 
 
 @dataclass(frozen=True)
@@ -82,7 +84,7 @@ def fuse(
     k: int = 20,
     anchoring: Anchoring = Anchoring(),
     protect: int | None = None,
-    protect_within: int = 3,
+    protect_within: int = DEFAULT.fusion.protect_within,
 ) -> list[Fused]:
     """All chunks of the lists, best first (ties by id)."""
     live = [item for item in lists if item.weight > 0]

@@ -24,9 +24,10 @@ from pathlib import PurePosixPath
 import numpy as np
 from sqlite_utils import Database
 
+from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
 from ..store.vectors import vectors_of
-from ..text import QUESTION_WORDS, STOPWORDS, words
+from ..text import words
 from .fts import _quote
 
 NAMES_COVERAGE = 0.6  # share of the question's idf weight a document's title and name must hold

@@ -1,0 +1,218 @@
+"""Every tuning number of the turn's reading, in one frozen value: the follow-up detector
+(`conversation/followup/`), the plan, fusion, the combination with a model's reading and the
+coverage decision. Each is documented where it is declared: what it does, why this value.
+
+`Settings.params` carries the default instance wherever settings flow; `ragchat eval --param
+followup.decay=0.5` runs with another value (`with_values`), so a sweep needs no code change.
+Not read from ragchat.toml: these are the code's calibration, not a user's preference.
+
+The user-facing tuning numbers stay settings (ragchat.toml, RAGCHAT_*, flags): `rrf_k`,
+`vector_weight`, `fts_weight`, `anchor_boost`, `candidates`, `top_k`, `history_window`,
+`extractive_sentences`. The extractive answer ranker's numbers live with it, in the answer package.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import difflib
+import math
+from dataclasses import dataclass, fields
+from typing import Any
+
+from .errors import ConfigError
+
+
+@dataclass(frozen=True)
+class FollowupParams:
+    """The heuristic reformulator: how much a question needs the conversation, and its queries."""
+
+    # --- the conversation's terms (followup/terms.py) ---
+    # a topic term's weight shrinks by this factor per turn since it was said; the topic's first
+    # question never falls below one step (historical query expansion, RESEARCH.md)
+    decay: float = 0.6
+    # a word in most chunks carries no topic: terms need at least this idf
+    min_idf: float = 1.0
+    # a name the questions hold outweighs its plain words by this factor (names are referents)
+    name_weight: float = 1.2
+    # the last answer's first sentences, where its subject is named
+    lead_sentences: int = 2
+    # names taken from the last answer's lead (referent candidates and context terms)
+    answer_names: int = 3
+    # the longest phrase looked up in the corpus, in words ("small claims court")
+    max_phrase_words: int = 3
+
+    # --- referents (followup/referents.py) ---
+    # "he"/"she" stands for a name of at most this many words: "Andre Gunder Frank" is a person,
+    # "California Integrated Water Quality System" a thing
+    max_person_name_words: int = 3
+
+    # --- the need for context (followup/heuristic.py) ---
+    # a term with less than this share of its chunks in the anchor documents points elsewhere
+    foreign_share: float = 0.25
+    # this much of the question's idf weight in foreign terms makes it a new topic
+    shift_weight: float = 0.6
+    # a new topic keeps a little context, in case the guess is wrong...
+    new_topic_need: float = 0.1
+    # ...and up to this much more when the question alone finds nothing close (own_weakness)
+    weak_need: float = 0.4
+    # how much the share of foreign terms lowers the need of a question that may continue
+    foreign_damping: float = 0.7
+    # how much standing alone (own_closeness) lowers the need of a question with a follow-up cue:
+    # 1 - 0.7 = 0.3 at the closest, some context stays
+    cue_closeness_damping: float = 0.7
+    # how much standing alone lowers the need of a question that may continue the conversation
+    continue_closeness_damping: float = 0.5
+    # own_closeness: cosine of the question's own best chunk where standing alone starts (0)...
+    close_from: float = 0.4
+    # ...and how far above it standing alone is complete (1): 0.4 -> 0, 0.7 -> 1
+    close_span: float = 0.3
+    # own_confidence: the lead of the best document over the next that makes the hit clear
+    confident_margin: float = 0.1
+    # own_weakness: cosine below which the question alone finds too little (full weakness at
+    # weak_below - weak_span = 0.35, none from 0.45, a plausible match)
+    weak_below: float = 0.45
+    weak_span: float = 0.1
+    # "what about X?": X is a new subject when the question alone finds one document this clearly
+    new_subject_confidence: float = 0.5
+
+    # --- the queries ---
+    # context terms appended to the expanded question
+    max_context_terms: int = 8
+    # terms of the keyword query (2-5: a short FTS query in the corpus's words)
+    max_keyword_terms: int = 5
+    # fewer terms than this from the question and the conversation: the corpus's nearest keywords
+    # join (a single term says too little to FTS)
+    min_keyword_terms: int = 2
+    # the question's own phrases in the keyword query, rarest first
+    keyword_phrases: int = 3
+    # context terms added to the keyword query of a follow-up
+    keyword_context_terms: int = 2
+    # corpus keywords nearest in meaning looked at when the user's words are not the corpus's...
+    nearest_keywords: int = 3
+    # ...and the cosine a keyword needs to the question to join ("doctors" -> "physicians")
+    keyword_similarity: float = 0.45
+
+
+@dataclass(frozen=True)
+class PlanParams:
+    """The retrieval plan (conversation/plan.py)."""
+
+    # an anchored chunk must rank within this in some query list to be boosted: the boost breaks
+    # near-ties among found chunks, it cannot lift a chunk no query found
+    anchor_reach: int = 10
+    # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
+    confident: float = 0.5
+    # ...when its document leads the next by this much
+    confident_margin: float = 0.05
+
+
+@dataclass(frozen=True)
+class FusionParams:
+    """Weighted RRF (search/fusion.py); k is the `rrf_k` setting."""
+
+    # a protected chunk (the question's confident first hit) keeps a place within this many
+    protect_within: int = 3
+
+
+@dataclass(frozen=True)
+class CombineParams:
+    """The model's reading weighed in (conversation/combine.py)."""
+
+    # weight of a fully trusted rewrite's lists, against the question's 1: a good rewrite leads
+    model_lead: float = 2.0
+    # trust grows from 0 (the rewrite's best chunk no closer than the question's) to 1 (this
+    # much closer)
+    trust_span: float = 0.1
+    # beside a fully trusted rewrite, a question that finds nothing close alone keeps 1 - this
+    question_yield: float = 0.75
+    # a heuristic follow-up this sure (a pointer back, or mostly the conversation's terms)
+    # outweighs a model's topic shift
+    cue_need: float = 0.5
+    # the model's meta flag counts only for a question that comes no closer than this alone
+    meta_closeness: float = 0.5
+
+
+@dataclass(frozen=True)
+class CoverageParams:
+    """Do the documents cover the question? (conversation/coverage.py). The rule: not covered
+    when best + rare_weight * rare + agreement_weight * agreement < threshold, fitted once on
+    govt and clapnq together (unanswerable against answerable turns), the same for every library."""
+
+    # the chunks an answer stands on
+    top: int = 4
+    # the question's rarest terms that must show up in them
+    rare_terms: int = 3
+    # a chunk "found by both" ranks within this in a vector and in a keyword list
+    reach: int = 10
+    rare_weight: float = 0.3
+    agreement_weight: float = 0.2
+    threshold: float = 0.6
+
+
+@dataclass(frozen=True)
+class Params:
+    followup: FollowupParams = FollowupParams()
+    plan: PlanParams = PlanParams()
+    fusion: FusionParams = FusionParams()
+    combine: CombineParams = CombineParams()
+    coverage: CoverageParams = CoverageParams()
+
+
+DEFAULT = Params()
+
+
+def names(params: Params = DEFAULT) -> dict[str, Any]:
+    """Every parameter by its dotted name ("followup.decay") with its value."""
+    return {
+        f"{area.name}.{item.name}": getattr(getattr(params, area.name), item.name)
+        for area in fields(params)
+        for item in fields(getattr(params, area.name))
+    }
+
+
+def with_values(params: Params, assignments: list[str]) -> Params:
+    """`params` with `name=value` assignments applied; a ConfigError names an unknown parameter
+    (and the close ones) or a value that is not a number of the parameter's kind."""
+    for assignment in assignments:
+        name, value = _parsed(assignment)
+        area, _, item = name.partition(".")
+        group = getattr(params, area)
+        params = dataclasses.replace(params, **{area: dataclasses.replace(group, **{item: value})})
+    return params
+
+
+def _parsed(assignment: str) -> tuple[str, int | float]:
+    name, equals, text = assignment.partition("=")
+    name = name.strip()
+    known = names()
+    if not equals:
+        raise ConfigError(f"--param {assignment!r}: expected NAME=VALUE, e.g. followup.decay=0.5")
+    if name not in known:
+        close = _close(name, list(known))
+        hint = f" (did you mean {', '.join(close)}?)" if close else " (see ragchat/params.py)"
+        raise ConfigError(f"unknown parameter {name!r}{hint}")
+    return name, _number(name, text.strip(), integer=isinstance(known[name], int))
+
+
+def _close(name: str, known: list[str]) -> list[str]:
+    """The known names a mistyped one may mean: those whose last part starts with its last part
+    first ("decay" -> "followup.decay"), then the closest spellings."""
+    leaf = name.rpartition(".")[2]
+    same = [known_name for known_name in known if known_name.rpartition(".")[2].startswith(leaf)]
+    close = difflib.get_close_matches(name, known, n=3, cutoff=0.6)
+    return list(dict.fromkeys([*same, *close]))[:3]
+
+
+def _number(name: str, text: str, *, integer: bool) -> int | float:
+    try:
+        number = int(text) if integer else float(text)
+    except ValueError:
+        kind = "an integer" if integer else "a number"
+        raise ConfigError(
+            f"invalid value for parameter {name}: {text[:40]!r} (expected {kind})"
+        ) from None
+    if not math.isfinite(number):
+        raise ConfigError(
+            f"invalid value for parameter {name}: {text[:40]!r} (expected a finite number)"
+        )
+    return number
