@@ -329,6 +329,31 @@ def test_eval_param_runs_with_another_tuning_value(runner, tmp_path):
     assert after == {key: terms.split(", ")[0] for key, terms in before.items()}
 
 
+def test_eval_param_reaches_the_answer(runner, tmp_path):
+    """`--param answer.pool=1`: each extractive answer draws on the first source alone (and is
+    scored on it), where the default draws on four."""
+    _, corpus = _write_set(tmp_path)
+    conversations = _write_lines(tmp_path / "answered.jsonl", {"id": "delivery", "turns": [
+        {"user": "How long does delivery take?", "gold": ["shipping.md"],
+         "reference": "Standard delivery takes three to five days; express arrives the next day."}]},
+        {"id": "blender", "turns": [{"user": "How do I look after my blender?", "gold": ["cleaning.md"],
+         "reference": "Rinse the jar with warm water and wipe the motor base with a damp cloth."}]})
+
+    def answers(*params: str) -> dict[str, dict]:
+        out = tmp_path / "run.jsonl"
+        args = ["eval", conversations, "--corpus", corpus, "--strategies", "ragchat", "--answers",
+                "--db", tmp_path / "eval.db", "--out", out, *(arg for param in params for arg in ("--param", param))]
+        result = invoke(runner, *args)
+        assert result.exit_code == 0, result.output
+        return {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
+
+    plain, narrow = answers(), answers("answer.pool=1")
+    assert answers("answer.pool=4") == plain
+    assert all(len(row["answer_chunk_ids"]) == 4 for row in plain.values())
+    assert all(row["answer_chunk_ids"] == plain[key]["answer_chunk_ids"][:1] for key, row in narrow.items())
+    assert any(row["answer"] != plain[key]["answer"] for key, row in narrow.items())
+
+
 @pytest.mark.parametrize(("param", "message"), [
     ("followup.decya=0.5", "Error: unknown parameter 'followup.decya' (did you mean followup.decay"),
     ("decay=0.5", "Error: unknown parameter 'decay' (did you mean followup.decay?)"),

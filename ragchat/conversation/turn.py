@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
-from ..answer import ANSWER_PARAMS, NOT_COVERED
+from ..answer import NOT_COVERED
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
@@ -73,7 +73,7 @@ class Conversation:
         if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         text, typed = self._corrected(text, retry)
-        vector = self.embedder.embed_query(text[: ANSWER_PARAMS.embed_chars])
+        vector = self.embedder.embed_query(text[: self.params.answer.embed_chars])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
         opened = sessions.open_turn(self.db, self.session, text, embedding=vector)  # its number and history
@@ -96,7 +96,8 @@ class Conversation:
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
-                                embedding=answering.reply_vector(self.db, self.embedder, answered, lineage))
+                                embedding=answering.reply_vector(self.db, self.embedder, answered, lineage,
+                                                                          self.params.answer))
         return TurnResult(self.session, lineage, answered.text, user_id, assistant_id)
 
     # --- the stages' glue --------------------------------------------------------------------
@@ -145,7 +146,7 @@ class Conversation:
     def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
         """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
         backend = self.backend_in_use() if self.reformulator is None else None
-        return ask_model(OllamaReformulator(backend), question, window) if backend else None
+        return ask_model(OllamaReformulator(backend, self.params.answer), question, window) if backend else None
 
     def _reformulate(self, context: TurnContext, pending: PendingReading | None) -> tuple[TurnContext, Reformulation]:
         """The heuristic's reading (while the model thinks), then the model's weighed in."""
@@ -167,7 +168,7 @@ class Conversation:
         earlier = tuple(m.content for m in context.history if m.role == "user")
         if reading is None or repeats_the_user(reading.semantic_query, context.question, earlier):
             return context
-        vector = self.embedder.embed_query(reading.semantic_query[: ANSWER_PARAMS.embed_chars])
+        vector = self.embedder.embed_query(reading.semantic_query[: self.params.answer.embed_chars])
         depth = max(self.settings.candidates, self.settings.top_k)
         found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
         return replace(context, rewrite_probe=found)
@@ -200,7 +201,7 @@ class Conversation:
     def _answer(self, lineage: Lineage, context: TurnContext, retrieval: Retrieval,
                 on_token: Callable[[str], None] | None) -> Answered:
         if self.recorded_answer is not None:
-            return answering.recorded(self.db, self.embedder, lineage, self.recorded_answer)
+            return answering.recorded(self.db, self.embedder, lineage, self.recorded_answer, self.params.answer)
         shown = tuple(m.content for m in context.history if m.role == "assistant")
         inputs = AnswerInputs(lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown)
         return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
@@ -211,7 +212,7 @@ class Conversation:
         embedded for that, is kept for the history window (not embedded twice)."""
         if answered.used is not None or answered.mode != "llm":
             return answered
-        used, vector = answering.supported(self.db, self.embedder, lineage, answered.text)
+        used, vector = answering.supported(self.db, self.embedder, lineage, answered.text, self.params.answer)
         return replace(answered, used=used, vector=vector)
 
     def _answered(self, lineage: Lineage, answered: Answered, started: float) -> Lineage:

@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from ..conversation.models import TurnResult
+from ..params import AnswerParams
 from ..store import library
 
 ANSWER_SYSTEMS = ("ragchat", "lead", "oracle")
@@ -96,11 +97,12 @@ def score_answer(answer: str, chunk_texts: Sequence[str], chunk_ids: Sequence[in
     return AnswerScore(answer, tuple(chunk_ids), reference, scores)
 
 
-def answer_of(db: Database, result: TurnResult, reference: str) -> AnswerScore:
+def answer_of(db: Database, result: TurnResult, reference: str, params: AnswerParams) -> AnswerScore:
     """A turn's answer scored on the chunks it could draw from (as the extractive answer does)."""
     from ..answer import answer_pool
 
-    chunks = answer_pool(sorted(result.lineage.chunks, key=lambda c: c.rank), result.lineage.plan == "reuse")
+    ranked = sorted(result.lineage.chunks, key=lambda c: c.rank)
+    chunks = answer_pool(ranked, result.lineage.plan == "reuse", params)
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
     return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)

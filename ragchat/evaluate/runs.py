@@ -161,7 +161,8 @@ def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequ
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
             ranked = tuple(distinct_files(chunk.document for chunk in result.lineage.chunks))
-            scored_answer = answer_of(base.db, result, turn.reference or "") if answering else None
+            reference = turn.reference or ""
+            scored_answer = answer_of(base.db, result, reference, base.params.answer) if answering else None
             scored.append(ScoredTurn(item.id, result.lineage.turn, strategy.name, item.tags, result, ranked,
                                      turn.gold, score(ranked, turn.gold, ks), scored_answer))
     return scored
