@@ -49,7 +49,10 @@ class App:
 
     def require_library(self) -> None:
         if library.chunk_count(self.db) == 0:
-            raise RagchatError(f"the library is empty: run `ragchat ingest PATH` first (database {self.settings.db})")
+            raise RagchatError(
+                "the library is empty: run `ragchat ingest PATH` first (database "
+                f"{self.settings.db})"
+            )
 
     def close(self) -> None:
         if "db" in self.__dict__:
@@ -61,7 +64,9 @@ class App:
             return None
         from .llm import OllamaBackend
 
-        return OllamaBackend(self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout)
+        return OllamaBackend(
+            self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout
+        )
 
     def backend_problem(self) -> str | None:
         """Why Ollama will not be used (None when it will)."""
@@ -73,32 +78,51 @@ class App:
             return f"Ollama not usable: {exc.reason}"
         return None
 
-    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None) -> Conversation:
+    def conversation(
+        self, session: str, on_notice: Callable[[str], None] = lambda m: None
+    ) -> Conversation:
         from .conversation.turn import Conversation
 
-        return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
-                            on_notice=on_notice)
+        return Conversation(
+            self.db,
+            self.embedder,
+            self.settings,
+            session,
+            backend=self.backend,
+            on_notice=on_notice,
+        )
 
     def turns(self, session: str) -> list[AnsweredTurn]:
         """The answered turns of a session, in order."""
         history = sessions.messages(self.db, sessions.session_id(self.db, session, create=False))
-        return [AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
-                for m in history if m.role == "assistant" and m.lineage is not None]
+        return [
+            AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
+            for m in history
+            if m.role == "assistant" and m.lineage is not None
+        ]
 
     def turn(self, session: str, number: int | None = None) -> AnsweredTurn:
         """Turn `number` of a session (default: the last); a SessionError says what exists."""
         turns = self.turns(session)
         if not turns:
             raise SessionError(f"session {session!r} has no answered turns yet")
-        chosen = turns[-1] if number is None else next((t for t in turns if t.number == number), None)
+        chosen = (
+            turns[-1] if number is None else next((t for t in turns if t.number == number), None)
+        )
         if chosen is None:
-            raise SessionError(f"session {session!r} has no turn {number} (it has turns 1-{turns[-1].number})")
+            raise SessionError(
+                f"session {session!r} has no turn {number} (it has turns 1-{turns[-1].number})"
+            )
         return chosen
 
     def session_name(self, session: str | None) -> str:
-        if session is not None and not session.strip():  # not "the latest": that would be another session
+        if (
+            session is not None and not session.strip()
+        ):  # not "the latest": that would be another session
             raise SessionError("the session name is empty: give one with --session NAME")
         name = session or sessions.latest_session(self.db)
         if not name:
-            raise SessionError("no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)")
+            raise SessionError(
+                "no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)"
+            )
         return name

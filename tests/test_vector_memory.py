@@ -13,7 +13,12 @@ from ragchat.ingest.pipeline import ingest
 from ragchat.store import library, vectors
 from ragchat.store.db import open_db
 
-QUERIES = ["who may witness a will", "rainwater tank size", "sourdough starter", "heat pump defrost"]
+QUERIES = [
+    "who may witness a will",
+    "rainwater tank size",
+    "sourdough starter",
+    "heat pump defrost",
+]
 
 
 def searched(db, embedder, query: str, k: int = 8) -> list[tuple[int, float]]:
@@ -49,13 +54,17 @@ def test_in_memory_copy_follows_writes_from_another_connection_and_its_own(
     ingest(writer, settings_for(library_db), [docs], lambda: embedder)
     writer.close()
     top = searched(reader, embedder, "descale the kettle with citric acid", 1)
-    new_ids = library.chunk_ids_of_documents(reader, [library.document_by_source(reader, str((docs / "kettle.md").resolve()))["id"]])
+    new_ids = library.chunk_ids_of_documents(
+        reader, [library.document_by_source(reader, str((docs / "kettle.md").resolve()))["id"]]
+    )
     assert top[0][0] in new_ids, "another connection's new chunk is found at once"
     document = library.document_by_source(reader, str((docs / "kettle.md").resolve()))
     library.delete_document(reader, document["id"])
     for _ in range(vectors.MEMORY_AFTER_SEARCHES + 1):
         after = searched(reader, embedder, "descale the kettle with citric acid", 20)
-    assert not set(new_ids) & {i for i, _ in after}, "its own delete is never served from a stale copy"
+    assert not set(new_ids) & {i for i, _ in after}, (
+        "its own delete is never served from a stale copy"
+    )
     reader.close()
 
 

@@ -44,11 +44,14 @@ class AnswerInputs:
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
-    return tuple(answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored)
+    return tuple(
+        answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored
+    )
 
 
-def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str,
-              params: AnswerParams) -> tuple[frozenset[int], np.ndarray]:
+def supported(
+    db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
+) -> tuple[frozenset[int], np.ndarray]:
     """For an answer without citations: the chunks most like the answer are what it used."""
     vector = embedder.embed_query(text[: params.embed_chars] or " ")
     if not text.strip() or not lineage.chunks:
@@ -57,17 +60,26 @@ def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str,
     return frozenset(answers.supported_by(vector, vectors, params)), vector
 
 
-def recorded(db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams) -> Answered:
+def recorded(
+    db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
+) -> Answered:
     used, vector = supported(db, embedder, lineage, text, params)
     return Answered(text, "recorded", used, vector=vector)
 
 
-def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None,
-               params: AnswerParams) -> Answered:
+def llm_answer(
+    backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None, params: AnswerParams
+) -> Answered:
     """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
     lineage = inputs.lineage
-    prompt = answers.build_prompt(lineage.question, lineage.reformulation.leading_query, inputs.window.messages,
-                                  inputs.sources[: params.prompt_sources], lineage.weak, params)
+    prompt = answers.build_prompt(
+        lineage.question,
+        lineage.reformulation.leading_query,
+        inputs.window.messages,
+        inputs.sources[: params.prompt_sources],
+        lineage.weak,
+        params,
+    )
     pieces: list[str] = []
     try:
         for piece in answers.stream(backend, prompt):
@@ -75,7 +87,9 @@ def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink |
             if on_token:
                 on_token(piece)
     except KeyboardInterrupt:
-        return Answered(("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",))
+        return Answered(
+            ("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",)
+        )
     text = "".join(pieces)
     if not text.strip():
         raise BackendUnavailable("empty answer")
@@ -113,8 +127,15 @@ def _shown(inputs: AnswerInputs, meta: bool) -> str:
     return "\n\n".join(dict.fromkeys([*older, inputs.window.last.assistant]))
 
 
-def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusStats, settings: Settings,
-           on_token: TokenSink | None, on_fallback: Callable[[str], None]) -> Answered:
+def answer(
+    inputs: AnswerInputs,
+    *,
+    backend: ChatBackend | None,
+    corpus: CorpusStats,
+    settings: Settings,
+    on_token: TokenSink | None,
+    on_fallback: Callable[[str], None],
+) -> Answered:
     """The backend's answer when there is one and sources to give it, else extractive."""
     if inputs.sources and backend is not None:
         try:
@@ -127,8 +148,9 @@ def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusS
     return extractive_answer(inputs, corpus, settings)
 
 
-def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: Lineage,
-                 params: AnswerParams) -> np.ndarray:
+def reply_vector(
+    db: Database, embedder: Embedder, answered: Answered, lineage: Lineage, params: AnswerParams
+) -> np.ndarray:
     """The reply's vector for later history windows. An extractive answer is made of its
     chunks' sentences, so the mean of their vectors stands in for embedding it again."""
     if answered.vector is not None:
