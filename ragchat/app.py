@@ -35,9 +35,17 @@ class App:
     origins: dict[str, str] = field(default_factory=dict)
     create: bool = False  # only ingest (and eval's own library) may create the database
 
+    # the database's vector search and its in-memory copy: made with the database, released by
+    # close()
+    vector_index: vectors.VectorIndex | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     @cached_property
     def db(self) -> Database:
-        return open_db(self.settings.db, create=self.create)
+        db = open_db(self.settings.db, create=self.create)
+        self.vector_index = vectors.attach(db)
+        return db
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -55,6 +63,9 @@ class App:
             )
 
     def close(self) -> None:
+        if self.vector_index is not None:
+            self.vector_index.close()
+            self.vector_index = None
         if "db" in self.__dict__:
             self.db.close()
 

@@ -9,6 +9,7 @@ import numpy as np
 import pytest
 from helpers import settings_for
 
+from ragchat.app import App
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import library, vectors
 from ragchat.store.db import open_db
@@ -79,3 +80,20 @@ def test_every_vector_write_changes_the_version(library_db: Path, embedder, writ
         vectors.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
     assert library.get_setting(db, "vectors_version") != before
     db.close()
+
+
+def test_the_app_owns_its_vector_index_and_close_releases_it(library_db: Path, embedder) -> None:
+    """The app makes the index when it opens the database (what `index_of` gives for that
+    database); `App.close()` drops the in-memory copy and the registration."""
+    app = App(settings_for(library_db))
+    assert app.vector_index is None, "nothing before the database is opened"
+    db = app.db
+    index = app.vector_index
+    assert index is not None and vectors.index_of(db) is index
+    for _ in range(vectors.MEMORY_AFTER_SEARCHES):
+        searched(db, embedder, QUERIES[0])
+    assert index.loaded and index.in_memory() is not None
+    app.close()
+    assert app.vector_index is None and index.closed and not index.loaded
+    assert vectors.index_of(db) is not index, "no longer the database's index"
+    app.close()  # twice is harmless

@@ -1,5 +1,6 @@
 """The chunk vectors: the vec0 table, the model that made them, and vector search with its
-in-memory copy, held by one explicit `VectorIndex` per connection (the app's database owns it)."""
+in-memory copy, held by one explicit `VectorIndex` per connection (the app makes its own when it
+opens the database and releases it in `App.close()`)."""
 
 from __future__ import annotations
 
@@ -159,6 +160,19 @@ class VectorIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._memory: _InMemory | None = None
+        self.closed = False
+
+    def close(self) -> None:
+        """Drop the in-memory copy and leave the registry (`index_of` makes a new one if asked)."""
+        self._memory = None
+        self.closed = True
+        if _INDEXES.get(self.db) is self:
+            del _INDEXES[self.db]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether an in-memory copy is held (current or not; no database access)."""
+        return self._memory is not None and self._memory.matrix is not None
 
     def in_memory(self, searching: bool = False) -> _InMemory | None:
         """The vectors in memory when they are loaded and current; loaded on the
@@ -219,12 +233,20 @@ class VectorIndex:
 _INDEXES: weakref.WeakKeyDictionary[Database, VectorIndex] = weakref.WeakKeyDictionary()
 
 
+def attach(db: Database) -> VectorIndex:
+    """A new index for `db`, registered as its own: the app makes it when it opens the database
+    and closes it in `App.close()`."""
+    index = _INDEXES[db] = VectorIndex(db)
+    return index
+
+
 def index_of(db: Database) -> VectorIndex:
-    """The connection's vector index (one per connection, so its in-memory copy lives as long
-    as the connection; `App.vectors` is the app's)."""
+    """The connection's vector index, for code that has only the database: the app's when the
+    app opened it (`App.vector_index`), else one made on first use that lives as long as the
+    connection."""
     index = _INDEXES.get(db)
     if index is None:
-        index = _INDEXES[db] = VectorIndex(db)
+        index = attach(db)
     return index
 
 
