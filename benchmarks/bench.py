@@ -592,8 +592,7 @@ def _recall(db, ids: np.ndarray, matrix: np.ndarray, queries: np.ndarray) -> dic
     }
 
 
-# --- phases: search
-# --------------------------------------------------------------------------------
+# --- phases: search -------------------------------------------------------------------------------
 
 
 def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) -> dict[str, Any]:
@@ -731,8 +730,7 @@ def _match_fraction(db, requests: Sequence, total: int) -> dict[str, float]:
     }
 
 
-# --- phase: turn
-# -----------------------------------------------------------------------------------
+# --- phase: turn ----------------------------------------------------------------------------------
 
 
 def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -967,8 +965,7 @@ def _seconds(samples: Sequence[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3), "n": len(ordered)}
 
 
-# --- running the phases and reporting
-# --------------------------------------------------------------
+# --- running the phases and reporting -------------------------------------------------------------
 
 
 def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:

@@ -21,9 +21,9 @@ from .names import readable_text
 if TYPE_CHECKING:
     from .app import App
 
-# Each command imports what it needs when it runs (start-up time): the model, sqlite, rich and the
-# Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never load the
-# model.
+# Each command imports what it needs when it runs (start-up time): the model, sqlite, rich and
+# the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never
+# load the model.
 
 
 class RagchatGroup(TyperGroup):

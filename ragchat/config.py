@@ -66,8 +66,8 @@ CHOICES = {"ollama": ("auto", "off", "on")}
 # sqlite-vec refuses a KNN query for more than 4096 neighbours; every depth a search can ask for
 # (top_k, candidates, eval's --depth) stays within it by construction.
 MAX_NEIGHBOURS = 4096
-# (lowest, highest, lowest allowed itself): every number is checked where it enters (flag, env,
-# file)
+# (lowest, highest, lowest allowed itself): every number is checked where it enters
+# (flag, env, file)
 RANGES: dict[str, tuple[float, float, bool]] = {
     "chunk_size": (0, 1_000_000, False),
     "chunk_max": (0, 1_000_000, False),

@@ -17,8 +17,7 @@ from ragchat import render
 from ragchat.evaluate import answers
 from ragchat.text import split_sentences
 
-# --- answer-quality figures
-# ------------------------------------------------------------------------
+# --- answer-quality figures -----------------------------------------------------------------------
 
 
 def test_f1_and_recall_on_stemmed_content_words() -> None:
@@ -55,8 +54,7 @@ def test_the_oracle_picks_sentences_greedily_on_f1() -> None:
     assert scored.scores["lead"] == (0.0, 0.0, 4) and scored.chunk_ids == (7, 8)
 
 
-# --- end to end
-# -------------------------------------------------------------------------------------
+# --- end to end -----------------------------------------------------------------------------------
 
 
 DOCS = """# Client options
@@ -124,8 +122,7 @@ def test_code_renders_as_syntax_and_prose_stays_inert() -> None:
     assert "Done [1]" in out
 
 
-# --- eval --answers
-# ----------------------------------------------------------------------------------
+# --- eval --answers -------------------------------------------------------------------------------
 
 
 def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path) -> None:

@@ -74,8 +74,8 @@ def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
         in sections[("Timeouts",)]
     )
     setting = sections[("Timeouts", "Setting and disabling timeouts")]
-    # the introducing sentence and the whole fence (blank line inside) in one chunk, indentation
-    # intact
+    # the introducing sentence and the whole fence (blank line inside) in one
+    # chunk, indentation intact
     assert (
         "You can set timeouts for an individual request:\n\n```python\n"
         "# Using the top-level API:\n"

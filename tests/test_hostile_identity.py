@@ -47,8 +47,7 @@ def cli_env(db: Path) -> dict[str, str]:
     return {**os.environ, "RAGCHAT_OLLAMA": "off", "RAGCHAT_DB": str(db)}
 
 
-# --- 1. turns numbered by the database
-# --------------------------------------------------------------
+# --- 1. turns numbered by the database ------------------------------------------------------------
 
 
 def test_concurrent_asks_on_one_session_make_complete_consecutive_turns(

@@ -80,8 +80,8 @@ def test_every_replayed_model_is_asked_through_the_server_and_scored(rows) -> No
     for strategy in STRATEGIES.split(","):
         assert (strategy, "warranty") in found and (strategy, "express") in found
     for model in ("recorded", "echo", "drift", "flip"):
-        # a first question is never sent; the follow-up is, and its reading is combined with the
-        # heuristic's
+        # a first question is never sent; the follow-up is, and its reading is combined
+        # with the heuristic's
         assert found[(f"ragchat+{model}", "express")]["reformulator"] == "heuristic"
         assert (
             found[(f"ragchat+{model}", "warranty")]["reformulator"]

@@ -29,11 +29,11 @@ CORRECTION_OPENERS = (
 _OPENER = re.compile(
     rf"^\s*(?:{'|'.join(CORRECTION_OPENERS)})\s+(?P<subject>\S.*?)[\s.!?]*$", re.IGNORECASE
 )
-# X is a new question, a clause or a qualifier, not a subject ("I mean, how does it work?", "I meant
-# if there is ...", "I meant for the purchase loan"): the turn is no correction. It is read as
-# typed, an elliptical follow-up, which the reformulators handle (on the govt and switch sets,
-# putting a qualifier into the previous question lost a gold passage of "I meant for the purchase
-# loan")
+# X is a new question, a clause or a qualifier, not a subject ("I mean, how does it work?", "I
+# meant if there is ...", "I meant for the purchase loan"): the turn is no correction. It is
+# read as typed, an elliptical follow-up, which the reformulators handle (on the govt and
+# switch sets, putting a qualifier into the previous question lost a gold passage of "I meant
+# for the purchase loan")
 _NOT_A_SUBJECT = re.compile(
     r"^(?:what|how|why|when|where|which|who|whom|whose|is|are|do|does|did|can|could|should"
     r"|if|whether|that|because|for|of|in|on|at|about|with|from|to|during|under|without)\b",

@@ -41,10 +41,10 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 )
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # Bumped whenever parsing or chunking changes what a file turns into: `ingest` re-parses (and
-# re-embeds) documents parsed with an older version even when their bytes are unchanged. 1: the
-# hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages, .docx; 3:
-# docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks, chunks whole
-# sentences/fences
+# re-embeds) documents parsed with an older version even when their bytes are unchanged. 1:
+# the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages,
+# .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
+# chunks whole sentences/fences
 PARSER_VERSION = 3
 
 

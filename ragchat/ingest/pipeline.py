@@ -264,8 +264,8 @@ def discover(
                 )
         else:
             report.skipped.append((shown_name(str(path)), "no such file or folder"))
-    # a file reached twice (through a symlink inside the folders) is read once, by its own path if
-    # met
+    # a file reached twice (through a symlink inside the folders) is read once, by its own
+    # path if met
     unique: dict[Path, Found] = {}
     for item in sorted(
         set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))

@@ -87,9 +87,9 @@ def m003_keyword_vectors(db: Database) -> None:
 
 @MIGRATIONS()
 def m004_documents_version_index(db: Database) -> None:
-    # library.library_version runs several times a turn: this covering index answers it without
-    # reading the documents' rows (their term_counts spill onto overflow pages ahead of these
-    # columns)
+    # library.library_version runs several times a turn: this covering index answers it
+    # without reading the documents' rows (their term_counts spill onto overflow pages ahead
+    # of these columns)
     db.table("documents").create_index(
         ["ingested_at", "chunk_count"], index_name="documents_version"
     )
