@@ -385,8 +385,8 @@ class NoEmbedder:
 
 
 class TimedEmbedder:
-    """Wraps an embedder and records the time of every call (cache hits included, they are
-    cheap)."""
+    """Wraps an embedder and records the time of every call (cache hits included,
+    they are cheap)."""
 
     def __init__(self, inner) -> None:
         self.inner, self.durations = inner, []
@@ -682,10 +682,10 @@ def _numpy_top(matrix: np.ndarray, vector: np.ndarray, k: int) -> np.ndarray:
 
 
 def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
-    """One request per query vector. Its keyword query is what the reformulator would send for a
-    question about the chunk the vector was made from: two of its topic words, often one common
-    word, sometimes a rare one; the semantic query is a question (only its text: the vector is
-    given)."""
+    """One request per query vector. Its keyword query is what the reformulator would send for
+    a question about the chunk the vector was made from: two of its topic words, often one
+    common word, sometimes a rare one; the semantic query is a question (only its text: the
+    vector is given)."""
     from ragchat.search.hybrid import SearchRequest
     from ragchat.store import library, vectors
     from ragchat.text import content_words

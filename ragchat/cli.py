@@ -114,8 +114,8 @@ def _argument_name(param: Any) -> str:
 
 
 def _neighbours(value: int | None) -> int | None:
-    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose help reads
-    `[x>=1]`)."""
+    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose
+    help reads `[x>=1]`)."""
     if value is not None and not 1 <= value <= MAX_NEIGHBOURS:
         shown = str(value) if len(str(value)) <= 20 else str(value)[:17] + "..."
         raise typer.BadParameter(f"must be from 1 to {MAX_NEIGHBOURS}, not {shown}")
@@ -192,8 +192,8 @@ def _interactive() -> bool:
 
 
 def _confirm_folder(exc: UntrustedProjectConfig) -> bool:
-    """Asked once per folder, in a terminal only (a script gets the error, which says how to allow
-    it)."""
+    """Asked once per folder, in a terminal only (a script gets the error, which says how
+    to allow it)."""
     if not _interactive():
         return False
     from . import render
@@ -586,8 +586,8 @@ def export(
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Write a session as Markdown: each question, its answer and its sources (paths, sections,
-    pages)."""
+    """Write a session as Markdown: each question, its answer and its sources
+    (paths, sections, pages)."""
     from . import render
     from .export import session_markdown, write_private
 

@@ -184,9 +184,9 @@ def user_cache_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux, honouring
-    XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS; %LOCALAPPDATA%\\ragchat on
-    Windows)."""
+    """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux,
+    honouring XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS;
+    %LOCALAPPDATA%\\ragchat on Windows)."""
     import platformdirs
 
     return Path(platformdirs.user_data_dir("ragchat", appauthor=False))
@@ -233,8 +233,8 @@ TRUSTED_FILE = "trusted-folders"  # one absolute folder a line, in the user's co
 
 
 class UntrustedProjectConfig(ConfigError):
-    """A project ragchat.toml redirects data and neither the user's config nor a confirmation allows
-    it."""
+    """A project ragchat.toml redirects data and neither the user's config nor a
+    confirmation allows it."""
 
     def __init__(self, file: Path, reasons: list[str]) -> None:
         self.folder, self.reasons = file.parent.absolute(), reasons

@@ -82,9 +82,9 @@ def remote_notice(host: str) -> str | None:
 
 
 class OllamaBackend:
-    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason).
-    `transport` (an httpx transport) is the network seam: tests route a configured host to a local
-    server."""
+    """One model on one Ollama server. Every failure surfaces as
+    BackendUnavailable(reason). `transport` (an httpx transport) is the network seam: tests
+    route a configured host to a local server."""
 
     def __init__(self, host: str, model: str, timeout: float, *, transport: Any = None) -> None:
         self.host = host
@@ -133,8 +133,8 @@ class OllamaBackend:
         return reply
 
     def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
-        """Yield the answer's pieces as they arrive; a failure mid-stream raises after earlier
-        pieces."""
+        """Yield the answer's pieces as they arrive; a failure mid-stream raises
+        after earlier pieces."""
         # The client is lazy: connecting, HTTP errors and {"error"} lines all surface while
         # iterating.
         with self._mapped_errors():

@@ -79,8 +79,8 @@ def free_port_url() -> str:
 
 
 class FakeOllama:
-    """A scriptable Ollama server on 127.0.0.1, run in a background thread while in a `with`
-    block."""
+    """A scriptable Ollama server on 127.0.0.1, run in a background thread while in
+    a `with` block."""
 
     def __init__(self, model: str = "llama3.2", *more: str) -> None:
         self.models: list[str] = [

@@ -523,16 +523,16 @@ class _WordWrap:
 
 
 def token(piece: str) -> None:
-    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
-    StreamPrinter: it also drops an escape sequence split across pieces whole, and wraps at
-    spaces."""
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own).
+    Prefer StreamPrinter: it also drops an escape sequence split across pieces whole, and
+    wraps at spaces."""
     console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def preview(text: str, limit: int = 400) -> Text:
-    """The start of an answer for the resume line: its own line breaks kept (bullets stay on their
-    lines), spaces inside a line collapsed, cut at a word with an ellipsis past `limit`
-    characters."""
+    """The start of an answer for the resume line: its own line breaks kept (bullets
+    stay on their lines), spaces inside a line collapsed, cut at a word with an ellipsis
+    past `limit` characters."""
     kept: list[str] = []
     used = 0
     for line in text.splitlines():
@@ -761,8 +761,8 @@ def inspect_view(data: dict) -> None:
 
 
 def ago(stamp: str, now: datetime | None = None) -> str:
-    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago", or the
-    date."""
+    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago",
+    or the date."""
     try:
         then = datetime.fromisoformat(stamp)
     except (TypeError, ValueError):

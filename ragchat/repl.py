@@ -45,8 +45,8 @@ BARE_COMMANDS = {
 
 
 class SlashCompleter(Completer):
-    """Tab completion: slash commands at the start of the line, session names after /new and
-    /resume."""
+    """Tab completion: slash commands at the start of the line, session names after
+    /new and /resume."""
 
     def __init__(self, repl: Repl) -> None:
         self.repl = repl

@@ -239,8 +239,8 @@ def test_a_broken_user_file_is_named_in_the_error(user_toml: Path, project: Path
 
 
 def config_rows(output: str) -> dict[str, tuple[str, str]]:
-    """setting -> (value, from) from rich's table, long cells unfolded (they wrap, never get
-    cut)."""
+    """setting -> (value, from) from rich's table, long cells unfolded (they wrap,
+    never get cut)."""
     rows: dict[str, list[str]] = {}
     last: list[str] | None = None
     for line in output.splitlines():
@@ -315,8 +315,8 @@ def test_ragchat_db_env_is_where_ingest_writes(tmp_path: Path, runner, monkeypat
 
 
 def test_a_retired_setting_in_an_old_config_is_ignored(tmp_path, monkeypatch) -> None:
-    """weak_match gave way to the calibrated not-covered decision; a config that still sets it
-    loads."""
+    """weak_match gave way to the calibrated not-covered decision; a config that still
+    sets it loads."""
     from ragchat.config import load_settings
 
     (tmp_path / "ragchat.toml").write_text("weak_match = 0.3\ntop_k = 5\n", encoding="utf-8")

@@ -1,6 +1,6 @@
-"""`ragchat eval`: metrics against hand-computed cases, loading, strategies, and a tiny conversation
-set replayed for real (real embedding model) where anchoring finds what the last turn alone
-misses."""
+"""`ragchat eval`: metrics against hand-computed cases, loading, strategies, and a tiny
+conversation set replayed for real (real embedding model) where anchoring finds what the last
+turn alone misses."""
 
 from __future__ import annotations
 

@@ -127,8 +127,8 @@ GOOD_REFORMULATION = {
 
 
 def by_kind(reformulation: Any, answer: Any) -> Callable[[dict], Any]:
-    """A default reply by request kind: a `format` request is a reformulation, a stream an
-    answer."""
+    """A default reply by request kind: a `format` request is a reformulation, a
+    stream an answer."""
     return lambda request: reformulation if request.get("format") else answer
 
 

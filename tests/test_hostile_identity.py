@@ -104,8 +104,8 @@ def message_turn(db, message_id: int) -> int:
 
 
 def bad_name_folder(base: Path) -> Path:
-    """A folder holding `bad\\xff.md` (not UTF-8: made through bytes paths) between two plain
-    files."""
+    """A folder holding `bad\\xff.md` (not UTF-8: made through bytes paths) between
+    two plain files."""
     folder = write_docs(base / "docs")
     with open(os.path.join(os.fsencode(folder), b"bad\xff.md"), "w") as handle:
         handle.write("# Invalid name\n\nThe zanzibarite witness signs in front of the notary.\n")

@@ -150,8 +150,8 @@ def test_inspect_snapshot_reads_at_80_columns(width: int, monkeypatch) -> None:
 
 @pytest.fixture(scope="module")
 def two_turns(sample_library: Path, tmp_path_factory) -> tuple[Path, list]:
-    """Two real turns on the sample library, the second a follow-up (the question made very
-    long)."""
+    """Two real turns on the sample library, the second a follow-up (the question
+    made very long)."""
     target = tmp_path_factory.mktemp("layout") / "lib.db"
     source = App(settings_for(sample_library))
     source.db.execute(f"VACUUM INTO '{target}'")

@@ -1,8 +1,8 @@
-"""Untrusted text stays inert: file names, headings, chunk text, session names, Ollama's tokens and
-error messages never put a control byte on the terminal. The unit tests pin `printable` and its
-stream form; the end-to-end ones walk every command (CLI in-process, the REPL through its pipe
-input, Ollama through FakeOllama) over a tree of hostile names and texts and scan what reached the
-terminal."""
+"""Untrusted text stays inert: file names, headings, chunk text, session names, Ollama's tokens
+and error messages never put a control byte on the terminal. The unit tests pin `printable` and
+its stream form; the end-to-end ones walk every command (CLI in-process, the REPL through its
+pipe input, Ollama through FakeOllama) over a tree of hostile names and texts and scan what
+reached the terminal."""
 
 from __future__ import annotations
 

@@ -1,5 +1,5 @@
-"""The chat REPL driven with scripted keyboard input (prompt-toolkit pipe input), on a real
-library."""
+"""The chat REPL driven with scripted keyboard input (prompt-toolkit pipe input), on
+a real library."""
 
 from __future__ import annotations
 

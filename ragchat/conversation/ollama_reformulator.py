@@ -55,8 +55,8 @@ class ModelReading:
 def build_messages(
     data: ReformulationInput, params: AnswerParams = DEFAULT.answer
 ) -> list[dict[str, str]]:
-    """The prompt: the history window, the recent exchange, the latest message (each cut at
-    `params.reading_*_chars`)."""
+    """The prompt: the history window, the recent exchange, the latest message (each
+    cut at `params.reading_*_chars`)."""
     parts = []
     if data.window:
         cut = params.reading_window_chars

@@ -76,8 +76,8 @@ def oracle_answer(chunk_texts: Sequence[str], reference: str) -> str:
 
 @dataclass(frozen=True)
 class AnswerScore:
-    """One answered turn: the answer, the chunks it was built from, and the three systems'
-    scores."""
+    """One answered turn: the answer, the chunks it was built from, and the
+    three systems' scores."""
 
     text: str
     chunk_ids: tuple[int, ...]  # ranked: the sources the answer could draw from

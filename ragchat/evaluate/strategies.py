@@ -48,8 +48,8 @@ class FixedQuery:
 
 
 def _rewrite_query(item: EvalItem) -> QueryOf:
-    """The oracle: the turn's own rewrite (the session is fresh, so turn index = questions so
-    far)."""
+    """The oracle: the turn's own rewrite (the session is fresh, so turn index =
+    questions so far)."""
 
     def query(data: ReformulationInput) -> str:
         turn = item.turns[len(data.earlier_questions)]

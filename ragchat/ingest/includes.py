@@ -62,8 +62,8 @@ class IncludeResolver:
         return None
 
     def digest(self, data: bytes) -> str:
-        """sha256 of the document's bytes and, when it includes files, of what each name resolves
-        to."""
+        """sha256 of the document's bytes and, when it includes files, of what each
+        name resolves to."""
         names = include_names(data.decode("utf-8", errors="replace"))
         digest = hashlib.sha256(data)
         for name in names:

@@ -521,8 +521,8 @@ def _write_window(
     progress: Progress,
     report: IngestReport,
 ) -> None:
-    """Embed a window's chunks in length-sorted batches; write each document once its last chunk is
-    in."""
+    """Embed a window's chunks in length-sorted batches; write each document once its last
+    chunk is in."""
     texts: list[str] = []
     owner: list[int] = []  # the window item each text belongs to
     first: list[int] = []  # each item's first text
@@ -668,10 +668,10 @@ def ingest(
     exclude: Sequence[str] = (),
     hidden: bool = False,
 ) -> IngestReport:
-    """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
-    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`. Folders
-    leave out what their ignore files, `exclude` and the globs remembered with them say (see
-    ignore.py)."""
+    """Bring the library in line with `paths`. The embedder is loaded only if something needs
+    it. Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`.
+    Folders leave out what their ignore files, `exclude` and the globs remembered with them
+    say (see ignore.py)."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
@@ -722,8 +722,8 @@ def ingest(
 
 
 def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:
-    """The folder's rules: the globs remembered with it plus the new ones (remembered from now
-    on)."""
+    """The folder's rules: the globs remembered with it plus the new ones (remembered
+    from now on)."""
     patterns = library.remember_excludes(db, str(_resolved(folder)), exclude)
     return Rules(folder, tuple(patterns), hidden)
 

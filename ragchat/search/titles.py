@@ -41,8 +41,8 @@ def _number(word: str) -> str:
 
 
 def name_words(path: str) -> str:
-    """A file name as words: `pep-0723.rst` -> "pep 0723 723", `deployment_guide.md` -> "deployment
-    guide"."""
+    """A file name as words: `pep-0723.rst` -> "pep 0723 723", `deployment_guide.md`
+    -> "deployment guide"."""
     stem = PurePosixPath(path.replace("\\", "/")).stem
     return indexed_text(_SPLIT.sub(" ", stem))
 

@@ -290,8 +290,8 @@ def term_counts(db: Database) -> dict[int, dict[str, int]]:
 
 
 def ingest_marks(db: Database) -> dict[int, tuple[str, str]]:
-    """Per document id, (when it was last written, its path): what an ingest wrote is what
-    changed."""
+    """Per document id, (when it was last written, its path): what an ingest wrote
+    is what changed."""
     return {
         row[0]: (row[1], row[2])
         for row in db.execute("SELECT id, ingested_at, path FROM documents")

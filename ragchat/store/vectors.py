@@ -241,9 +241,9 @@ def attach(db: Database) -> VectorIndex:
 
 
 def index_of(db: Database) -> VectorIndex:
-    """The connection's vector index, for code that has only the database: the app's when the
-    app opened it (`App.vector_index`), else one made on first use that lives as long as the
-    connection."""
+    """The connection's vector index, for code that has only the database: the app's when
+    the app opened it (`App.vector_index`), else one made on first use that lives as long
+    as the connection."""
     index = _INDEXES.get(db)
     if index is None:
         index = attach(db)

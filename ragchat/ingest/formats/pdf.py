@@ -1,6 +1,6 @@
-"""PDF (pypdf): headings from font sizes, else plain-text rules, else one section per page;
-paragraphs from line gaps; line-end hyphenation joined; each page's start marked for page
-numbers."""
+"""PDF (pypdf): headings from font sizes, else plain-text rules, else one section per
+page; paragraphs from line gaps; line-end hyphenation joined; each page's start marked
+for page numbers."""
 
 from __future__ import annotations
 
