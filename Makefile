@@ -31,6 +31,7 @@ test: install
 
 lint: install
 	$(BIN)/ruff check ragchat tests benchmarks
+	$(BIN)/ruff format --check ragchat tests benchmarks
 	$(BIN)/mypy
 
 bench: install

@@ -1,4 +1,5 @@
-"""How far can picking sentences go? A ceiling for the extractive answer, from `eval --answers` rows.
+"""How far can picking sentences go? A ceiling for the extractive answer, \
+from `eval --answers` rows.
 
     python benchmarks/answer_ceiling.py govt-answers.jsonl --db /tmp/govt.db
 
@@ -47,7 +48,9 @@ def group_of(row: dict) -> str:
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser = argparse.ArgumentParser(
+        description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter
+    )
     parser.add_argument("rows", type=Path, help="the --out file of `ragchat eval --answers`")
     parser.add_argument("--db", type=Path, required=True, help="the database that eval used (--db)")
     args = parser.parse_args()
@@ -63,19 +66,31 @@ def main() -> None:
         if not texts:
             continue
         reference, answer = row["reference"], row["answer"]
-        candidates = {"ragchat": answer, "lead": lead_answer(texts[0], len(words(answer))),
-                      "oracle": oracle_answer(texts, reference)}
+        candidates = {
+            "ragchat": answer,
+            "lead": lead_answer(texts[0], len(words(answer))),
+            "oracle": oracle_answer(texts, reference),
+        }
         candidates |= {f"ceiling-{n}": ceiling_answer(texts, reference, n) for n in (1, 2, 3)}
         for group in (group_of(row), "overall"):
             scores = f1.setdefault(group, {name: [] for name in systems})
             for name in systems:
-                scores[name].append(overlap_scores(answer_tokens(candidates[name]), answer_tokens(reference))[0])
+                scores[name].append(
+                    overlap_scores(answer_tokens(candidates[name]), answer_tokens(reference))[0]
+                )
     print("group | turns | " + " | ".join(systems) + " (F1; closed = share of the lead-oracle gap)")
     for group, scores in f1.items():
         means = {name: statistics.mean(values) for name, values in scores.items()}
         gap = means["oracle"] - means["lead"] or 1e-9
-        cells = [f"{means[name]:.3f}" + ("" if name in ("lead", "oracle") else f" ({(means[name] - means['lead']) / gap:.0%})")
-                 for name in systems]
+        cells = [
+            f"{means[name]:.3f}"
+            + (
+                ""
+                if name in ("lead", "oracle")
+                else f" ({(means[name] - means['lead']) / gap:.0%})"
+            )
+            for name in systems
+        ]
         print(f"{group} | {len(scores['ragchat'])} | " + " | ".join(cells))
 
 

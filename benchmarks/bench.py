@@ -49,47 +49,51 @@ SEED = 20240605
 # --- a corpus generator: prose from topic vocabularies ------------------------------------------
 
 TOPICS: dict[str, list[str]] = {
-    "water": "rainwater harvesting tank gutter filter irrigation drip catchment overflow pump cistern "
-             "downpipe sediment chlorine borehole aquifer runoff roof mesh valve pressure litres drought "
-             "greywater storage evaporation plumbing reservoir seepage inlet sump municipal".split(),
-    "law": "will testator witness estate executor heir beneficiary codicil probate signature notary "
-           "court affidavit inheritance guardian trust clause revocation deceased intestate master "
-           "attorney bequest legacy competent jurisdiction statute registrar deed".split(),
-    "energy": "insulation thermostat heat pump compressor refrigerant boiler radiator ducts draught "
-              "kilowatt tariff solar panel inverter battery geyser efficiency audit glazing ventilation "
-              "condensation loft meter appliance standby wattage circuit".split(),
-    "baking": "sourdough starter flour dough crumb crust proofing gluten hydration levain oven yeast "
-              "fermentation knead banneton scoring loaf rye wholemeal autolyse steam dutch culture "
-              "bulk shaping preheat temperature salt".split(),
+    "water": "rainwater harvesting tank gutter filter irrigation drip catchment overflow pump "
+    "cistern downpipe sediment chlorine borehole aquifer runoff roof mesh valve pressure litres "
+    "drought greywater storage evaporation plumbing reservoir seepage inlet sump municipal".split(),
+    "law": "will testator witness estate executor heir beneficiary codicil probate signature "
+    "notary court affidavit inheritance guardian trust clause revocation deceased intestate "
+    "master attorney bequest legacy competent jurisdiction statute registrar deed".split(),
+    "energy": "insulation thermostat heat pump compressor refrigerant boiler radiator ducts "
+    "draught kilowatt tariff solar panel inverter battery geyser efficiency audit glazing "
+    "ventilation condensation loft meter appliance standby wattage circuit".split(),
+    "baking": "sourdough starter flour dough crumb crust proofing gluten hydration levain oven "
+    "yeast fermentation knead banneton scoring loaf rye wholemeal autolyse steam dutch culture "
+    "bulk shaping preheat temperature salt".split(),
     "privacy": "personal information consent processing regulator breach data subject responsible "
-               "party operator retention encryption notification lawful purpose minimisation access "
-               "correction objection marketing cookies transfer safeguards audit compliance".split(),
-    "medicine": "physician fee schedule reimbursement billing code telehealth practice expense relative "
-                "value units malpractice anesthesia conversion factor payment claims outpatient "
-                "therapy supervision modifier coding radiology specialty enrollment".split(),
+    "party operator retention encryption notification lawful purpose minimisation access "
+    "correction objection marketing cookies transfer safeguards audit compliance".split(),
+    "medicine": "physician fee schedule reimbursement billing code telehealth practice expense "
+    "relative value units malpractice anesthesia conversion factor payment claims outpatient "
+    "therapy supervision modifier coding radiology specialty enrollment".split(),
     "homestead": "chickens coop compost garden seedlings mulch fence goats orchard pruning harvest "
-                 "preserving canning firewood well livestock pasture manure beehive honey greenhouse "
-                 "tillage soil fertility rotation grazing barn".split(),
-    "networking": "router packet latency bandwidth firewall subnet gateway protocol switch ethernet "
-                  "wireless encryption certificate handshake dns address routing congestion throughput "
-                  "port vlan tunnel proxy socket timeout".split(),
+    "preserving canning firewood well livestock pasture manure beehive honey greenhouse "
+    "tillage soil fertility rotation grazing barn".split(),
+    "networking": "router packet latency bandwidth firewall subnet gateway protocol switch "
+    "ethernet wireless encryption certificate handshake dns address routing congestion "
+    "throughput port vlan tunnel proxy socket timeout".split(),
     "astronomy": "telescope galaxy nebula orbit planet comet eclipse spectrum parallax magnitude "
-                 "supernova constellation meteor asteroid gravity redshift exoplanet observatory "
-                 "aperture eyepiece declination equinox quasar pulsar".split(),
+    "supernova constellation meteor asteroid gravity redshift exoplanet observatory "
+    "aperture eyepiece declination equinox quasar pulsar".split(),
     "finance": "budget interest mortgage pension dividend portfolio inflation savings loan credit "
-               "equity bond tax deduction annuity premium liquidity volatility expense ledger invoice "
-               "depreciation asset liability cashflow".split(),
+    "equity bond tax deduction annuity premium liquidity volatility expense ledger invoice "
+    "depreciation asset liability cashflow".split(),
 }
-COMMON = ("system process method result example level period practice approach condition season "
-          "material structure sample pattern measure record range source factor feature value "
-          "quality standard rule limit cost detail area amount surface section guide check step "
-          "choose reduce increase prevent ensure require provide allow depend improve compare "
-          "consider maintain replace measure install avoid follow recommend remain apply produce "
-          "careful simple typical common important useful different several regular higher lower "
-          "early later local annual small large").split()
-FUNCTION = ("the the the of of and and to to a a in in is is that for it as with be on by this "
-            "are was at from or an which can not should would may must have has but if when also "
-            "more than each their its these most all other into only over such where then").split()
+COMMON = (
+    "system process method result example level period practice approach condition season "
+    "material structure sample pattern measure record range source factor feature value "
+    "quality standard rule limit cost detail area amount surface section guide check step "
+    "choose reduce increase prevent ensure require provide allow depend improve compare "
+    "consider maintain replace measure install avoid follow recommend remain apply produce "
+    "careful simple typical common important useful different several regular higher lower "
+    "early later local annual small large"
+).split()
+FUNCTION = (
+    "the the the of of and and to to a a in in is is that for it as with be on by this "
+    "are was at from or an which can not should would may must have has but if when also "
+    "more than each their its these most all other into only over such where then"
+).split()
 SYLLABLES = "ka lo mi ter ran sel vo din pra gen tu bel mor cas fin lex ul ner pol dav".split()
 
 
@@ -117,12 +121,27 @@ class ProseGenerator:
     def sentence(self, topic: str, other: str) -> str:
         rng, length = self.rng, self.rng.randint(8, 22)
         kinds = rng.choices("fcgTOt", weights=(48, 12, 9, 22, 3, 6), k=length)
-        pools = {"f": FUNCTION, "c": COMMON, "g": self.general, "T": TOPICS[topic], "O": TOPICS[other]}
-        tokens = [rng.choice(pools[k]) if k != "t" else rng.choices(self.tail, cum_weights=self.tail_weights)[0]
-                  for k in kinds]
+        pools = {
+            "f": FUNCTION,
+            "c": COMMON,
+            "g": self.general,
+            "T": TOPICS[topic],
+            "O": TOPICS[other],
+        }
+        tokens = [
+            rng.choice(pools[k])
+            if k != "t"
+            else rng.choices(self.tail, cum_weights=self.tail_weights)[0]
+            for k in kinds
+        ]
         if length > 12 and rng.random() < 0.4:
             tokens[length // 2] += ","
-        return tokens[0].capitalize() + " " + " ".join(tokens[1:]).rstrip(",") + rng.choice("....?!")[0]
+        return (
+            tokens[0].capitalize()
+            + " "
+            + " ".join(tokens[1:]).rstrip(",")
+            + rng.choice("....?!")[0]
+        )
 
     def paragraph(self, topic: str, other: str, sentences: int) -> str:
         return " ".join(self.sentence(topic, other) for _ in range(sentences))
@@ -151,17 +170,30 @@ class ProseGenerator:
     def question(self, topic: str) -> str:
         a, b = self.rng.sample(TOPICS[topic], 2)
         c = self.rng.choice(COMMON)
-        return self.rng.choice([
-            f"How does {a} affect {b}?", f"What is the {c} of {a} in {b}?", f"Why should I {c} the {a}?",
-            f"What should I know about {a} and {b}?", f"Which {c} matters most for {a}?",
-            f"When is {a} {c} for {b}?", f"Explain {a} {c} in {b}",
-        ])
+        return self.rng.choice(
+            [
+                f"How does {a} affect {b}?",
+                f"What is the {c} of {a} in {b}?",
+                f"Why should I {c} the {a}?",
+                f"What should I know about {a} and {b}?",
+                f"Which {c} matters most for {a}?",
+                f"When is {a} {c} for {b}?",
+                f"Explain {a} {c} in {b}",
+            ]
+        )
 
     def follow_up(self, topic: str) -> str:
         a = self.rng.choice(TOPICS[topic])
         c = self.rng.choice(COMMON)
-        return self.rng.choice([f"and what about the {a}?", f"how is that {c}?", f"does it need {a}?",
-                                f"what about {c} {a}?", f"is the {a} {c} then?"])
+        return self.rng.choice(
+            [
+                f"and what about the {a}?",
+                f"how is that {c}?",
+                f"does it need {a}?",
+                f"what about {c} {a}?",
+                f"is the {a} {c} then?",
+            ]
+        )
 
 
 def write_corpus(folder: Path, target_chunks: int, seed: int, parts: int) -> list[Path]:
@@ -181,7 +213,9 @@ def write_corpus(folder: Path, target_chunks: int, seed: int, parts: int) -> lis
         path = folders[number % parts] / f"{number:04d}-{topic}.md"
         path.write_text(text, encoding="utf-8")
         parsed = load_document(path)
-        chunks += len(chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap))
+        chunks += len(
+            chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+        )
         number += 1
     return folders
 
@@ -209,7 +243,9 @@ def synthetic_docs(total_chunks: int, seed: int) -> Iterator[SyntheticDoc]:
                 section, heading = section + 1, gen.heading(topic)
             text = ""
             while len(text) < 800:
-                text = (text + "\n\n" if text else "") + gen.paragraph(topic, other, gen.rng.randint(2, 5))
+                text = (text + "\n\n" if text else "") + gen.paragraph(
+                    topic, other, gen.rng.randint(2, 5)
+                )
             chunks.append((heading, text[:1150].rsplit(" ", 1)[0] if len(text) > 1150 else text))
             sections.append(section)
         made += size
@@ -234,8 +270,13 @@ class VectorFactory:
     def for_document(self, doc: SyntheticDoc) -> np.ndarray:
         w = {k: np.sqrt(v) for k, v in self.WEIGHTS.items()}
         sections = self._unit(max(doc.sections) + 1)
-        vectors = (w["shared"] * self.shared + w["topic"] * self.topics[doc.topic] + w["document"] * self._unit(1)
-                   + w["section"] * sections[doc.sections] + w["noise"] * self._unit(len(doc.chunks)))
+        vectors = (
+            w["shared"] * self.shared
+            + w["topic"] * self.topics[doc.topic]
+            + w["document"] * self._unit(1)
+            + w["section"] * sections[doc.sections]
+            + w["noise"] * self._unit(len(doc.chunks))
+        )
         return (vectors / np.linalg.norm(vectors, axis=1, keepdims=True)).astype(np.float32)
 
     def queries(self, matrix: np.ndarray, count: int) -> tuple[np.ndarray, np.ndarray]:
@@ -245,7 +286,9 @@ class VectorFactory:
         return rows, (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
 
 
-def build_synthetic_library(path: Path, total_chunks: int, seed: int, *, keywords: bool) -> dict[str, Any]:
+def build_synthetic_library(
+    path: Path, total_chunks: int, seed: int, *, keywords: bool
+) -> dict[str, Any]:
     """A library of generated chunks with synthetic vectors, written through library functions
     (so every table the write path keeps is filled); returns build timings."""
     from ragchat.embed import MINILM
@@ -268,8 +311,14 @@ def build_synthetic_library(path: Path, total_chunks: int, seed: int, *, keyword
                 offset += len(text) + 2
             full = "\n\n".join(text for _, text in doc.chunks)
             record = DocumentRecord(
-                source=f"/synthetic/{number:06d}.md", path=f"{number:06d}.md", root="/synthetic",
-                title=doc.title, content_hash=f"{number:064x}", size=len(full), mtime=0.0, encoding="utf-8",
+                source=f"/synthetic/{number:06d}.md",
+                path=f"{number:06d}.md",
+                root="/synthetic",
+                title=doc.title,
+                content_hash=f"{number:064x}",
+                size=len(full),
+                mtime=0.0,
+                encoding="utf-8",
                 term_counts=term_counts(full) if keywords else {},
             )
             library.replace_document(db, record, records, factory.for_document(doc))
@@ -279,14 +328,21 @@ def build_synthetic_library(path: Path, total_chunks: int, seed: int, *, keyword
         refresh_keywords(db)
     db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
     db.close()
-    return {"chunks": count, "documents": documents, "build_s": round(time.perf_counter() - started, 1),
-            "write_s": round(written, 1), "db_bytes_per_chunk": round(path.stat().st_size / count)}
+    return {
+        "chunks": count,
+        "documents": documents,
+        "build_s": round(time.perf_counter() - started, 1),
+        "write_s": round(written, 1),
+        "db_bytes_per_chunk": round(path.stat().st_size / count),
+    }
 
 
 def load_matrix(db) -> tuple[np.ndarray, np.ndarray]:
     """(chunk ids, their vectors as one float32 matrix), straight from the vector table."""
     ids, rows = [], []
-    for chunk_id, blob in db.execute("SELECT chunk_id, embedding FROM chunk_vectors ORDER BY chunk_id"):
+    for chunk_id, blob in db.execute(
+        "SELECT chunk_id, embedding FROM chunk_vectors ORDER BY chunk_id"
+    ):
         ids.append(chunk_id)
         rows.append(np.frombuffer(blob, dtype=np.float32))
     return np.asarray(ids), np.vstack(rows)
@@ -329,7 +385,8 @@ class NoEmbedder:
 
 
 class TimedEmbedder:
-    """Wraps an embedder and records the time of every call (cache hits included, they are cheap)."""
+    """Wraps an embedder and records the time of every call (cache hits included,
+    they are cheap)."""
 
     def __init__(self, inner) -> None:
         self.inner, self.durations = inner, []
@@ -368,7 +425,9 @@ def chunk_texts(folder: Path, settings) -> list[str]:
     texts = []
     for path in sorted(folder.glob("*.md")):
         parsed = load_document(path)
-        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+        chunks = chunk_document(
+            parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap
+        )
         texts.extend(embedding_text(parsed.title, chunk) for chunk in chunks)
     return texts
 
@@ -428,13 +487,20 @@ def phase_ingest(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     db.close()
     direct_rate, ingest_rate = direct["chunks"] / direct["s"], ingested["chunks"] / ingested["s"]
     return {
-        "files": files, "chunks": chunks, "plain_embedded_chunks": direct["chunks"],
-        "plain_fastembed_chunks_per_s": round(direct_rate, 2), "ingest_chunks_per_s": round(ingest_rate, 2),
-        "ingest_vs_plain": round(ingest_rate / direct_rate, 3), "ingest_s": round(ingested["s"], 1),
-        "embed_batch": settings.embed_batch, "plain_fastembed_peak_rss_mb": direct["peak_rss_mb"],
-        "reingest_s": round(reingest_s, 3), "reingest_cli_s": round(cli_s, 3),
+        "files": files,
+        "chunks": chunks,
+        "plain_embedded_chunks": direct["chunks"],
+        "plain_fastembed_chunks_per_s": round(direct_rate, 2),
+        "ingest_chunks_per_s": round(ingest_rate, 2),
+        "ingest_vs_plain": round(ingest_rate / direct_rate, 3),
+        "ingest_s": round(ingested["s"], 1),
+        "embed_batch": settings.embed_batch,
+        "plain_fastembed_peak_rss_mb": direct["peak_rss_mb"],
+        "reingest_s": round(reingest_s, 3),
+        "reingest_cli_s": round(cli_s, 3),
         "db_bytes_per_chunk": round(db_path.stat().st_size / chunks),
-        "recall_at_10_vs_exact_real_2k": recall, "query_embed_ms": query_embed,
+        "recall_at_10_vs_exact_real_2k": recall,
+        "query_embed_ms": query_embed,
         "peak_rss_mb": peak_rss_mb(),
     }
 
@@ -475,8 +541,14 @@ def _cli_reingest(db_path: Path, corpus: Path) -> float:
     cli = Path(sys.executable).parent / "ragchat"
     command = [str(cli)] if cli.exists() else [sys.executable, "-m", "ragchat.cli"]
     env = {**os.environ, "RAGCHAT_OLLAMA": "off"}
-    seconds, done = timed(lambda: subprocess.run([*command, "ingest", str(corpus), "--db", str(db_path)],
-                                                  capture_output=True, text=True, env=env))
+    seconds, done = timed(
+        lambda: subprocess.run(
+            [*command, "ingest", str(corpus), "--db", str(db_path)],
+            capture_output=True,
+            text=True,
+            env=env,
+        )
+    )
     if done.returncode != 0:
         raise RuntimeError(f"ragchat ingest failed: {done.stderr or done.stdout}")
     return seconds
@@ -486,7 +558,9 @@ def _real_vector_checks(db, embedder, count: int) -> tuple[dict, dict]:
     """Real questions embedded with the real model against the real vectors: recall of the vector
     index vs exact cosine, and the time to embed one query."""
     gen = ProseGenerator(SEED + 1)
-    questions = list(dict.fromkeys(gen.question(gen.rng.choice(gen.topics)) for _ in range(count * 2)))[:count]
+    questions = list(
+        dict.fromkeys(gen.question(gen.rng.choice(gen.topics)) for _ in range(count * 2))
+    )[:count]
     samples, vectors = [], []
     for question in questions:
         seconds, vector = timed(lambda: embedder.embed([question])[0])
@@ -509,13 +583,16 @@ def _recall(db, ids: np.ndarray, matrix: np.ndarray, queries: np.ndarray) -> dic
             same[depth] += set(found) == set(exact)
             if depth == 40:
                 overlap.append(overlap_at_10(found, exact))
-    return {"identical_top10": round(min(same.values()) / len(queries), 4),
-            "identical_top10_k10": round(same[10] / len(queries), 4),
-            "identical_top10_k40": round(same[40] / len(queries), 4),
-            "mean_recall_at_10": round(float(np.mean(overlap)), 4), "queries": len(queries)}
+    return {
+        "identical_top10": round(min(same.values()) / len(queries), 4),
+        "identical_top10_k10": round(same[10] / len(queries), 4),
+        "identical_top10_k40": round(same[40] / len(queries), 4),
+        "mean_recall_at_10": round(float(np.mean(overlap)), 4),
+        "queries": len(queries),
+    }
 
 
-# --- phases: search --------------------------------------------------------------------------------
+# --- phases: search -------------------------------------------------------------------------------
 
 
 def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) -> dict[str, Any]:
@@ -539,19 +616,32 @@ def phase_search(work: Path, args: argparse.Namespace, size: int, label: str) ->
     steps = ("hybrid", "vector", "fts", "knn", "vec0", "numpy")
     samples: dict[str, list[float]] = {name: [] for name in steps}
     for number, request in enumerate(requests):
-        for step in steps[number % 6:] + steps[: number % 6]:  # rotated: none always runs first
-            samples[step].append(timed(lambda: _search_step(db, settings, request, step, depth, matrix))[0])
-    floor, floor_how = _numpy_floor(samples.pop("numpy"), matrix, [r.vector for r in requests], depth)
+        for step in steps[number % 6 :] + steps[: number % 6]:  # rotated: none always runs first
+            samples[step].append(
+                timed(lambda: _search_step(db, settings, request, step, depth, matrix))[0]
+            )
+    floor, floor_how = _numpy_floor(
+        samples.pop("numpy"), matrix, [r.vector for r in requests], depth
+    )
     cut = args.warmup
     recall = _recall(db, ids, matrix, queries[cut:])
     matched = _match_fraction(db, requests[cut:], len(ids))
     db.close()
     names = {"knn": "vector_knn", "vec0": "vector_vec0"}
-    figures = {f"{names.get(step, step)}_{label}": percentiles(values[cut:]) for step, values in samples.items()}
+    figures = {
+        f"{names.get(step, step)}_{label}": percentiles(values[cut:])
+        for step, values in samples.items()
+    }
     figures[f"numpy_floor_{label}"] = {**percentiles(floor[cut:]), "measured": floor_how}
-    return {"search_ms": figures, "recall_at_10_vs_exact": recall, "fts_match_fraction": matched, "build": build,
-            "first_vector_search_ms": round(first_s * 1000, 1), "vectors_to_memory_s": round(load_s, 3),
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "search_ms": figures,
+        "recall_at_10_vs_exact": recall,
+        "fts_match_fraction": matched,
+        "build": build,
+        "first_vector_search_ms": round(first_s * 1000, 1),
+        "vectors_to_memory_s": round(load_s, 3),
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def _search_step(db, settings, request, step: str, depth: int, matrix: np.ndarray) -> Any:
@@ -566,12 +656,16 @@ def _search_step(db, settings, request, step: str, depth: int, matrix: np.ndarra
         return vectors.vector_search(db, request.vector, depth)
     if step == "numpy":
         return _numpy_top(matrix, request.vector, depth)
-    return db.execute(f"SELECT chunk_id, distance FROM {vectors.VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
-                      "ORDER BY distance", [vectors.to_blob(request.vector), depth]).fetchall()
+    return db.execute(
+        f"SELECT chunk_id, distance FROM {vectors.VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
+        "ORDER BY distance",
+        [vectors.to_blob(request.vector), depth],
+    ).fetchall()
 
 
-def _numpy_floor(interleaved: list[float], matrix: np.ndarray, queries: Sequence[np.ndarray],
-                 k: int) -> tuple[list[float], str]:
+def _numpy_floor(
+    interleaved: list[float], matrix: np.ndarray, queries: Sequence[np.ndarray], k: int
+) -> tuple[list[float], str]:
     """Plain NumPy brute force (`matrix @ q`, argpartition, sort of the top k), timed interleaved
     with the searches and again in a tight loop of its own (warm caches, BLAS threads awake):
     the faster of the two is the floor."""
@@ -588,9 +682,10 @@ def _numpy_top(matrix: np.ndarray, vector: np.ndarray, k: int) -> np.ndarray:
 
 
 def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
-    """One request per query vector. Its keyword query is what the reformulator would send for a
-    question about the chunk the vector was made from: two of its topic words, often one common
-    word, sometimes a rare one; the semantic query is a question (only its text: the vector is given)."""
+    """One request per query vector. Its keyword query is what the reformulator would send for
+    a question about the chunk the vector was made from: two of its topic words, often one
+    common word, sometimes a rare one; the semantic query is a question (only its text: the
+    vector is given)."""
     from ragchat.search.hybrid import SearchRequest
     from ragchat.store import library, vectors
     from ragchat.text import content_words
@@ -601,14 +696,22 @@ def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
     requests = []
     for chunk_id, vector in zip(chunk_ids, vectors):
         present = list(dict.fromkeys(content_words(chunks[int(chunk_id)].text)))
-        kinds = [[w for w in present if w in topical], [w for w in present if w in common],
-                 [w for w in present if w not in topical and w not in common]]
+        kinds = [
+            [w for w in present if w in topical],
+            [w for w in present if w in common],
+            [w for w in present if w not in topical and w not in common],
+        ]
         picked = rng.sample(kinds[0], min(2, len(kinds[0])))
         for pool, chance in ((kinds[1], 0.5), (kinds[2], 0.3)):
             if pool and rng.random() < chance:
                 picked.append(rng.choice(pool))
-        requests.append(SearchRequest(semantic_query=f"what about {' '.join(picked)}?",
-                                      keyword_query=", ".join(picked), vector=vector))
+        requests.append(
+            SearchRequest(
+                semantic_query=f"what about {' '.join(picked)}?",
+                keyword_query=", ".join(picked),
+                vector=vector,
+            )
+        )
     return requests
 
 
@@ -617,11 +720,17 @@ def _match_fraction(db, requests: Sequence, total: int) -> dict[str, float]:
     from ragchat.search.fts import build_match
     from ragchat.store import library
 
-    shares = sorted(library.fts_chunk_frequency(db, build_match(r.keyword_query) or '""') / total for r in requests)
-    return {"p50": round(shares[len(shares) // 2], 3), "p95": round(shares[int(0.95 * (len(shares) - 1))], 3)}
+    shares = sorted(
+        library.fts_chunk_frequency(db, build_match(r.keyword_query) or '""') / total
+        for r in requests
+    )
+    return {
+        "p50": round(shares[len(shares) // 2], 3),
+        "p95": round(shares[int(0.95 * (len(shares) - 1))], 3),
+    }
 
 
-# --- phase: turn -----------------------------------------------------------------------------------
+# --- phase: turn ----------------------------------------------------------------------------------
 
 
 def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -640,7 +749,9 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     app = App(bench_settings(db_path))
     prepare_s = timed(lambda: _real_space_vectors(app.db, app.embedder))[0]
     missing = keywords.keywords_without_vectors(app.db)
-    keyword_s = timed(lambda: keywords.put_keyword_vectors(app.db, missing, app.embedder.embed(missing)))[0]
+    keyword_s = timed(
+        lambda: keywords.put_keyword_vectors(app.db, missing, app.embedder.embed(missing))
+    )[0]
     embedder = TimedEmbedder(app.embedder)
     conversation = Conversation(app.db, embedder, app.settings, "bench")
     questions = _turn_questions(args.turns + 20 + args.warmup)
@@ -660,22 +771,35 @@ def phase_turn(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     app.close()
     embedding = [sum(c) for c in calls]
     answer = [c[-1] for c in calls]  # the last call embeds the answer for the history window
-    return {**slow, "turn_ms_10k": percentiles(totals), "turn_embedding_ms_10k": percentiles(embedding),
-            "turn_answer_embedding_ms_10k": percentiles(answer),
-            "turn_question_embedding_ms_10k": percentiles([sum(c[:-1]) for c in calls]),
-            "turn_without_embedding_ms_10k": percentiles([t - e for t, e in zip(totals, embedding)]),
-            "turn_without_answer_embedding_ms_10k": percentiles([t - a for t, a in zip(totals, answer)]),
-            "turn_embedding_share": round(sum(embedding) / sum(totals), 3),
-            "turn_embed_calls": round(statistics.mean(len(c) for c in calls), 2),
-            "turn_plans": plans, "turn_weak_share": round(weak / len(totals), 3),
-            "setup": {"vectors_s": round(prepare_s, 1), "keywords": len(missing), "keywords_embed_s": round(keyword_s, 1)},
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        **slow,
+        "turn_ms_10k": percentiles(totals),
+        "turn_embedding_ms_10k": percentiles(embedding),
+        "turn_answer_embedding_ms_10k": percentiles(answer),
+        "turn_question_embedding_ms_10k": percentiles([sum(c[:-1]) for c in calls]),
+        "turn_without_embedding_ms_10k": percentiles([t - e for t, e in zip(totals, embedding)]),
+        "turn_without_answer_embedding_ms_10k": percentiles(
+            [t - a for t, a in zip(totals, answer)]
+        ),
+        "turn_embedding_share": round(sum(embedding) / sum(totals), 3),
+        "turn_embed_calls": round(statistics.mean(len(c) for c in calls), 2),
+        "turn_plans": plans,
+        "turn_weak_share": round(weak / len(totals), 3),
+        "setup": {
+            "vectors_s": round(prepare_s, 1),
+            "keywords": len(missing),
+            "keywords_embed_s": round(keyword_s, 1),
+        },
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 SLOW_MODEL_S = 0.3  # how long the replayed model thinks before its reformulation reply
 
 
-def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespace) -> dict[str, Any]:
+def _turns_with_slow_model(
+    app, questions: Sequence[str], args: argparse.Namespace
+) -> dict[str, Any]:
     """Turns with a model that takes SLOW_MODEL_S to reformulate (the project's Ollama-protocol
     server on 127.0.0.1, the real client), taking turns with the same questions and no model:
     what the turn adds to the model's own time, against a turn without a model. Both store a
@@ -688,18 +812,35 @@ def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespa
     count = max(args.turns // 4, 10)
     with FakeOllama("bench-model") as server:
         backend = OllamaBackend(server.url, "bench-model", timeout=10)
-        with_model = Conversation(app.db, app.embedder, app.settings.replace(ollama="on"), "bench-slow",
-                                  backend=backend, recorded_answer=recorded)
-        without = Conversation(app.db, app.embedder, app.settings.replace(ollama="off"), "bench-none",
-                               recorded_answer=recorded)
+        with_model = Conversation(
+            app.db,
+            app.embedder,
+            app.settings.replace(ollama="on"),
+            "bench-slow",
+            backend=backend,
+            recorded_answer=recorded,
+        )
+        without = Conversation(
+            app.db,
+            app.embedder,
+            app.settings.replace(ollama="off"),
+            "bench-none",
+            recorded_answer=recorded,
+        )
         for question in questions[:3]:  # some history, so the model is asked
             with_model.ask(question)
             without.ask(question)
         totals, beyond, plain = [], [], []
-        for question in questions[3:3 + count]:
-            reply = {"semantic_query": f"{question} (rewritten)", "is_follow_up": True, "is_meta": False,
-                     "topic_shift": False}
-            server.default = lambda request, reply=reply: Slow(SLOW_MODEL_S, Content(json.dumps(reply)))
+        for question in questions[3 : 3 + count]:
+            reply = {
+                "semantic_query": f"{question} (rewritten)",
+                "is_follow_up": True,
+                "is_meta": False,
+                "topic_shift": False,
+            }
+            server.default = lambda request, reply=reply: Slow(
+                SLOW_MODEL_S, Content(json.dumps(reply))
+            )
             seconds, result = timed(lambda: with_model.ask(question))
             _forget_turn(app.db, result)
             totals.append(seconds)
@@ -707,8 +848,12 @@ def _turns_with_slow_model(app, questions: Sequence[str], args: argparse.Namespa
             seconds, result = timed(lambda: without.ask(question))
             _forget_turn(app.db, result)
             plain.append(seconds)
-    return {"turn_slow_model_ms_10k": percentiles(totals), "turn_beyond_model_ms_10k": percentiles(beyond),
-            "turn_recorded_answer_ms_10k": percentiles(plain), "slow_model_ms": SLOW_MODEL_S * 1000}
+    return {
+        "turn_slow_model_ms_10k": percentiles(totals),
+        "turn_beyond_model_ms_10k": percentiles(beyond),
+        "turn_recorded_answer_ms_10k": percentiles(plain),
+        "slow_model_ms": SLOW_MODEL_S * 1000,
+    }
 
 
 def _real_space_vectors(db, embedder) -> None:
@@ -723,8 +868,9 @@ def _real_space_vectors(db, embedder) -> None:
     rng = np.random.default_rng(SEED)
     ids, vectors = [], []
     for chunk_id, _, _, heading, text in db.execute(
-            "SELECT c.id, c.document_id, d.title, c.heading, c.text FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id ORDER BY c.id").fetchall():
+        "SELECT c.id, c.document_id, d.title, c.heading, c.text FROM chunks c "
+        "JOIN documents d ON d.id = c.document_id ORDER BY c.id"
+    ).fetchall():
         present = [word_vectors[w] for w in words(f"{heading} {text}") if w in word_vectors]
         mean = np.mean(present, axis=0) if present else np.zeros(DIM, dtype=np.float32)
         mean = mean / max(float(np.linalg.norm(mean)), 1e-9)
@@ -754,7 +900,10 @@ def _forget_turn(db, result) -> None:
     from ragchat.store.db import write
 
     with write(db):
-        db.execute("DELETE FROM messages WHERE id IN (?, ?)", [result.user_message_id, result.assistant_message_id])
+        db.execute(
+            "DELETE FROM messages WHERE id IN (?, ?)",
+            [result.user_message_id, result.assistant_message_id],
+        )
 
 
 # --- phase: startup -------------------------------------------------------------------------------
@@ -776,24 +925,38 @@ def phase_startup(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     cli = Path(sys.executable).parent / "ragchat"
     base = [str(cli)] if cli.exists() else [sys.executable, "-m", "ragchat.cli"]
     db = work / "startup" / "library.db"
-    env = {**{k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")},
-           "XDG_CONFIG_HOME": str(work / "startup" / "config"), "RAGCHAT_DB": str(db)}
-    setup = [["ingest", str(REPO / "sample_docs")], ["ask", "who may witness a will?", "--session", "bench"]]
+    env = {
+        **{k: v for k, v in os.environ.items() if not k.startswith("RAGCHAT_")},
+        "XDG_CONFIG_HOME": str(work / "startup" / "config"),
+        "RAGCHAT_DB": str(db),
+    }
+    setup = [
+        ["ingest", str(REPO / "sample_docs")],
+        ["ask", "who may witness a will?", "--session", "bench"],
+    ]
     for command in setup:
         done = subprocess.run([*base, *command], capture_output=True, text=True, env=env)
         if done.returncode != 0:
             raise RuntimeError(f"ragchat {command[0]} failed: {done.stderr or done.stdout}")
-    commands = {"python": [sys.executable, "-c", "pass"], **{k: [*base, *v] for k, v in STARTUP_COMMANDS.items()}}
+    commands = {
+        "python": [sys.executable, "-c", "pass"],
+        **{k: [*base, *v] for k, v in STARTUP_COMMANDS.items()},
+    }
     samples: dict[str, list[float]] = {name: [] for name in commands}
     for _ in range(args.startup_runs + 1):  # the first round warms the page cache, not counted
         for name, command in commands.items():
-            seconds, done = timed(lambda command=command: subprocess.run(command, capture_output=True, text=True,
-                                                                         env=env))
+            seconds, done = timed(
+                lambda command=command: subprocess.run(
+                    command, capture_output=True, text=True, env=env
+                )
+            )
             if done.returncode != 0:
                 raise RuntimeError(f"{name} failed: {done.stderr or done.stdout}")
             samples[name].append(seconds)
-    return {"startup_s": {name: _seconds(values[1:]) for name, values in samples.items()},
-            "peak_rss_mb": peak_rss_mb()}
+    return {
+        "startup_s": {name: _seconds(values[1:]) for name, values in samples.items()},
+        "peak_rss_mb": peak_rss_mb(),
+    }
 
 
 def _seconds(samples: Sequence[float]) -> dict[str, float]:
@@ -802,7 +965,7 @@ def _seconds(samples: Sequence[float]) -> dict[str, float]:
     return {"p50": round(statistics.median(ordered), 3), "p95": round(p95, 3), "n": len(ordered)}
 
 
-# --- running the phases and reporting --------------------------------------------------------------
+# --- running the phases and reporting -------------------------------------------------------------
 
 
 def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
@@ -830,15 +993,26 @@ def machine() -> dict[str, Any]:
         except meta.PackageNotFoundError:
             return "-"
 
-    cpu = next((line.split(":", 1)[1].strip() for line in _read_lines("/proc/cpuinfo")
-                if line.startswith("model name")), platform.processor())
+    cpu = next(
+        (
+            line.split(":", 1)[1].strip()
+            for line in _read_lines("/proc/cpuinfo")
+            if line.startswith("model name")
+        ),
+        platform.processor(),
+    )
     return {
-        "platform": platform.platform(), "cpu": cpu, "cores": os.cpu_count(),
+        "platform": platform.platform(),
+        "cpu": cpu,
+        "cores": os.cpu_count(),
         "memory_gb": round(os.sysconf("SC_PAGE_SIZE") * os.sysconf("SC_PHYS_PAGES") / 2**30, 1),
-        "python": platform.python_version(), "sqlite": sqlite_utils.utils.sqlite3.sqlite_version,
+        "python": platform.python_version(),
+        "sqlite": sqlite_utils.utils.sqlite3.sqlite_version,
         "sqlite_driver": sqlite_utils.utils.sqlite3.__name__,
-        "versions": {p: version(p) for p in ("ragchat", "sqlite-vec", "sqlite-utils", "fastembed",
-                                             "onnxruntime", "numpy")},
+        "versions": {
+            p: version(p)
+            for p in ("ragchat", "sqlite-vec", "sqlite-utils", "fastembed", "onnxruntime", "numpy")
+        },
     }
 
 
@@ -853,39 +1027,83 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     ingest, s10, s100, turn, startup = (results.get(p, {}) for p in PHASES)
     search_ms = {**s10.get("search_ms", {}), **s100.get("search_ms", {})}
     figures: dict[str, Any] = {
-        "ingest_vs_plain": ingest.get("ingest_vs_plain"), "reingest_s": ingest.get("reingest_s"),
+        "ingest_vs_plain": ingest.get("ingest_vs_plain"),
+        "reingest_s": ingest.get("reingest_s"),
         "startup_s": startup.get("startup_s"),
-        "search_ms": search_ms, "turn_ms_10k": turn.get("turn_ms_10k"),
-        "recall_at_10_vs_exact": {"100k": s100.get("recall_at_10_vs_exact"), "10k": s10.get("recall_at_10_vs_exact"),
-                                  "real_2k": ingest.get("recall_at_10_vs_exact_real_2k")},
+        "search_ms": search_ms,
+        "turn_ms_10k": turn.get("turn_ms_10k"),
+        "recall_at_10_vs_exact": {
+            "100k": s100.get("recall_at_10_vs_exact"),
+            "10k": s10.get("recall_at_10_vs_exact"),
+            "real_2k": ingest.get("recall_at_10_vs_exact_real_2k"),
+        },
         "query_embed_ms": ingest.get("query_embed_ms"),
         "peak_rss_mb": {p: r.get("peak_rss_mb") for p, r in results.items()},
-        "db_bytes_per_chunk": {"ingest_2k": ingest.get("db_bytes_per_chunk"),
-                               "10k": s10.get("build", {}).get("db_bytes_per_chunk"),
-                               "100k": s100.get("build", {}).get("db_bytes_per_chunk")},
+        "db_bytes_per_chunk": {
+            "ingest_2k": ingest.get("db_bytes_per_chunk"),
+            "10k": s10.get("build", {}).get("db_bytes_per_chunk"),
+            "100k": s100.get("build", {}).get("db_bytes_per_chunk"),
+        },
     }
     if "vector_100k" in search_ms and "numpy_floor_100k" in search_ms:
         floor = search_ms["numpy_floor_100k"]["p50"]
-        figures["vector_vs_floor_100k"] = {"search": round(search_ms["vector_100k"]["p50"] / floor, 2),
-                                           "knn": round(search_ms["vector_knn_100k"]["p50"] / floor, 2)}
+        figures["vector_vs_floor_100k"] = {
+            "search": round(search_ms["vector_100k"]["p50"] / floor, 2),
+            "knn": round(search_ms["vector_knn_100k"]["p50"] / floor, 2),
+        }
     return {**figures, "phases": results}
 
 
 TARGETS: list[tuple[str, str, Callable[[dict], Any], Callable[[Any], bool]]] = [
     ("ingest() / plain fastembed", ">= 1.4", lambda f: f["ingest_vs_plain"], lambda v: v >= 1.4),
-    ("peak RSS of the ingest phase, MB", "<= 1300", lambda f: f["peak_rss_mb"]["ingest"], lambda v: v <= 1300),
-    *[(f"start-up p50 {name}, s", f"<= {limit}", (lambda f, n=name: f["startup_s"][n]["p50"]),
-       (lambda v, limit=limit: v <= limit))
-      for name, limit in (("help", 0.35), ("config", 0.35), ("sessions", 0.35), ("inspect", 0.35),
-                          ("search", 0.9), ("ask", 0.9))],
+    (
+        "peak RSS of the ingest phase, MB",
+        "<= 1300",
+        lambda f: f["peak_rss_mb"]["ingest"],
+        lambda v: v <= 1300,
+    ),
+    *[
+        (
+            f"start-up p50 {name}, s",
+            f"<= {limit}",
+            (lambda f, n=name: f["startup_s"][n]["p50"]),
+            (lambda v, limit=limit: v <= limit),
+        )
+        for name, limit in (
+            ("help", 0.35),
+            ("config", 0.35),
+            ("sessions", 0.35),
+            ("inspect", 0.35),
+            ("search", 0.9),
+            ("ask", 0.9),
+        )
+    ],
     ("unchanged re-ingest, s", "< 2", lambda f: f["reingest_s"], lambda v: v < 2),
-    ("hybrid p50 @10k, ms", "<= 15", lambda f: f["search_ms"]["hybrid_10k"]["p50"], lambda v: v <= 15),
-    ("hybrid p50 @100k, ms", "<= 40", lambda f: f["search_ms"]["hybrid_100k"]["p50"], lambda v: v <= 40),
+    (
+        "hybrid p50 @10k, ms",
+        "<= 15",
+        lambda f: f["search_ms"]["hybrid_10k"]["p50"],
+        lambda v: v <= 15,
+    ),
+    (
+        "hybrid p50 @100k, ms",
+        "<= 40",
+        lambda f: f["search_ms"]["hybrid_100k"]["p50"],
+        lambda v: v <= 40,
+    ),
     ("turn p50 @10k, ms", "<= 60", lambda f: f["turn_ms_10k"]["p50"], lambda v: v <= 60),
-    ("vector / NumPy floor @100k", "<= 3 (stretch)", lambda f: f["vector_vs_floor_100k"]["search"],
-     lambda v: v <= 3),
-    ("top-10 identical to exact @100k", ">= 0.99 (stretch)",
-     lambda f: f["recall_at_10_vs_exact"]["100k"]["identical_top10"], lambda v: v >= 0.99),
+    (
+        "vector / NumPy floor @100k",
+        "<= 3 (stretch)",
+        lambda f: f["vector_vs_floor_100k"]["search"],
+        lambda v: v <= 3,
+    ),
+    (
+        "top-10 identical to exact @100k",
+        ">= 0.99 (stretch)",
+        lambda f: f["recall_at_10_vs_exact"]["100k"]["identical_top10"],
+        lambda v: v >= 0.99,
+    ),
 ]
 
 
@@ -894,9 +1112,16 @@ def render(figures: dict[str, Any], info: dict[str, Any]) -> None:
     from rich.table import Table
 
     phases = figures["phases"]
-    table = Table(title=f"ragchat bench: {info['cpu']}, {info['cores']} cores, "
-                        f"load {info['load_before']} -> {info['load_after']}, {info['total_s']} s")
-    for column, justify in (("measure", "left"), ("p50 / value", "right"), ("p95", "right"), ("target", "left")):
+    table = Table(
+        title=f"ragchat bench: {info['cpu']}, {info['cores']} cores, "
+        f"load {info['load_before']} -> {info['load_after']}, {info['total_s']} s"
+    )
+    for column, justify in (
+        ("measure", "left"),
+        ("p50 / value", "right"),
+        ("p95", "right"),
+        ("target", "left"),
+    ):
         table.add_column(column, justify=justify)
     for section, rows in _sections(figures, phases):
         if rows:
@@ -905,54 +1130,117 @@ def render(figures: dict[str, Any], info: dict[str, Any]) -> None:
             for row in rows:
                 table.add_row(*row)
     Console().print(table)
-    Console().print("10k/100k: generated text with synthetic structured unit vectors (not embedded); search is "
-                    "timed with precomputed query vectors. The turn's 10k library has vectors built in the "
-                    "model's space from its topic words; its questions are embedded for real.")
+    Console().print(
+        "10k/100k: generated text with synthetic structured unit vectors (not embedded); search is "
+        "timed with precomputed query vectors. The turn's 10k library has vectors built in the "
+        "model's space from its topic words; its questions are embedded for real."
+    )
 
 
-def _sections(figures: dict[str, Any], phases: dict[str, Any]) -> list[tuple[str, list[tuple[str, ...]]]]:
+def _sections(
+    figures: dict[str, Any], phases: dict[str, Any]
+) -> list[tuple[str, list[tuple[str, ...]]]]:
     ingest, turn, search = phases.get("ingest"), phases.get("turn10k"), figures["search_ms"]
     targets = {name: (target, get, ok) for name, target, get, ok in TARGETS}
-    rows_ingest = [] if not ingest else [
-        (f"ingest() of {ingest['chunks']} chunks, chunks/s", str(ingest["ingest_chunks_per_s"]), "", ""),
-        (f"plain fastembed (document order, batch 16) on the same {ingest['plain_embedded_chunks']}, chunks/s",
-         str(ingest["plain_fastembed_chunks_per_s"]), "", ""),
-        _target_row("ingest() / plain fastembed", figures, targets),
-        _target_row("peak RSS of the ingest phase, MB", figures, targets),
-        _target_row("unchanged re-ingest, s", figures, targets),
-        ("unchanged re-ingest via CLI (new process), s", str(ingest["reingest_cli_s"]), "", ""),
-        ("query embedding, ms", *_p(ingest["query_embed_ms"]), ""),
-    ]
+    rows_ingest = (
+        []
+        if not ingest
+        else [
+            (
+                f"ingest() of {ingest['chunks']} chunks, chunks/s",
+                str(ingest["ingest_chunks_per_s"]),
+                "",
+                "",
+            ),
+            (
+                "plain fastembed (document order, batch 16) on the same "
+                f"{ingest['plain_embedded_chunks']}, chunks/s",
+                str(ingest["plain_fastembed_chunks_per_s"]),
+                "",
+                "",
+            ),
+            _target_row("ingest() / plain fastembed", figures, targets),
+            _target_row("peak RSS of the ingest phase, MB", figures, targets),
+            _target_row("unchanged re-ingest, s", figures, targets),
+            ("unchanged re-ingest via CLI (new process), s", str(ingest["reingest_cli_s"]), "", ""),
+            ("query embedding, ms", *_p(ingest["query_embed_ms"]), ""),
+        ]
+    )
     rows_search = [(f"{name}, ms", *_p(value), "") for name, value in search.items()]
-    rows_search += [_target_row(name, figures, targets) for name in
-                    ("hybrid p50 @10k, ms", "hybrid p50 @100k, ms", "vector / NumPy floor @100k",
-                     "top-10 identical to exact @100k")]
-    rows_turn = [] if not turn else [
-        _target_row("turn p50 @10k, ms", figures, targets),
-        ("  embedding (question, query), ms", *_p(turn["turn_question_embedding_ms_10k"]), ""),
-        ("  embedding (answer, for history), ms", *_p(turn["turn_answer_embedding_ms_10k"]), ""),
-        ("  everything but embedding, ms", *_p(turn["turn_without_embedding_ms_10k"]), ""),
-        ("  embedding share of the turn", f"{turn['turn_embedding_share']:.0%}", "", ""),
-        (f"turn with a {turn['slow_model_ms']:.0f} ms model, ms", *_p(turn["turn_slow_model_ms_10k"]), ""),
-        ("  the turn beyond the model's own time, ms", *_p(turn["turn_beyond_model_ms_10k"]), ""),
-        ("  the same turns without a model, ms", *_p(turn["turn_recorded_answer_ms_10k"]), ""),
+    rows_search += [
+        _target_row(name, figures, targets)
+        for name in (
+            "hybrid p50 @10k, ms",
+            "hybrid p50 @100k, ms",
+            "vector / NumPy floor @100k",
+            "top-10 identical to exact @100k",
+        )
     ]
+    rows_turn = (
+        []
+        if not turn
+        else [
+            _target_row("turn p50 @10k, ms", figures, targets),
+            ("  embedding (question, query), ms", *_p(turn["turn_question_embedding_ms_10k"]), ""),
+            (
+                "  embedding (answer, for history), ms",
+                *_p(turn["turn_answer_embedding_ms_10k"]),
+                "",
+            ),
+            ("  everything but embedding, ms", *_p(turn["turn_without_embedding_ms_10k"]), ""),
+            ("  embedding share of the turn", f"{turn['turn_embedding_share']:.0%}", "", ""),
+            (
+                f"turn with a {turn['slow_model_ms']:.0f} ms model, ms",
+                *_p(turn["turn_slow_model_ms_10k"]),
+                "",
+            ),
+            (
+                "  the turn beyond the model's own time, ms",
+                *_p(turn["turn_beyond_model_ms_10k"]),
+                "",
+            ),
+            ("  the same turns without a model, ms", *_p(turn["turn_recorded_answer_ms_10k"]), ""),
+        ]
+    )
     startup = figures.get("startup_s") or {}
     rows_startup = [("python -c pass, s", *_p(startup.get("python")), "")] if startup else []
-    rows_startup += [_target_row(f"start-up p50 {name}, s", figures, targets) for name in STARTUP_COMMANDS
-                     if name in startup]
-    rows_startup = [(r[0], r[1], str(startup[r[0].split()[2].rstrip(",")]["p95"]), r[3]) if r and r[0].startswith("start-up")
-                    else r for r in rows_startup]
-    rows_size = [(f"peak RSS {phase}, MB", str(peak), "", "") for phase, peak in figures["peak_rss_mb"].items()]
+    rows_startup += [
+        _target_row(f"start-up p50 {name}, s", figures, targets)
+        for name in STARTUP_COMMANDS
+        if name in startup
+    ]
+    rows_startup = [
+        (r[0], r[1], str(startup[r[0].split()[2].rstrip(",")]["p95"]), r[3])
+        if r and r[0].startswith("start-up")
+        else r
+        for r in rows_startup
+    ]
+    rows_size = [
+        (f"peak RSS {phase}, MB", str(peak), "", "")
+        for phase, peak in figures["peak_rss_mb"].items()
+    ]
     if ingest:
-        rows_size.insert(1, ("peak RSS of the plain fastembed baseline, MB", str(ingest["plain_fastembed_peak_rss_mb"]),
-                             "", ""))
-    rows_size += [(f"database bytes per chunk ({size})", str(value), "", "")
-                  for size, value in figures["db_bytes_per_chunk"].items() if value]
-    return [("ingest", [r for r in rows_ingest if r]), ("search", [r for r in rows_search if r]),
-            ("turn (no LLM), 20 turns of history", [r for r in rows_turn if r]),
-            ("start-up, new process on the sample library", [r for r in rows_startup if r]),
-            ("memory and size", rows_size)]
+        rows_size.insert(
+            1,
+            (
+                "peak RSS of the plain fastembed baseline, MB",
+                str(ingest["plain_fastembed_peak_rss_mb"]),
+                "",
+                "",
+            ),
+        )
+    rows_size += [
+        (f"database bytes per chunk ({size})", str(value), "", "")
+        for size, value in figures["db_bytes_per_chunk"].items()
+        if value
+    ]
+    return [
+        ("ingest", [r for r in rows_ingest if r]),
+        ("search", [r for r in rows_search if r]),
+        ("turn (no LLM), 20 turns of history", [r for r in rows_turn if r]),
+        ("start-up, new process on the sample library", [r for r in rows_startup if r]),
+        ("memory and size", rows_size),
+    ]
 
 
 def _target_row(name: str, figures: dict[str, Any], targets: dict) -> tuple[str, ...] | None:
@@ -995,9 +1283,24 @@ def parent(args: argparse.Namespace) -> None:
 
 
 def _subprocess_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
-    command = [sys.executable, __file__, "--phase", name, "--work", str(work), "--queries", str(args.queries),
-               "--turns", str(args.turns), "--warmup", str(args.warmup), "--ingest-chunks", str(args.ingest_chunks),
-               "--startup-runs", str(args.startup_runs)]
+    command = [
+        sys.executable,
+        __file__,
+        "--phase",
+        name,
+        "--work",
+        str(work),
+        "--queries",
+        str(args.queries),
+        "--turns",
+        str(args.turns),
+        "--warmup",
+        str(args.warmup),
+        "--ingest-chunks",
+        str(args.ingest_chunks),
+        "--startup-runs",
+        str(args.startup_runs),
+    ]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if done.returncode != 0:
         raise SystemExit(f"phase {name} failed:\n{done.stderr}")

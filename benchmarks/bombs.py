@@ -63,16 +63,30 @@ def measure(name: str, make: Callable[[Path], Path], base: Path) -> dict[str, ob
     size = make(folder / name).stat().st_size
     env = {**os.environ, "RAGCHAT_OLLAMA": "off"}
     started = time.monotonic()
-    process = subprocess.Popen([RAGCHAT, "ingest", str(folder), "--db", str(folder / "lib.db")], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    process = subprocess.Popen(
+        [RAGCHAT, "ingest", str(folder), "--db", str(folder / "lib.db")],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     peak = 0
     while process.poll() is None:
         peak = max(peak, tree_rss(process.pid))
         time.sleep(0.02)
     seconds = time.monotonic() - started
     stdout, stderr = process.communicate()
-    said = next((line.strip() for line in (stdout + stderr).splitlines() if name in line), (stdout + stderr).strip())
-    return {"file": name, "kb": size // 1024, "seconds": round(seconds, 2), "peak_mb": peak >> 20, "result": said}
+    said = next(
+        (line.strip() for line in (stdout + stderr).splitlines() if name in line),
+        (stdout + stderr).strip(),
+    )
+    return {
+        "file": name,
+        "kb": size // 1024,
+        "seconds": round(seconds, 2),
+        "peak_mb": peak >> 20,
+        "result": said,
+    }
 
 
 def main() -> None:
@@ -80,7 +94,10 @@ def main() -> None:
         print(f"{'file':<16} {'size':>8} {'time':>7} {'peak RSS':>9}  result")
         for name, make in CASES:
             row = measure(name, make, Path(base))
-            print(f"{row['file']:<16} {row['kb']:>6} KB {row['seconds']:>5} s {row['peak_mb']:>6} MB  {row['result']}")
+            print(
+                f"{row['file']:<16} {row['kb']:>6} KB {row['seconds']:>5} s {row['peak_mb']:>6} "
+                f"MB  {row['result']}"
+            )
 
 
 if __name__ == "__main__":

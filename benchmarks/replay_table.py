@@ -27,7 +27,9 @@ ROWS: dict[str, tuple[str, str | None]] = {
 GROUPS: dict[str, Callable[[dict], bool]] = {
     "switch turn": lambda tags: tags.get("kind") == "switch turn",
     "after switch": lambda tags: tags.get("kind") == "after switch",
-    "Follow-up + Clarification": lambda tags: tags.get("multi_turn") in ("Follow-up", "Clarification"),
+    "Follow-up + Clarification": lambda tags: (
+        tags.get("multi_turn") in ("Follow-up", "Clarification")
+    ),
     "N/A": lambda tags: tags.get("multi_turn") == "N/A",
     "all": lambda tags: True,
 }
@@ -43,8 +45,11 @@ def read_rows(paths: Sequence[Path]) -> dict[str, dict[tuple[str, int], dict]]:
     return found
 
 
-def cell(mine: dict[tuple[str, int], dict], theirs: dict[tuple[str, int], dict] | None,
-         keep: Callable[[dict], bool]) -> str:
+def cell(
+    mine: dict[tuple[str, int], dict],
+    theirs: dict[tuple[str, int], dict] | None,
+    keep: Callable[[dict], bool],
+) -> str:
     keys = [k for k, row in mine.items() if keep(row["tags"])]
     if not keys:
         return "-"
@@ -52,7 +57,11 @@ def cell(mine: dict[tuple[str, int], dict], theirs: dict[tuple[str, int], dict] 
     ndcg = sum(mine[k]["metrics"]["nDCG@10"] for k in keys) / len(keys)
     text = f"{r5:.3f} / {ndcg:.3f}"
     if theirs is not None:
-        paired = [(mine[k]["metrics"]["nDCG@10"], theirs[k]["metrics"]["nDCG@10"]) for k in keys if k in theirs]
+        paired = [
+            (mine[k]["metrics"]["nDCG@10"], theirs[k]["metrics"]["nDCG@10"])
+            for k in keys
+            if k in theirs
+        ]
         wins = sum(a > b + 1e-9 for a, b in paired)
         losses = sum(a < b - 1e-9 for a, b in paired)
         text += f" · {wins}/{losses}"
@@ -60,20 +69,36 @@ def cell(mine: dict[tuple[str, int], dict], theirs: dict[tuple[str, int], dict] 
 
 
 def table(rows: dict[str, dict[tuple[str, int], dict]]) -> str:
-    groups = [name for name, keep in GROUPS.items()
-              if any(keep(row["tags"]) for row in next(iter(rows.values())).values())]
+    groups = [
+        name
+        for name, keep in GROUPS.items()
+        if any(keep(row["tags"]) for row in next(iter(rows.values())).values())
+    ]
     if any(name in groups for name in ("switch turn", "after switch")):
         groups = [g for g in groups if g != "all"] + ["all"]
-    counts = {g: sum(GROUPS[g](row["tags"]) for row in rows.get("last-turn", next(iter(rows.values()))).values())
-              for g in groups}
-    lines = ["| strategy (W/L on nDCG@10 against) | " + " | ".join(f"{g} ({counts[g]})" for g in groups) + " |",
-             "|---" * (len(groups) + 1) + "|"]
+    counts = {
+        g: sum(
+            GROUPS[g](row["tags"])
+            for row in rows.get("last-turn", next(iter(rows.values()))).values()
+        )
+        for g in groups
+    }
+    lines = [
+        "| strategy (W/L on nDCG@10 against) | "
+        + " | ".join(f"{g} ({counts[g]})" for g in groups)
+        + " |",
+        "|---" * (len(groups) + 1) + "|",
+    ]
     for strategy, (label, against) in ROWS.items():
         if strategy not in rows:
             continue
         theirs = rows.get(against) if against else None
         name = f"{label} (vs {against})" if theirs is not None else label
-        lines.append(f"| {name} | " + " | ".join(cell(rows[strategy], theirs, GROUPS[g]) for g in groups) + " |")
+        lines.append(
+            f"| {name} | "
+            + " | ".join(cell(rows[strategy], theirs, GROUPS[g]) for g in groups)
+            + " |"
+        )
     return "\n".join(lines)
 
 

@@ -1,10 +1,10 @@
 """ragchat: chat with your own documents.
 
-Start-up time: sqlite-utils imports pandas and numpy whenever they are installed (the offline model's
-package pulls pandas in) only to map their types to column types, and sqlite-vec imports numpy for a
-helper ragchat does not use: 0.3 s of every command, though `config`, `sessions` and `inspect` never
-touch an array. They are imported here once with those two hidden; pandas and numpy stay importable,
-and ragchat's own modules import numpy when they first use it (see ragchat.lazy).
+Start-up time: sqlite-utils imports pandas and numpy whenever they are installed (the offline
+model's package pulls pandas in) only to map their types to column types, and sqlite-vec imports
+numpy for a helper ragchat does not use: 0.3 s of every command, though `config`, `sessions` and
+`inspect` never touch an array. They are imported here once with those two hidden; pandas and numpy
+stay importable, and ragchat's own modules import numpy when they first use it (see ragchat.lazy).
 """
 
 import sys

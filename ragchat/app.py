@@ -35,9 +35,17 @@ class App:
     origins: dict[str, str] = field(default_factory=dict)
     create: bool = False  # only ingest (and eval's own library) may create the database
 
+    # the database's vector search and its in-memory copy: made with the database, released by
+    # close()
+    vector_index: vectors.VectorIndex | None = field(
+        default=None, init=False, repr=False, compare=False
+    )
+
     @cached_property
     def db(self) -> Database:
-        return open_db(self.settings.db, create=self.create)
+        db = open_db(self.settings.db, create=self.create)
+        self.vector_index = vectors.attach(db)
+        return db
 
     @cached_property
     def embedder(self) -> Embedder:
@@ -49,9 +57,15 @@ class App:
 
     def require_library(self) -> None:
         if library.chunk_count(self.db) == 0:
-            raise RagchatError(f"the library is empty: run `ragchat ingest PATH` first (database {self.settings.db})")
+            raise RagchatError(
+                "the library is empty: run `ragchat ingest PATH` first (database "
+                f"{self.settings.db})"
+            )
 
     def close(self) -> None:
+        if self.vector_index is not None:
+            self.vector_index.close()
+            self.vector_index = None
         if "db" in self.__dict__:
             self.db.close()
 
@@ -61,7 +75,9 @@ class App:
             return None
         from .llm import OllamaBackend
 
-        return OllamaBackend(self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout)
+        return OllamaBackend(
+            self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout
+        )
 
     def backend_problem(self) -> str | None:
         """Why Ollama will not be used (None when it will)."""
@@ -73,32 +89,51 @@ class App:
             return f"Ollama not usable: {exc.reason}"
         return None
 
-    def conversation(self, session: str, on_notice: Callable[[str], None] = lambda m: None) -> Conversation:
+    def conversation(
+        self, session: str, on_notice: Callable[[str], None] = lambda m: None
+    ) -> Conversation:
         from .conversation.turn import Conversation
 
-        return Conversation(self.db, self.embedder, self.settings, session, backend=self.backend,
-                            on_notice=on_notice)
+        return Conversation(
+            self.db,
+            self.embedder,
+            self.settings,
+            session,
+            backend=self.backend,
+            on_notice=on_notice,
+        )
 
     def turns(self, session: str) -> list[AnsweredTurn]:
         """The answered turns of a session, in order."""
         history = sessions.messages(self.db, sessions.session_id(self.db, session, create=False))
-        return [AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
-                for m in history if m.role == "assistant" and m.lineage is not None]
+        return [
+            AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
+            for m in history
+            if m.role == "assistant" and m.lineage is not None
+        ]
 
     def turn(self, session: str, number: int | None = None) -> AnsweredTurn:
         """Turn `number` of a session (default: the last); a SessionError says what exists."""
         turns = self.turns(session)
         if not turns:
             raise SessionError(f"session {session!r} has no answered turns yet")
-        chosen = turns[-1] if number is None else next((t for t in turns if t.number == number), None)
+        chosen = (
+            turns[-1] if number is None else next((t for t in turns if t.number == number), None)
+        )
         if chosen is None:
-            raise SessionError(f"session {session!r} has no turn {number} (it has turns 1-{turns[-1].number})")
+            raise SessionError(
+                f"session {session!r} has no turn {number} (it has turns 1-{turns[-1].number})"
+            )
         return chosen
 
     def session_name(self, session: str | None) -> str:
-        if session is not None and not session.strip():  # not "the latest": that would be another session
+        if (
+            session is not None and not session.strip()
+        ):  # not "the latest": that would be another session
             raise SessionError("the session name is empty: give one with --session NAME")
         name = session or sessions.latest_session(self.db)
         if not name:
-            raise SessionError("no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)")
+            raise SessionError(
+                "no sessions yet: ask something first (`ragchat ask` or `ragchat chat`)"
+            )
         return name

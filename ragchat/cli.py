@@ -22,7 +22,8 @@ if TYPE_CHECKING:
     from .app import App
 
 # Each command imports what it needs when it runs (start-up time): the model, sqlite, rich and
-# the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never load the model.
+# the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never
+# load the model.
 
 
 class RagchatGroup(TyperGroup):
@@ -32,8 +33,14 @@ class RagchatGroup(TyperGroup):
     def invoke(self, ctx: Any) -> Any:
         try:
             return super().invoke(ctx)
-        except (typer.Exit, typer.Abort, typer.TyperException,  # typer >= 0.2x vendors its own click
-                click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+        except (
+            typer.Exit,
+            typer.Abort,
+            typer.TyperException,  # typer >= 0.2x vendors its own click
+            click.exceptions.Exit,
+            click.exceptions.Abort,
+            click.ClickException,
+        ):
             raise
         except KeyboardInterrupt:
             from . import render
@@ -43,7 +50,11 @@ class RagchatGroup(TyperGroup):
         except Exception as exc:
             if os.environ.get("RAGCHAT_DEBUG") == "1":
                 raise
-            message = str(exc) if isinstance(exc, RagchatError) else _database_error(exc) or _unexpected(exc)
+            message = (
+                str(exc)
+                if isinstance(exc, RagchatError)
+                else _database_error(exc) or _unexpected(exc)
+            )
             from . import render
 
             render.error(message)
@@ -75,14 +86,23 @@ class RagchatCommand(TyperCommand):
         pieces = [self.options_metavar] if self.options_metavar else []
         for param in self.get_params(ctx):
             if param.param_type_name == "argument":
-                pieces.append(_argument_name(param) if param.required else f"[{_argument_name(param)}]")
+                pieces.append(
+                    _argument_name(param) if param.required else f"[{_argument_name(param)}]"
+                )
         return pieces
 
     def format_options(self, ctx: Any, formatter: Any) -> None:
         params = self.get_params(ctx)
-        arguments = [(_argument_name(p), getattr(p, "help", None) or "") for p in params
-                     if p.param_type_name == "argument"]
-        options = [record for p in params if p.param_type_name == "option" and (record := p.get_help_record(ctx))]
+        arguments = [
+            (_argument_name(p), getattr(p, "help", None) or "")
+            for p in params
+            if p.param_type_name == "argument"
+        ]
+        options = [
+            record
+            for p in params
+            if p.param_type_name == "option" and (record := p.get_help_record(ctx))
+        ]
         for title, rows in (("Arguments", arguments), ("Options", options)):
             if rows:
                 with formatter.section(title):
@@ -94,7 +114,8 @@ def _argument_name(param: Any) -> str:
 
 
 def _neighbours(value: int | None) -> int | None:
-    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose help reads `[x>=1]`)."""
+    """How many chunks a search returns: 1 to MAX_NEIGHBOURS (instead of `min=1`, whose
+    help reads `[x>=1]`)."""
     if value is not None and not 1 <= value <= MAX_NEIGHBOURS:
         shown = str(value) if len(str(value)) <= 20 else str(value)[:17] + "..."
         raise typer.BadParameter(f"must be from 1 to {MAX_NEIGHBOURS}, not {shown}")
@@ -110,20 +131,36 @@ def _version(value: bool) -> None:
 
 
 app = typer.Typer(
-    cls=RagchatGroup, add_completion=False, no_args_is_help=True, rich_markup_mode=None,
+    cls=RagchatGroup,
+    add_completion=False,
+    no_args_is_help=True,
+    rich_markup_mode=None,
     help="Chat with your own documents; follow-up questions included.",
 )
 
 
 @app.callback()
-def _main(version: Annotated[bool, typer.Option("--version", callback=_version, is_eager=True,
-                                                help="Show the version and exit.")] = False) -> None:
+def _main(
+    version: Annotated[
+        bool,
+        typer.Option(
+            "--version", callback=_version, is_eager=True, help="Show the version and exit."
+        ),
+    ] = False,
+) -> None:
     """Chat with your own documents; follow-up questions included."""
 
 
-DbOption = Annotated[Path | None, typer.Option(
-    "--db", metavar="PATH", show_default=False,
-    help="Database file (default: the nearest .ragchat/ folder, else your per-user library; env RAGCHAT_DB).")]
+DbOption = Annotated[
+    Path | None,
+    typer.Option(
+        "--db",
+        metavar="PATH",
+        show_default=False,
+        help="Database file (default: the nearest .ragchat/ folder, else your per-user library; "
+        "env RAGCHAT_DB).",
+    ),
+]
 
 
 def make_app(*, create: bool = False, **overrides: Any) -> App:
@@ -145,7 +182,9 @@ def _require_writable(ctx: App) -> None:
     from .store.db import access_mode, explain
 
     if access_mode(Path(ctx.settings.db)) != "rw":
-        raise RagchatError(explain(PermissionError("attempt to write a readonly database"), ctx.settings.db))
+        raise RagchatError(
+            explain(PermissionError("attempt to write a readonly database"), ctx.settings.db)
+        )
 
 
 def _interactive() -> bool:
@@ -153,35 +192,70 @@ def _interactive() -> bool:
 
 
 def _confirm_folder(exc: UntrustedProjectConfig) -> bool:
-    """Asked once per folder, in a terminal only (a script gets the error, which says how to allow it)."""
+    """Asked once per folder, in a terminal only (a script gets the error, which says how
+    to allow it)."""
     if not _interactive():
         return False
     from . import render
 
-    render.notice(f"{exc.folder / CONFIG_FILE} asks to send your data elsewhere: {'; '.join(exc.reasons)}")
+    render.notice(
+        f"{exc.folder / CONFIG_FILE} asks to send your data elsewhere: {'; '.join(exc.reasons)}"
+    )
     from .text import printable  # a plain prompt: no markup to escape, only terminal control
 
-    return typer.confirm(f"Allow it for {printable(str(exc.folder))} (remembered)?", default=False, err=True)
+    return typer.confirm(
+        f"Allow it for {printable(str(exc.folder))} (remembered)?", default=False, err=True
+    )
 
 
 @app.command(cls=RagchatCommand, short_help="Add files and folders to the library.")
 def ingest(
-    paths: Annotated[list[Path], typer.Argument(metavar="PATH...", help="Files and folders to ingest (recursive).",
-                                                show_default=False)],
-    reembed: Annotated[bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")] = False,
-    prune: Annotated[bool, typer.Option("--prune", help="Remove documents whose files are gone or are now "
-                                        "left out (ignore files, --exclude, hidden).")] = False,
-    exclude: Annotated[list[str] | None, typer.Option("--exclude", metavar="GLOB", show_default=False,
-        help="Leave out what matches this gitignore-style glob, relative to the folder (repeatable); "
-             "remembered with the folder for later ingests.")] = None,
-    hidden: Annotated[bool, typer.Option("--hidden", help="Read hidden files and folders too.")] = False,
-    verbose: Annotated[bool, typer.Option("--verbose", "-v", help="List every file left out, and why.")] = False,
-    follow_symlinks: Annotated[bool, typer.Option("--follow-symlinks", help="Follow symlinks that lead outside "
-                                                  "the given paths too (by default they are skipped).")] = False,
+    paths: Annotated[
+        list[Path],
+        typer.Argument(
+            metavar="PATH...", help="Files and folders to ingest (recursive).", show_default=False
+        ),
+    ],
+    reembed: Annotated[
+        bool, typer.Option("--reembed", help="Re-embed every chunk with the configured model.")
+    ] = False,
+    prune: Annotated[
+        bool,
+        typer.Option(
+            "--prune",
+            help="Remove documents whose files are gone or are now "
+            "left out (ignore files, --exclude, hidden).",
+        ),
+    ] = False,
+    exclude: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--exclude",
+            metavar="GLOB",
+            show_default=False,
+            help="Leave out what matches this gitignore-style glob, relative to the folder "
+            "(repeatable); remembered with the folder for later ingests.",
+        ),
+    ] = None,
+    hidden: Annotated[
+        bool, typer.Option("--hidden", help="Read hidden files and folders too.")
+    ] = False,
+    verbose: Annotated[
+        bool, typer.Option("--verbose", "-v", help="List every file left out, and why.")
+    ] = False,
+    follow_symlinks: Annotated[
+        bool,
+        typer.Option(
+            "--follow-symlinks",
+            help="Follow symlinks that lead outside "
+            "the given paths too (by default they are skipped).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Ingest documents (.md .markdown .txt .rst .html .htm .pdf .docx): chunk, embed, index. Unchanged files are skipped; .gitignore, .ignore and
-    .ragchatignore files in the folders are honoured. The only command that creates a library."""
+    """Ingest documents (.md .markdown .txt .rst .html .htm .pdf .docx): chunk, embed, index.
+    Unchanged files are skipped; .gitignore, .ignore and .ragchatignore files in the folders are
+    honoured. The only command that creates a library."""
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
@@ -194,9 +268,18 @@ def ingest(
     before = library.ingest_marks(ctx.db)
     try:
         with render.IngestProgress() as progress:
-            report = run_ingest(ctx.db, ctx.settings, paths, loader, reembed_all=reembed, prune_missing=prune,
-                                follow_symlinks=follow_symlinks, progress=progress, exclude=exclude or (),
-                                hidden=hidden)
+            report = run_ingest(
+                ctx.db,
+                ctx.settings,
+                paths,
+                loader,
+                reembed_all=reembed,
+                prune_missing=prune,
+                follow_symlinks=follow_symlinks,
+                progress=progress,
+                exclude=exclude or (),
+                hidden=hidden,
+            )
     except Exception as exc:
         problem = _database_error(exc)
         if problem is None:
@@ -216,12 +299,16 @@ def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
         after = library.ingest_marks(db)
     except Exception:
         return "the documents written before it are kept"
-    written = sorted(path for doc_id, (when, path) in after.items() if before.get(doc_id, ("", ""))[0] != when)
+    written = sorted(
+        path for doc_id, (when, path) in after.items() if before.get(doc_id, ("", ""))[0] != when
+    )
     if not written:
         return "no document of this run got in (those already in the library are kept)"
     shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
-    return (f"{len(written)} document(s) of this run got in whole ({shown}), the rest did not "
-            "(the same ingest again skips what is in)")
+    return (
+        f"{len(written)} document(s) of this run got in whole ({shown}), the rest did not "
+        "(the same ingest again skips what is in)"
+    )
 
 
 class SearchMode(StrEnum):
@@ -232,12 +319,26 @@ class SearchMode(StrEnum):
 
 @app.command(cls=RagchatCommand, short_help="Search the library once, without a conversation.")
 def search(
-    query: Annotated[str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)],
-    k: Annotated[int | None, typer.Option("-k", "--k", callback=_neighbours, metavar="N",
-                                             help="How many chunks (default: the top_k setting).")] = None,
-    mode: Annotated[SearchMode, typer.Option(metavar="[hybrid|vector|fts]",
-                                             help="Which index: both fused, vectors only, or full-text only.")]
-        = SearchMode.hybrid,
+    query: Annotated[
+        str, typer.Argument(metavar="QUERY", help="What to look for.", show_default=False)
+    ],
+    k: Annotated[
+        int | None,
+        typer.Option(
+            "-k",
+            "--k",
+            callback=_neighbours,
+            metavar="N",
+            help="How many chunks (default: the top_k setting).",
+        ),
+    ] = None,
+    mode: Annotated[
+        SearchMode,
+        typer.Option(
+            metavar="[hybrid|vector|fts]",
+            help="Which index: both fused, vectors only, or full-text only.",
+        ),
+    ] = SearchMode.hybrid,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
     db: DbOption = None,
 ) -> None:
@@ -260,14 +361,22 @@ def search(
 
         evidence = search_evidence(ctx.db, query, hits, ctx.settings.params.coverage)
         if not hits or not_covered(evidence, ctx.settings.params.coverage):
-            render.notice(f"weak matches: the documents may not cover this (best similarity {evidence.best:.2f}, "
-                          f"rare terms found {evidence.rare:.0%})")
+            render.notice(
+                "weak matches: the documents may not cover this (best similarity "
+                f"{evidence.best:.2f}, rare terms found {evidence.rare:.0%})"
+            )
 
 
 @app.command(cls=RagchatCommand, short_help="Print the whole section a chunk belongs to.")
 def show(
-    chunk: Annotated[int, typer.Argument(metavar="CHUNK", show_default=False,
-                                         help="A chunk id (as `search --json`, `inspect` and `/open` show it).")],
+    chunk: Annotated[
+        int,
+        typer.Argument(
+            metavar="CHUNK",
+            show_default=False,
+            help="A chunk id (as `search --json`, `inspect` and `/open` show it).",
+        ),
+    ],
     db: DbOption = None,
 ) -> None:
     """Print the whole section behind a chunk, with its path, title and pages (paged when long)."""
@@ -280,18 +389,31 @@ def show(
     render.section_view(found)
 
 
-SessionOption = Annotated[str | None, typer.Option("--session", "-s", metavar="NAME",
-                                                      help="Session name (default: the latest).")]
+SessionOption = Annotated[
+    str | None,
+    typer.Option("--session", "-s", metavar="NAME", help="Session name (default: the latest)."),
+]
 
 
 @app.command(cls=RagchatCommand, short_help="Ask one question; the turn is saved in its session.")
 def ask(
-    question: Annotated[str, typer.Argument(metavar="QUESTION", show_default=False,
-                                            help="The question (a follow-up is understood in its session).")],
-    session: Annotated[str, typer.Option("--session", "-s", metavar="NAME",
-                                         help="Session to continue or start.")] = "default",
-    new: Annotated[bool, typer.Option("--new", help="Start the session over (forget its messages).")] = False,
-    as_json: Annotated[bool, typer.Option("--json", help="Print the turn's trace as JSON instead.")] = False,
+    question: Annotated[
+        str,
+        typer.Argument(
+            metavar="QUESTION",
+            show_default=False,
+            help="The question (a follow-up is understood in its session).",
+        ),
+    ],
+    session: Annotated[
+        str, typer.Option("--session", "-s", metavar="NAME", help="Session to continue or start.")
+    ] = "default",
+    new: Annotated[
+        bool, typer.Option("--new", help="Start the session over (forget its messages).")
+    ] = False,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="Print the turn's trace as JSON instead.")
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session."""
@@ -311,24 +433,42 @@ def ask(
     problem = ctx.backend_problem()
     # "on": each fallback says why; "off": the user chose it, nothing to say
     if problem and not as_json and ctx.settings.ollama == "auto":
-        render.console.print(f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
-                             soft_wrap=True)
-    conversation = ctx.conversation(session, on_notice=render.notice if not as_json else lambda m: None)
+        render.console.print(
+            f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
+            soft_wrap=True,
+        )
+    conversation = ctx.conversation(
+        session, on_notice=render.notice if not as_json else lambda m: None
+    )
     streaming = not as_json and problem is None
     printer = render.StreamPrinter()
     result = conversation.ask(question, on_token=printer if streaming else None)
     printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
-        render.json_lines([render.inspect_data(result.lineage, result.assistant_message_id, result.lineage.turn,
-                                               message.content if message else result.answer)])
+        render.json_lines(
+            [
+                render.inspect_data(
+                    result.lineage,
+                    result.assistant_message_id,
+                    result.lineage.turn,
+                    message.content if message else result.answer,
+                )
+            ]
+        )
         return
     render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
 
 
-inspect_app = typer.Typer(cls=RagchatGroup, no_args_is_help=True, rich_markup_mode=None,
-                          help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.")
-app.add_typer(inspect_app, name="inspect", short_help="Explain what a turn did (ranks, boosts, plan).")
+inspect_app = typer.Typer(
+    cls=RagchatGroup,
+    no_args_is_help=True,
+    rich_markup_mode=None,
+    help="Explain what a turn did: reformulation, plan, every chunk's ranks and boosts.",
+)
+app.add_typer(
+    inspect_app, name="inspect", short_help="Explain what a turn did (ranks, boosts, plan)."
+)
 
 
 def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
@@ -342,31 +482,45 @@ def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool)
 
 
 @inspect_app.command("last-turn", cls=RagchatCommand)
-def inspect_last_turn(session: SessionOption = None,
-                      as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
-                      db: DbOption = None) -> None:
+def inspect_last_turn(
+    session: SessionOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
+    db: DbOption = None,
+) -> None:
     """The trace of the last turn of a session."""
     _show_turn(make_app(db=db), session, None, as_json)
 
 
 @inspect_app.command("turn", cls=RagchatCommand)
-def inspect_turn(number: Annotated[int, typer.Argument(metavar="N", help="Turn number, from 1.", show_default=False)],
-                 session: SessionOption = None,
-                 as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
-                 db: DbOption = None) -> None:
+def inspect_turn(
+    number: Annotated[
+        int, typer.Argument(metavar="N", help="Turn number, from 1.", show_default=False)
+    ],
+    session: SessionOption = None,
+    as_json: Annotated[bool, typer.Option("--json", help="The trace as one JSON line.")] = False,
+    db: DbOption = None,
+) -> None:
     """The trace of turn N of a session."""
     _show_turn(make_app(db=db), session, number, as_json)
 
 
-sessions_app = typer.Typer(cls=RagchatGroup, rich_markup_mode=None, invoke_without_command=True,
-                           help="List sessions (newest first); `rm` and `rename` manage them.")
+sessions_app = typer.Typer(
+    cls=RagchatGroup,
+    rich_markup_mode=None,
+    invoke_without_command=True,
+    help="List sessions (newest first); `rm` and `rename` manage them.",
+)
 app.add_typer(sessions_app, name="sessions", short_help="List, rename or remove sessions.")
 
 
 @sessions_app.callback(invoke_without_command=True)
-def list_sessions(ctx: typer.Context, as_json: Annotated[bool, typer.Option(
-                      "--json", help="One JSON line per session instead of a table.")] = False,
-                  db: DbOption = None) -> None:
+def list_sessions(
+    ctx: typer.Context,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per session instead of a table.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
     """List sessions: turns, last activity, first question."""
     from . import render
     from .store import sessions
@@ -378,40 +532,62 @@ def list_sessions(ctx: typer.Context, as_json: Annotated[bool, typer.Option(
 
 
 @sessions_app.command("rm", cls=RagchatCommand)
-def remove_session(ctx: typer.Context,
-                   name: Annotated[str, typer.Argument(metavar="NAME", help="The session to delete.",
-                                                       show_default=False)],
-                   db: DbOption = None) -> None:
+def remove_session(
+    ctx: typer.Context,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The session to delete.", show_default=False)
+    ],
+    db: DbOption = None,
+) -> None:
     """Delete a session and its messages."""
     from . import render
     from .store import sessions
 
     turns = sessions.delete_session(make_app(db=db or ctx.obj).db, name)
-    render.console.print(f"Removed session {render.escape(name)} ({turns} turn(s)).", soft_wrap=True)
+    render.console.print(
+        f"Removed session {render.escape(name)} ({turns} turn(s)).", soft_wrap=True
+    )
 
 
 @sessions_app.command("rename", cls=RagchatCommand)
-def rename_session(ctx: typer.Context,
-                   old: Annotated[str, typer.Argument(metavar="OLD", help="The session's name.", show_default=False)],
-                   new: Annotated[str, typer.Argument(metavar="NEW", help="Its new name.", show_default=False)],
-                   db: DbOption = None) -> None:
+def rename_session(
+    ctx: typer.Context,
+    old: Annotated[
+        str, typer.Argument(metavar="OLD", help="The session's name.", show_default=False)
+    ],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="Its new name.", show_default=False)],
+    db: DbOption = None,
+) -> None:
     """Rename a session (the new name must be free)."""
     from . import render
     from .store import sessions
 
     sessions.rename_session(make_app(db=db or ctx.obj).db, old, new)
-    render.console.print(f"Renamed session {render.escape(old)} to {render.escape(new)}.", soft_wrap=True)
+    render.console.print(
+        f"Renamed session {render.escape(old)} to {render.escape(new)}.", soft_wrap=True
+    )
 
 
 @app.command(cls=RagchatCommand, short_help="Write a session as Markdown.")
 def export(
-    session: Annotated[str, typer.Argument(metavar="SESSION", help="The session to export.", show_default=False)],
-    output: Annotated[Path | None, typer.Option("--output", "-o", metavar="FILE", show_default=False,
-                                                   help="Write to FILE instead of standard output.")] = None,
+    session: Annotated[
+        str, typer.Argument(metavar="SESSION", help="The session to export.", show_default=False)
+    ],
+    output: Annotated[
+        Path | None,
+        typer.Option(
+            "--output",
+            "-o",
+            metavar="FILE",
+            show_default=False,
+            help="Write to FILE instead of standard output.",
+        ),
+    ] = None,
     force: Annotated[bool, typer.Option("--force", help="Overwrite FILE if it exists.")] = False,
     db: DbOption = None,
 ) -> None:
-    """Write a session as Markdown: each question, its answer and its sources (paths, sections, pages)."""
+    """Write a session as Markdown: each question, its answer and its sources
+    (paths, sections, pages)."""
     from . import render
     from .export import session_markdown, write_private
 
@@ -423,13 +599,16 @@ def export(
         sys.stdout.write(text)
         return
     write_private(output, text, force=force)
-    render.console.print(f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True)
+    render.console.print(
+        f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True
+    )
 
 
 @app.command(cls=RagchatCommand, short_help="Chat interactively (/help lists the commands).")
 def chat(
-    session: Annotated[str, typer.Option("--session", "-s", metavar="NAME",
-                                         help="Session to resume or start.")] = "default",
+    session: Annotated[
+        str, typer.Option("--session", "-s", metavar="NAME", help="Session to resume or start.")
+    ] = "default",
     db: DbOption = None,
 ) -> None:
     """Chat interactively: resumes the session; /help lists commands; Ctrl-D exits.
@@ -438,13 +617,17 @@ def chat(
 
     piped = None if sys.stdin.isatty() else sys.stdin  # a script: one question a line, no prompt
     if piped is not None and hasattr(piped, "reconfigure"):
-        piped.reconfigure(errors="replace")  # bytes that are not UTF-8 are text to answer, not a crash
+        piped.reconfigure(
+            errors="replace"
+        )  # bytes that are not UTF-8 are text to answer, not a crash
     ctx = make_app(db=db)
     _require_writable(ctx)
     Repl(ctx, session, lines=piped).run()
 
 
-@app.command(cls=RagchatCommand, short_help="Show the settings, where each came from, the database.")
+@app.command(
+    cls=RagchatCommand, short_help="Show the settings, where each came from, the database."
+)
 def config(db: DbOption = None) -> None:
     """Show the effective settings, where each value came from, and which database is in use."""
     from . import render
@@ -453,28 +636,41 @@ def config(db: DbOption = None) -> None:
     render.config_table(ctx.settings, ctx.origins)
 
 
-@app.command(cls=RagchatCommand, short_help="Check the library for damage; --repair fixes what it can.")
+@app.command(
+    cls=RagchatCommand, short_help="Check the library for damage; --repair fixes what it can."
+)
 def doctor(
-    repair: Annotated[bool, typer.Option("--repair", help="Rebuild what can be rebuilt (the full-text index "
-                                         "from the chunks, the schema version).")] = False,
+    repair: Annotated[
+        bool,
+        typer.Option(
+            "--repair",
+            help="Rebuild what can be rebuilt (the full-text index "
+            "from the chunks, the schema version).",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
-    """Check the library: integrity_check, schema version, that chunks, full-text rows and vectors agree;
-    say what is wrong and how to recover. Exit status 1 while a problem remains."""
+    """Check the library: integrity_check, schema version, that chunks, full-text rows and vectors
+    agree; say what is wrong and how to recover. Exit status 1 while a problem remains."""
     from . import doctor as checks
     from . import render
     from .store.db import open_db
 
     settings = make_app(db=db).settings
-    with contextlib.closing(open_db(settings.db, create=False, migrate=False, check=False)) as handle:
+    with contextlib.closing(
+        open_db(settings.db, create=False, migrate=False, check=False)
+    ) as handle:
         findings = checks.diagnose(handle, settings.db)
         if repair and any(f.repair for f in findings):
             for line in checks.repair(handle, findings):
                 render.console.print(f"repaired: {render.escape(line)}", soft_wrap=True)
             findings = checks.diagnose(handle, settings.db)
     for finding in findings:
-        render.console.print(f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
-                             f"{render.escape(finding.fix)}[/]", soft_wrap=True)
+        render.console.print(
+            f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
+            f"{render.escape(finding.fix)}[/]",
+            soft_wrap=True,
+        )
     if findings:
         raise typer.Exit(1)
     render.console.print(f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True)
@@ -482,34 +678,93 @@ def doctor(
 
 @app.command("eval", cls=RagchatCommand, short_help="Score retrieval on a set of conversations.")
 def eval_command(
-    conversations: Annotated[Path, typer.Argument(metavar="CONVERSATIONS.jsonl", show_default=False,
-                                                  help="Conversation set: JSONL, one item a line.")],
-    corpus: Annotated[Path, typer.Option("--corpus", metavar="DIR", show_default=False,
-                                         help="Folder with the set's documents.")],
-    strategies: Annotated[str | None, typer.Option(metavar="LIST", help="Comma-separated: ragchat, last-turn, "
-        "full-history, prev-turn, rewrite, ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window, "
-        "ragchat-no-fusion; replayed models: ragchat+recorded, ragchat+echo, ragchat+drift, ragchat+flip, "
-        "reply-alone (the recorded rewrite searched alone).")] = None,
-    k: Annotated[str, typer.Option("--k", metavar="LIST", help="Recall cut-offs, comma-separated.")] = "5,10",
-    out: Annotated[Path | None, typer.Option("--out", metavar="FILE",
-                                                help="Write one JSON line per scored turn and strategy.")] = None,
-    group: Annotated[list[str] | None, typer.Option(metavar="TAG=V1,V2",
-                                                       help="Extra breakdown (repeatable).")] = None,
-    depth: Annotated[int, typer.Option(callback=_neighbours, metavar="N", help="Chunks retrieved per turn for scoring.")] = 20,
-    llm: Annotated[bool, typer.Option("--llm", help="Also replay with your Ollama model (strategy ragchat+ollama, "
-        "next to ragchat without a model).")] = False,
-    db: Annotated[Path | None, typer.Option("--db", metavar="PATH", help="Database to ingest into and reuse "
-                                               "(default: a temporary one).")] = None,
-    answers: Annotated[bool, typer.Option("--answers", help="Answer the scored turns (ragchat strategies) and score "
-        "the answers against the reference, with the lead and oracle extractive baselines.")] = False,
-    unanswerable: Annotated[Path | None, typer.Option("--unanswerable", metavar="FILE", show_default=False,
-        help="Items whose last turn the corpus does not answer (same format, no gold): report the precision "
-             "and recall of 'the documents do not cover this' against the ragchat strategy's scored turns.")]
-        = None,
-    param: Annotated[list[str] | None, typer.Option(
-        "--param", metavar="NAME=VALUE", show_default=False,
-        help="Run with another value of a tuning parameter of ragchat/params.py, "
-             "e.g. followup.decay=0.5 (repeatable).")] = None,
+    conversations: Annotated[
+        Path,
+        typer.Argument(
+            metavar="CONVERSATIONS.jsonl",
+            show_default=False,
+            help="Conversation set: JSONL, one item a line.",
+        ),
+    ],
+    corpus: Annotated[
+        Path,
+        typer.Option(
+            "--corpus", metavar="DIR", show_default=False, help="Folder with the set's documents."
+        ),
+    ],
+    strategies: Annotated[
+        str | None,
+        typer.Option(
+            metavar="LIST",
+            help="Comma-separated: ragchat, last-turn, full-history, prev-turn, rewrite, "
+            "ragchat-no-anchor, ragchat-no-keywords, ragchat-no-window, ragchat-no-fusion; "
+            "replayed models: ragchat+recorded, ragchat+echo, ragchat+drift, ragchat+flip, "
+            "reply-alone (the recorded rewrite searched alone).",
+        ),
+    ] = None,
+    k: Annotated[
+        str, typer.Option("--k", metavar="LIST", help="Recall cut-offs, comma-separated.")
+    ] = "5,10",
+    out: Annotated[
+        Path | None,
+        typer.Option(
+            "--out", metavar="FILE", help="Write one JSON line per scored turn and strategy."
+        ),
+    ] = None,
+    group: Annotated[
+        list[str] | None, typer.Option(metavar="TAG=V1,V2", help="Extra breakdown (repeatable).")
+    ] = None,
+    depth: Annotated[
+        int,
+        typer.Option(
+            callback=_neighbours, metavar="N", help="Chunks retrieved per turn for scoring."
+        ),
+    ] = 20,
+    llm: Annotated[
+        bool,
+        typer.Option(
+            "--llm",
+            help="Also replay with your Ollama model (strategy ragchat+ollama, "
+            "next to ragchat without a model).",
+        ),
+    ] = False,
+    db: Annotated[
+        Path | None,
+        typer.Option(
+            "--db",
+            metavar="PATH",
+            help="Database to ingest into and reuse (default: a temporary one).",
+        ),
+    ] = None,
+    answers: Annotated[
+        bool,
+        typer.Option(
+            "--answers",
+            help="Answer the scored turns (ragchat strategies) and score "
+            "the answers against the reference, with the lead and oracle extractive baselines.",
+        ),
+    ] = False,
+    unanswerable: Annotated[
+        Path | None,
+        typer.Option(
+            "--unanswerable",
+            metavar="FILE",
+            show_default=False,
+            help="Items whose last turn the corpus does not answer (same format, no gold): "
+            "report the precision and recall of 'the documents do not cover this' against the "
+            "ragchat strategy's scored turns.",
+        ),
+    ] = None,
+    param: Annotated[
+        list[str] | None,
+        typer.Option(
+            "--param",
+            metavar="NAME=VALUE",
+            show_default=False,
+            help="Run with another value of a tuning parameter of ragchat/params.py, "
+            "e.g. followup.decay=0.5 (repeatable).",
+        ),
+    ] = None,
 ) -> None:
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""
@@ -519,7 +774,9 @@ def eval_command(
     params = with_values(DEFAULT, param or [])  # checked before anything is read or ingested
     items = evaluate.load_conversations(conversations)
     unanswered = evaluate.load_conversations(unanswerable, scored=False) if unanswerable else None
-    chosen = evaluate.choose_strategies(strategies.split(",") if strategies else None, items, llm=llm)
+    chosen = evaluate.choose_strategies(
+        strategies.split(",") if strategies else None, items, llm=llm
+    )
     ks, groups = evaluate.parse_ks(k), [evaluate.parse_group(g) for g in group or []]
     with evaluate.database_path(db) as path:
         ctx = make_app(db=path, ollama="auto" if llm else "off", create=True)
@@ -528,31 +785,52 @@ def eval_command(
             if llm and ctx.backend_problem():
                 raise RagchatError(f"--llm: {ctx.backend_problem()}")
             with render.IngestProgress() as progress:
-                report = evaluate.prepare_library(ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress)
+                report = evaluate.prepare_library(
+                    ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress
+                )
             render.ingest_report(report)
             missing = evaluate.missing_gold(ctx.db, items)
             if missing:
                 render.notice(f"{len(missing)} gold file(s) not in the corpus (e.g. {missing[0]})")
             with render.EvalProgress() as bar:
-                run = evaluate.replay(ctx.db, ctx.embedder, ctx.settings, items, chosen, ks=ks, depth=depth,
-                                      backend=ctx.backend if llm else None, on_progress=bar.update, answers=answers)
-            covered = (evaluate.coverage_score(run.turns, evaluate.replay_unanswerable(
-                ctx.db, ctx.embedder, ctx.settings, unanswered))
-                if unanswered else None)
+                run = evaluate.replay(
+                    ctx.db,
+                    ctx.embedder,
+                    ctx.settings,
+                    items,
+                    chosen,
+                    ks=ks,
+                    depth=depth,
+                    backend=ctx.backend if llm else None,
+                    on_progress=bar.update,
+                    answers=answers,
+                )
+            covered = (
+                evaluate.coverage_score(
+                    run.turns,
+                    evaluate.replay_unanswerable(ctx.db, ctx.embedder, ctx.settings, unanswered),
+                )
+                if unanswered
+                else None
+            )
         finally:
             ctx.close()
     render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
     if run.prompt_chars:
         mean = sum(run.prompt_chars) / len(run.prompt_chars)
-        render.console.print(f"[dim]model requests: {len(run.prompt_chars)}, prompt {mean:.0f} characters "
-                             f"(~{mean / 4:.0f} tokens) on average[/]")
+        render.console.print(
+            f"[dim]model requests: {len(run.prompt_chars)}, prompt {mean:.0f} characters "
+            f"(~{mean / 4:.0f} tokens) on average[/]"
+        )
     if answers:
         render.answer_tables(evaluate.summarize_answers(run, groups))
     if covered is not None:
         render.coverage_line(covered)
     if out:
         evaluate.write_rows(out, run)
-        render.console.print(f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]")
+        render.console.print(
+            f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]"
+        )
 
 
 def main() -> None:

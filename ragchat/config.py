@@ -24,7 +24,9 @@ DB_FILE = "ragchat.db"
 
 @dataclass(frozen=True)
 class Settings:
-    db: Path = Path(LIBRARY_DIR) / DB_FILE  # load_settings resolves the real default: see find_library
+    db: Path = (
+        Path(LIBRARY_DIR) / DB_FILE
+    )  # load_settings resolves the real default: see find_library
     embedding_model: str = "sentence-transformers/all-MiniLM-L6-v2"
     model_dir: str = ""  # a local fastembed model directory; "" = resolve automatically
     model_cache: str = ""  # where the offline model is assembled; "" = user cache dir
@@ -32,8 +34,9 @@ class Settings:
     chunk_max: int = 1200
     chunk_overlap: int = 150
     max_file_mb: float = 10.0
-    # batches are sorted by length; measured here (int8 MiniLM, 765-char chunks, sorted): batch 1, 2, 4
-    # ~52 chunks/s, 8 ~48, 16-32 slower, and the arena grows with the batch (32: 1.8 GB peak, 8: 0.7 GB)
+    # batches are sorted by length; measured here (int8 MiniLM, 765-char chunks, sorted): batch 1,
+    # 2, 4 ~52 chunks/s, 8 ~48, 16-32 slower, and the arena grows with the batch (32: 1.8 GB peak,
+    # 8: 0.7 GB)
     embed_batch: int = 4
     top_k: int = 8
     rrf_k: int = 20
@@ -63,13 +66,22 @@ CHOICES = {"ollama": ("auto", "off", "on")}
 # sqlite-vec refuses a KNN query for more than 4096 neighbours; every depth a search can ask for
 # (top_k, candidates, eval's --depth) stays within it by construction.
 MAX_NEIGHBOURS = 4096
-# (lowest, highest, lowest allowed itself): every number is checked where it enters (flag, env, file)
+# (lowest, highest, lowest allowed itself): every number is checked where it enters
+# (flag, env, file)
 RANGES: dict[str, tuple[float, float, bool]] = {
-    "chunk_size": (0, 1_000_000, False), "chunk_max": (0, 1_000_000, False), "chunk_overlap": (0, 1_000_000, True),
-    "max_file_mb": (0, 1_000_000, False), "embed_batch": (0, 4096, False),
-    "top_k": (0, MAX_NEIGHBOURS, False), "candidates": (0, MAX_NEIGHBOURS, False), "rrf_k": (0, 1_000_000, True),
-    "vector_weight": (0, 1_000_000, True), "fts_weight": (0, 1_000_000, True), "anchor_boost": (0, 1_000_000, True),
-    "history_window": (0, 10_000, True), "extractive_sentences": (0, 10_000, True),
+    "chunk_size": (0, 1_000_000, False),
+    "chunk_max": (0, 1_000_000, False),
+    "chunk_overlap": (0, 1_000_000, True),
+    "max_file_mb": (0, 1_000_000, False),
+    "embed_batch": (0, 4096, False),
+    "top_k": (0, MAX_NEIGHBOURS, False),
+    "candidates": (0, MAX_NEIGHBOURS, False),
+    "rrf_k": (0, 1_000_000, True),
+    "vector_weight": (0, 1_000_000, True),
+    "fts_weight": (0, 1_000_000, True),
+    "anchor_boost": (0, 1_000_000, True),
+    "history_window": (0, 10_000, True),
+    "extractive_sentences": (0, 10_000, True),
     "ollama_timeout": (0, 86_400, False),
 }
 
@@ -78,7 +90,9 @@ def _coerce(name: str, value: Any) -> Any:
     """The value as its field's type, refused when out of range (a typo must not pass silently)."""
     result = _coerce_type(name, value)
     if name in CHOICES and result not in CHOICES[name]:
-        raise ConfigError(f"invalid value for {name}: {value!r} (expected one of {', '.join(CHOICES[name])})")
+        raise ConfigError(
+            f"invalid value for {name}: {value!r} (expected one of {', '.join(CHOICES[name])})"
+        )
     if name in RANGES:
         _check_range(name, value, result)
     return result
@@ -91,8 +105,10 @@ def _check_range(name: str, value: Any, number: float) -> None:
     if FIELD_TYPES[name] == "int":
         expected = f"an integer from {_plain(low if low_included else low + 1)} to {_plain(high)}"
     else:
-        expected = (f"a number {'from' if low_included else 'above'} {_plain(low)} "
-                    f"{'to' if low_included else 'and at most'} {_plain(high)}")
+        expected = (
+            f"a number {'from' if low_included else 'above'} {_plain(low)} "
+            f"{'to' if low_included else 'and at most'} {_plain(high)}"
+        )
     raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})")
 
 
@@ -119,10 +135,14 @@ def _coerce_type(name: str, value: Any) -> Any:
             return _as_int(value)
         return _as_float(value)
     except (TypeError, ValueError, OverflowError):
-        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(str(kind), "a string")
+        expected = {"int": "an integer", "float": "a finite number", "bool": "true or false"}.get(
+            str(kind), "a string"
+        )
         if name in CHOICES:
             expected = f"one of {', '.join(CHOICES[name])}"
-        raise ConfigError(f"invalid value for {name}: {_shown(value)} (expected {expected})") from None
+        raise ConfigError(
+            f"invalid value for {name}: {_shown(value)} (expected {expected})"
+        ) from None
 
 
 def _as_bool(value: Any) -> bool:
@@ -164,8 +184,9 @@ def user_cache_dir() -> Path:
 
 
 def user_data_dir() -> Path:
-    """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux, honouring
-    XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS; %LOCALAPPDATA%\\ragchat on Windows)."""
+    """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux,
+    honouring XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS;
+    %LOCALAPPDATA%\\ragchat on Windows)."""
     import platformdirs
 
     return Path(platformdirs.user_data_dir("ragchat", appauthor=False))
@@ -212,13 +233,16 @@ TRUSTED_FILE = "trusted-folders"  # one absolute folder a line, in the user's co
 
 
 class UntrustedProjectConfig(ConfigError):
-    """A project ragchat.toml redirects data and neither the user's config nor a confirmation allows it."""
+    """A project ragchat.toml redirects data and neither the user's config nor a
+    confirmation allows it."""
 
     def __init__(self, file: Path, reasons: list[str]) -> None:
         self.folder, self.reasons = file.parent.absolute(), reasons
         user_file = user_config_dir() / CONFIG_FILE
-        super().__init__(f"{file} would send your data elsewhere: {'; '.join(reasons)}. Not used: confirm it "
-                         f"when a terminal asks, or add `{TRUST_KEY} = true` to {user_file}")
+        super().__init__(
+            f"{file} would send your data elsewhere: {'; '.join(reasons)}. Not used: confirm it "
+            f"when a terminal asks, or add `{TRUST_KEY} = true` to {user_file}"
+        )
 
 
 def trusted_folders() -> set[str]:
@@ -241,7 +265,10 @@ def trust_folder(folder: Path) -> None:
 def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
     value = user_data.pop(TRUST_KEY, False)
     if not isinstance(value, bool):
-        raise ConfigError(f"invalid value for {TRUST_KEY}: {_shown(value)} (expected true or false) in {user_file}")
+        raise ConfigError(
+            f"invalid value for {TRUST_KEY}: {_shown(value)} (expected true or false) in "
+            f"{user_file}"
+        )
     return value
 
 
@@ -250,7 +277,11 @@ def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -
     from .llm import is_loopback
 
     folder, reasons = project_file.parent.absolute(), []
-    if origin["ollama_host"] == str(project_file) and settings.ollama != "off" and not is_loopback(settings.ollama_host):
+    if (
+        origin["ollama_host"] == str(project_file)
+        and settings.ollama != "off"
+        and not is_loopback(settings.ollama_host)
+    ):
         reasons.append(f"ollama_host = {settings.ollama_host!r} (not this machine)")
     if origin["db"] == str(project_file):
         where = Path(os.path.realpath(folder / settings.db))  # `..` and symlinks followed
@@ -264,8 +295,8 @@ def load_settings(
     environ: Mapping[str, str] | None = None,
     cwd: Path | None = None,
 ) -> tuple[Settings, dict[str, str]]:
-    """Resolve every setting; returns the settings and, per name, where its value came from. A project
-    file that redirects data without the user's leave is an UntrustedProjectConfig error."""
+    """Resolve every setting; returns the settings and, per name, where its value came from. A
+    project file that redirects data without the user's leave is an UntrustedProjectConfig error."""
     values: dict[str, Any] = {}
     origin = {name: "default" for name in FIELD_TYPES}
 
@@ -297,7 +328,11 @@ def load_settings(
     if "db" not in values:
         values["db"], origin["db"] = find_library(cwd)
     settings = Settings(**values)
-    if project_file is not None and not trust_all and str(project_file.parent.absolute()) not in trusted_folders():
+    if (
+        project_file is not None
+        and not trust_all
+        and str(project_file.parent.absolute()) not in trusted_folders()
+    ):
         reasons = _redirects(settings, origin, project_file)
         if reasons:
             raise UntrustedProjectConfig(project_file, reasons)

@@ -47,9 +47,14 @@ def _integrity(db: Database, path: Path) -> list[Finding]:
     if rows == ["ok"]:
         return []
     found = " ".join("; ".join(rows).split())  # one line, however SQLite laid its report out
-    return [Finding(f"the file is damaged (integrity_check: {found[:200]})",
-                    f"copy out what SQLite can still read (`sqlite3 {path} .recover | sqlite3 recovered.db`) or "
-                    "ingest your folders again into a new database (`ragchat ingest PATH --db NEW`)")]
+    return [
+        Finding(
+            f"the file is damaged (integrity_check: {found[:200]})",
+            f"copy out what SQLite can still read (`sqlite3 {path} .recover | sqlite3 "
+            "recovered.db`) or ingest your folders again into a new database (`ragchat ingest "
+            "PATH --db NEW`)",
+        )
+    ]
 
 
 def _schema(db: Database) -> list[Finding]:
@@ -58,13 +63,28 @@ def _schema(db: Database) -> list[Finding]:
     version = get_setting(db, "schema_version")
     pending = MIGRATIONS.pending(db) if db["_sqlite_migrations"].exists() else []
     if version is not None and not version.strip().isdigit():
-        return [Finding(f"schema_version is {version[:40]!r}, not a number", "--repair sets it again",
-                        "schema_version" if not pending else None)]
+        return [
+            Finding(
+                f"schema_version is {version[:40]!r}, not a number",
+                "--repair sets it again",
+                "schema_version" if not pending else None,
+            )
+        ]
     if pending:
-        return [Finding(f"{len(pending)} schema upgrade(s) not applied yet", "any other command applies them")]
+        return [
+            Finding(
+                f"{len(pending)} schema upgrade(s) not applied yet",
+                "any other command applies them",
+            )
+        ]
     if version is not None and int(version) < SCHEMA_VERSION:
-        return [Finding(f"schema_version {version} lags the schema ({SCHEMA_VERSION})", "--repair sets it",
-                        "schema_version")]
+        return [
+            Finding(
+                f"schema_version {version} lags the schema ({SCHEMA_VERSION})",
+                "--repair sets it",
+                "schema_version",
+            )
+        ]
     return []
 
 
@@ -75,11 +95,21 @@ def _tables(db: Database, path: Path) -> list[Finding]:
         if name in tables:
             continue
         if name == "chunks_fts" and {"chunks", "documents"} <= tables:
-            findings.append(Finding("the full-text index (table chunks_fts) is missing",
-                                    "--repair rebuilds it from the chunks", "fts"))
+            findings.append(
+                Finding(
+                    "the full-text index (table chunks_fts) is missing",
+                    "--repair rebuilds it from the chunks",
+                    "fts",
+                )
+            )
         else:
-            findings.append(Finding(f"table {name} is missing", f"ingest your folders again into a new database "
-                                    f"(`ragchat ingest PATH --db NEW`); {path} cannot be repaired in place"))
+            findings.append(
+                Finding(
+                    f"table {name} is missing",
+                    f"ingest your folders again into a new database "
+                    f"(`ragchat ingest PATH --db NEW`); {path} cannot be repaired in place",
+                )
+            )
     return findings
 
 
@@ -91,10 +121,19 @@ def _counts(db: Database, path: Path) -> list[Finding]:
     findings = []
     fts = count(db, "chunks_fts")
     if fts != chunks:
-        findings.append(Finding(f"{chunks} chunks but {fts} full-text rows", "--repair rebuilds the full-text "
-                                "index from the chunks", "fts"))
+        findings.append(
+            Finding(
+                f"{chunks} chunks but {fts} full-text rows",
+                "--repair rebuilds the full-text index from the chunks",
+                "fts",
+            )
+        )
     vectors = count(db, VECTOR_TABLE) if VECTOR_TABLE in tables else 0
     if vectors != chunks and (chunks or vectors):
-        findings.append(Finding(f"{chunks} chunks but {vectors} vectors",
-                                f"`ragchat ingest --reembed PATH... --db {path}` embeds every chunk again"))
+        findings.append(
+            Finding(
+                f"{chunks} chunks but {vectors} vectors",
+                f"`ragchat ingest --reembed PATH... --db {path}` embeds every chunk again",
+            )
+        )
     return findings

@@ -32,11 +32,13 @@ else:
     np = lazy_module("numpy")  # imported on first use: not every command needs it
 
 # onnxruntime (also under fastembed) writes a device id and queued telemetry events under
-# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ as soon as it is imported; this variable, read when
-# it loads, is the switch that stops it (disable_telemetry_events() runs too late: the files exist by
-# then). Set here, before any import of onnxruntime, which only this module does.
+# ~/.cache/Microsoft/DeveloperTools/.onnxruntime/ as soon as it is imported; this variable, read
+# when it loads, is the switch that stops it (disable_telemetry_events() runs too late: the files
+# exist by then). Set here, before any import of onnxruntime, which only this module does.
 os.environ["ORT_DISABLE_TELEMETRY"] = "1"
-os.environ.setdefault("HF_HUB_DISABLE_TELEMETRY", "1")  # fastembed's download by name goes through the hub
+os.environ.setdefault(
+    "HF_HUB_DISABLE_TELEMETRY", "1"
+)  # fastembed's download by name goes through the hub
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 OFFLINE_DIR_NAME = "all-MiniLM-L6-v2-onnx-int8"
@@ -111,7 +113,11 @@ def locate_model(settings: Settings) -> ModelLocation:
             raise EmbeddingError(f"model_dir {path} has no model.onnx")
         return ModelLocation(settings.embedding_model, path, f"local directory {path}")
     if settings.embedding_model == MINILM:
-        cache = Path(settings.model_cache).expanduser() if settings.model_cache else user_cache_dir() / "models"
+        cache = (
+            Path(settings.model_cache).expanduser()
+            if settings.model_cache
+            else user_cache_dir() / "models"
+        )
         try:
             offline = assemble_offline_model(cache)
         except (OSError, zipfile.BadZipFile) as exc:
@@ -181,13 +187,18 @@ class OnnxEmbedder(_BatchingEmbedder):
             self._tokenizer, self._pad_id = _load_tokenizer(location.path, Tokenizer)
             options = ort.SessionOptions()
             options.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_ALL
-            # no busy-waiting between operators: on a busy machine spinning threads steal the CPU the
-            # work needs (measured here under load: 11.0 vs 6.7 chunks/s)
+            # no busy-waiting between operators: on a busy machine spinning threads steal the CPU
+            # the work needs (measured here under load: 11.0 vs 6.7 chunks/s)
             options.add_session_config_entry("session.intra_op.allow_spinning", "0")
-            self._session = ort.InferenceSession(str(location.path / "model.onnx"), sess_options=options,
-                                                 providers=["CPUExecutionProvider"])
+            self._session = ort.InferenceSession(
+                str(location.path / "model.onnx"),
+                sess_options=options,
+                providers=["CPUExecutionProvider"],
+            )
         except Exception as exc:
-            raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}") from None
+            raise EmbeddingError(
+                f"cannot load embedding model {location.model_id}: {exc}"
+            ) from None
         self._inputs = {node.name for node in self._session.get_inputs()}
         self.model_id = location.model_id
         self.source = location.how
@@ -218,14 +229,21 @@ def _load_tokenizer(folder: Path, tokenizer_class: Any) -> tuple[Any, int]:
     """The tokenizer as fastembed sets it up: truncation at the configured context (the stricter of
     model_max_length and max_length), the special tokens added; padding is done per batch here."""
     config = json.loads((folder / "tokenizer_config.json").read_text(encoding="utf-8"))
-    limits = [value for value in (config.get("model_max_length"), config.get("max_length"))
-              if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 1_000_000]
+    limits = [
+        value
+        for value in (config.get("model_max_length"), config.get("max_length"))
+        if isinstance(value, int) and not isinstance(value, bool) and 0 < value <= 1_000_000
+    ]
     tokenizer = tokenizer_class.from_file(str(folder / "tokenizer.json"))
     truncation = tokenizer.truncation or {}
-    tokenizer.enable_truncation(max_length=min(limits) if limits else 512,
-                                direction=config.get("truncation_side") or truncation.get("direction", "right"))
+    tokenizer.enable_truncation(
+        max_length=min(limits) if limits else 512,
+        direction=config.get("truncation_side") or truncation.get("direction", "right"),
+    )
     special = folder / "special_tokens_map.json"
-    for token in (json.loads(special.read_text(encoding="utf-8")).values() if special.is_file() else []):
+    for token in (
+        json.loads(special.read_text(encoding="utf-8")).values() if special.is_file() else []
+    ):
         for one in token if isinstance(token, list) else [token]:
             if isinstance(one, str):
                 tokenizer.add_special_tokens([one])
@@ -242,12 +260,20 @@ class FastEmbedder(_BatchingEmbedder):
     def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
         from fastembed import TextEmbedding
 
-        options: dict[str, Any] = {"specific_model_path": str(location.path)} if location.path else {}
+        options: dict[str, Any] = (
+            {"specific_model_path": str(location.path)} if location.path else {}
+        )
         try:
             self._model = TextEmbedding(location.model_id, **options)
         except Exception as exc:
-            hint = "" if location.path else " (no network? install ragchat[offline-model] or set model_dir)"
-            raise EmbeddingError(f"cannot load embedding model {location.model_id}: {exc}{hint}") from None
+            hint = (
+                ""
+                if location.path
+                else " (no network? install ragchat[offline-model] or set model_dir)"
+            )
+            raise EmbeddingError(
+                f"cannot load embedding model {location.model_id}: {exc}{hint}"
+            ) from None
         self.model_id = location.model_id
         self.source = location.how
         self.batch_size = batch_size

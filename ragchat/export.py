@@ -42,7 +42,12 @@ def session_markdown(app: App, session: str) -> str:
     turns = app.turns(session)
     parts = [f"# Session {_quote_free(session)}", ""]
     for turn in turns:
-        parts += [f"## {turn.number}. {_quote_free(turn.lineage.question)}", "", turn.answer.strip(), ""]
+        parts += [
+            f"## {turn.number}. {_quote_free(turn.lineage.question)}",
+            "",
+            turn.answer.strip(),
+            "",
+        ]
         sources = _sources(turn)
         if sources:
             parts += ["**Sources**", "", *sources, ""]
@@ -50,9 +55,10 @@ def session_markdown(app: App, session: str) -> str:
 
 
 def write_private(path: Path, text: str, *, force: bool = False) -> None:
-    """Write a transcript readable by its owner only (0600, whatever the umask: it holds the history
-    the database keeps private). Without `force` an existing name (a dangling symlink too) is refused;
-    with it the name is replaced by a new file, so a symlink there is replaced, never followed."""
+    """Write a transcript readable by its owner only (0600, whatever the umask: it holds the
+    history the database keeps private). Without `force` an existing name (a dangling symlink
+    too) is refused; with it the name is replaced by a new file, so a symlink there is
+    replaced, never followed."""
     data = text.encode("utf-8")
     try:
         if force:

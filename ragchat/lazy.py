@@ -1,5 +1,6 @@
-"""A module imported on first attribute access: `np = lazy_module("numpy")` costs nothing until
-`np.something` is used (numpy takes ~0.1 s to import; listing sessions or showing config needs none)."""
+"""A module imported on first attribute access: `np = lazy_module("numpy")` costs nothing
+until `np.something` is used (numpy takes ~0.1 s to import; listing sessions or showing
+config needs none)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,5 @@
-"""The Ollama seam: one small class over the official client, every failure mapped to BackendUnavailable."""
+"""The Ollama seam: one small class over the official client, every failure mapped to
+BackendUnavailable."""
 
 from __future__ import annotations
 
@@ -38,7 +39,9 @@ class ChatBackend(Protocol):
 
     def available(self) -> bool: ...
 
-    def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]: ...
+    def chat_json(
+        self, messages: list[dict[str, str]], schema: dict[str, Any]
+    ) -> dict[str, Any]: ...
 
     def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]: ...
 
@@ -46,7 +49,9 @@ class ChatBackend(Protocol):
 def host_name(host: str) -> str:
     """The machine an Ollama host setting points at, read the way the client reads it
     ("gpu-box:11434", "http://[::1]:11434", ":11434"; nothing before the port means 127.0.0.1)."""
-    text = host.strip() or os.environ.get("OLLAMA_HOST", "").strip()  # what the client falls back on
+    text = (
+        host.strip() or os.environ.get("OLLAMA_HOST", "").strip()
+    )  # what the client falls back on
     url = urlsplit(text if "://" in text else f"http://{text}")
     return (url.hostname or "127.0.0.1").rstrip(".").lower()
 
@@ -70,12 +75,16 @@ def remote_notice(host: str) -> str | None:
     """What a turn says once when its questions and passages leave this machine."""
     if is_loopback(host):
         return None
-    return f"questions and document passages are sent to the Ollama server at {host_name(host)} (not this machine)"
+    return (
+        f"questions and document passages are sent to the Ollama server at {host_name(host)} "
+        "(not this machine)"
+    )
 
 
 class OllamaBackend:
-    """One model on one Ollama server. Every failure surfaces as BackendUnavailable(reason).
-    `transport` (an httpx transport) is the network seam: tests route a configured host to a local server."""
+    """One model on one Ollama server. Every failure surfaces as
+    BackendUnavailable(reason). `transport` (an httpx transport) is the network seam: tests
+    route a configured host to a local server."""
 
     def __init__(self, host: str, model: str, timeout: float, *, transport: Any = None) -> None:
         self.host = host
@@ -101,7 +110,8 @@ class OllamaBackend:
     def check(self) -> None:
         """Ask the server afresh (refreshing the cache); raise BackendUnavailable saying why not."""
         self._available = False
-        # the common "no Ollama here", known without importing the client (a transport routes elsewhere)
+        # the common "no Ollama here", known without importing the client (a transport routes
+        # elsewhere)
         if self._transport is None and _refused(self.host):
             raise BackendUnavailable(f"connection refused at {self.host}")
         with self._mapped_errors():
@@ -123,8 +133,10 @@ class OllamaBackend:
         return reply
 
     def chat_stream(self, messages: list[dict[str, str]]) -> Iterator[str]:
-        """Yield the answer's pieces as they arrive; a failure mid-stream raises after earlier pieces."""
-        # The client is lazy: connecting, HTTP errors and {"error"} lines all surface while iterating.
+        """Yield the answer's pieces as they arrive; a failure mid-stream raises
+        after earlier pieces."""
+        # The client is lazy: connecting, HTTP errors and {"error"} lines all surface while
+        # iterating.
         with self._mapped_errors():
             for part in self._client.chat(self.model, messages, stream=True):
                 if part.message.content:
@@ -162,7 +174,14 @@ class OllamaBackend:
         return f"HTTP {exc.status_code}: {error}"
 
 
-_PROXY_VARIABLES = ("HTTP_PROXY", "HTTPS_PROXY", "ALL_PROXY", "http_proxy", "https_proxy", "all_proxy")
+_PROXY_VARIABLES = (
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "ALL_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "all_proxy",
+)
 
 
 def _refused(host: str) -> bool:
@@ -172,7 +191,9 @@ def _refused(host: str) -> bool:
         return False
     parts = urlsplit(host if "://" in host else f"http://{host}")
     try:
-        port = parts.port or (11434 if "://" not in host else {"http": 80, "https": 443}.get(parts.scheme))
+        port = parts.port or (
+            11434 if "://" not in host else {"http": 80, "https": 443}.get(parts.scheme)
+        )
     except ValueError:
         return False
     if port is None:

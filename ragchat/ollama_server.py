@@ -1,4 +1,5 @@
-"""An Ollama-protocol server on 127.0.0.1: the real wire protocol, scripted replies, a log of requests.
+"""An Ollama-protocol server on 127.0.0.1: the real wire protocol, scripted replies, a log of
+requests.
 
 `ragchat eval --replay` answers the reformulation request from recorded or synthetic replies through
 it, so a replayed model takes the same path a live Ollama does (the real `ollama` client, HTTP, the
@@ -78,10 +79,13 @@ def free_port_url() -> str:
 
 
 class FakeOllama:
-    """A scriptable Ollama server on 127.0.0.1, run in a background thread while in a `with` block."""
+    """A scriptable Ollama server on 127.0.0.1, run in a background thread while in
+    a `with` block."""
 
     def __init__(self, model: str = "llama3.2", *more: str) -> None:
-        self.models: list[str] = [_with_tag(name) for name in (model, *more)]  # what /api/tags lists; edit to taste
+        self.models: list[str] = [
+            _with_tag(name) for name in (model, *more)
+        ]  # what /api/tags lists; edit to taste
         self.requests: list[dict[str, Any]] = []  # parsed bodies of POST /api/chat, in order
         self.hits: list[str] = []  # every request line, e.g. "GET /api/tags"
         self.sent_at: list[float] = []  # time.monotonic() of each streamed piece as it was sent
@@ -178,7 +182,9 @@ class FakeOllama:
                 return  # closing: drop the connection mid-stream
             handler.send_line(_chat_chunk(model, piece, done=False))
             self.sent_at.append(time.monotonic())
-        handler.send_line({"error": reply.error} if reply.error else _chat_chunk(model, "", done=True))
+        handler.send_line(
+            {"error": reply.error} if reply.error else _chat_chunk(model, "", done=True)
+        )
         handler.end_stream()
 
     def _sleep(self, seconds: float) -> bool:
@@ -217,7 +223,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self.server.fake._answer_chat(self, request)
 
-    def send_text(self, status: int, text: str, content_type: str = "text/plain; charset=utf-8") -> None:
+    def send_text(
+        self, status: int, text: str, content_type: str = "text/plain; charset=utf-8"
+    ) -> None:
         data = text.encode()
         self.send_response(status)
         self.send_header("Content-Type", content_type)

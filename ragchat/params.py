@@ -1,6 +1,7 @@
-"""Every tuning number of the turn's reading, in one frozen value: the follow-up detector
-(`conversation/followup/`), the plan, fusion, the combination with a model's reading and the
-coverage decision. Each is documented where it is declared: what it does, why this value.
+"""Every tuning number of a turn, in one frozen value: the follow-up detector
+(`conversation/followup/`), the plan, fusion, the combination with a model's reading, the
+coverage decision and the answer (ranking and cutting units, text sent to a model or
+embedder). Each is documented where it is declared: what it does, why this value.
 
 `Settings.params` carries the default instance wherever settings flow; `ragchat eval --param
 followup.decay=0.5` runs with another value (`with_values`), so a sweep needs no code change.
@@ -8,7 +9,7 @@ Not read from ragchat.toml: these are the code's calibration, not a user's prefe
 
 The user-facing tuning numbers stay settings (ragchat.toml, RAGCHAT_*, flags): `rrf_k`,
 `vector_weight`, `fts_weight`, `anchor_boost`, `candidates`, `top_k`, `history_window`,
-`extractive_sentences`. The extractive answer ranker's numbers live with it, in the answer package.
+`extractive_sentences`.
 """
 
 from __future__ import annotations
@@ -150,12 +151,55 @@ class CoverageParams:
 
 
 @dataclass(frozen=True)
+class AnswerParams:
+    """The answer (ragchat/answer/): what the extractive answer draws from, how it ranks and cuts
+    units, and how much text reaches the model or the embedder."""
+
+    # --- what an extractive answer draws from
+    pool: int = 4  # ranked sources an answer draws from
+    meta_pool_factor: int = 2  # a meta-request ("tell me more") draws from this many times `pool`
+    meta_extra_units: int = 1  # ... and shows this many more units than a question
+    # --- ranking units: idf-weighted query words over (stems ** length_damping), plus the chunk's
+    # similarity and rank, minus a little for a late position in its chunk
+    similarity_weight: float = 2.0  # times the chunk's similarity to the question
+    rank_weight: float = 1.0  # over (1 + the chunk's rank among the sources)
+    position_penalty: float = 0.01  # per unit before this one in its chunk
+    length_damping: float = 0.7  # a unit's word weight is divided by (its stems ** this)
+    min_unit_stems: int = 8  # ... counting at least this many stems (short units are not favoured)
+    score_margin: float = 2.0  # units scoring this far below the best are left out
+    duplicate_overlap: float = 0.7  # a unit sharing this share of its stems with one in is a repeat
+    code_bonus: float = 3.0  # an example request: added to a unit that holds code
+    example_cue_bonus: float = 1.0  # ... and to a sentence saying "for example", "such as"
+    summary_relevance: float = 0.5  # a summary ranks by centrality plus this times relevance
+    # --- which units are answers at all
+    min_sentence_chars: int = 25  # a shorter sentence without a block says too little alone
+    boilerplate_words: int = 8  # a sentence of at least this many words ...
+    boilerplate_capitals: float = 0.6  # ... this share of them capitalised is navigation, not prose
+    title_words: int = 10  # a line this short without end punctuation may be a heading
+    # a longer block is cut (code: at a line; lists and tables: at an item)
+    max_block_lines: int = 30
+    # --- text sent on
+    prompt_sources: int = 6  # sources in the model's prompt
+    history_chars: int = 2000  # each earlier message in the model's prompt is cut here
+    embed_chars: int = 2000  # text embedded for a vector (a question, a reply) is cut here
+    # --- text sent to the model's reading of a turn (conversation/ollama_reformulator.py)
+    reading_answer_chars: int = 1500  # the last answer in its prompt is cut here
+    reading_window_chars: int = 500  # each older message of the history window is cut here
+    reading_query_chars: int = 1000  # its rewrite of the question is cut here
+    # --- which chunks an uncited model answer stands on (its vector against theirs)
+    support_limit: int = 3  # at most this many chunks
+    support_margin: float = 0.08  # within this cosine of the most similar one
+    support_minimum: float = 0.4  # and at least this cosine
+
+
+@dataclass(frozen=True)
 class Params:
     followup: FollowupParams = FollowupParams()
     plan: PlanParams = PlanParams()
     fusion: FusionParams = FusionParams()
     combine: CombineParams = CombineParams()
     coverage: CoverageParams = CoverageParams()
+    answer: AnswerParams = AnswerParams()
 
 
 DEFAULT = Params()

@@ -16,7 +16,15 @@ from rich.console import Console, ConsoleOptions, Group, RenderableType
 from rich.markup import escape as escape_markup
 from rich.padding import Padding
 from rich.panel import Panel
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, ProgressColumn, Task, TextColumn, TimeElapsedColumn
+from rich.progress import (
+    BarColumn,
+    MofNCompleteColumn,
+    Progress,
+    ProgressColumn,
+    Task,
+    TextColumn,
+    TimeElapsedColumn,
+)
 from rich.segment import Segment
 from rich.table import Table
 from rich.text import Text
@@ -24,14 +32,15 @@ from rich.text import Text
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
 from .text import PrintableStream, inert_char, printable, source_label
 
-if TYPE_CHECKING:  # annotations only: importing them would load eval, ingest and search for every command
+if (
+    TYPE_CHECKING
+):  # annotations only: importing them would load eval, ingest and search for every command
     from .config import Settings
     from .evaluate.coverage import CoverageScore
     from .evaluate.report import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
     from .store import library
-
 
 
 def escape(text: str) -> str:
@@ -41,10 +50,12 @@ def escape(text: str) -> str:
 
 
 class PrintableConsole(Console):
-    """A safety net under `escape`: text segments are made printable once laid out (rich's own styles
-    and cursor moves are not text segments, so they pass)."""
+    """A safety net under `escape`: text segments are made printable once laid out (rich's own
+    styles and cursor moves are not text segments, so they pass)."""
 
-    def render(self, renderable: RenderableType, options: ConsoleOptions | None = None) -> Iterable[Segment]:
+    def render(
+        self, renderable: RenderableType, options: ConsoleOptions | None = None
+    ) -> Iterable[Segment]:
         for segment in super().render(renderable, options):
             if segment.control or segment.text.isprintable():
                 yield segment
@@ -84,8 +95,12 @@ class _RateColumn(ProgressColumn):
         if not task.fields.get("rate") or not task.speed:
             return Text("")
         expected = task.fields.get("expected")  # the total foreseen while it is still growing
-        left = task.time_remaining if not expected else max(expected - task.completed, 0) / task.speed
-        eta = "" if left is None or task.finished else f"  ETA {int(left) // 60}:{int(left) % 60:02d}"
+        left = (
+            task.time_remaining if not expected else max(expected - task.completed, 0) / task.speed
+        )
+        eta = (
+            "" if left is None or task.finished else f"  ETA {int(left) // 60}:{int(left) % 60:02d}"
+        )
         return Text(f"{task.speed:.1f} {task.fields['rate']}/s{eta}", style="cyan")
 
 
@@ -109,12 +124,20 @@ class IngestProgress:
     def __init__(self, target: Console | None = None) -> None:
         shown = _progress_console(target)
         self._bar = Progress(
-            TextColumn("[bold]{task.description:<8}"), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}", style="dim"), _RateColumn(), TimeElapsedColumn(),
-            console=shown, transient=False, disable=not shown.is_terminal,
+            TextColumn("[bold]{task.description:<8}"),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"),
+            _RateColumn(),
+            TimeElapsedColumn(),
+            console=shown,
+            transient=False,
+            disable=not shown.is_terminal,
         )
         self._files = self._bar.add_task("files", total=None, detail="")
-        self._chunks = self._bar.add_task("chunks", total=None, detail="", visible=False, rate="chunks", expected=0)
+        self._chunks = self._bar.add_task(
+            "chunks", total=None, detail="", visible=False, rate="chunks", expected=0
+        )
         self._files_done, self._files_total = 0, 0
 
     def __enter__(self) -> IngestProgress:
@@ -133,17 +156,28 @@ class IngestProgress:
         self._bar.update(self._files, advance=1, detail=escape_markup(printable(path)[-40:]))
 
     def chunks(self, total: int) -> None:
-        self._bar.update(self._chunks, total=total, visible=True, detail="embedding",
-                         expected=expected_chunks(total, self._files_done, self._files_total))
+        self._bar.update(
+            self._chunks,
+            total=total,
+            visible=True,
+            detail="embedding",
+            expected=expected_chunks(total, self._files_done, self._files_total),
+        )
 
     def chunks_done(self, count: int) -> None:
         self._bar.update(self._chunks, advance=count)
 
 
-def ingest_report(report: IngestReport, database: Path | None = None, verbose: bool = False) -> None:
-    parts = [f"{len(report.added)} added", f"{len(report.updated)} updated",
-             f"{len(report.unchanged)} unchanged", f"{len(report.removed)} removed",
-             f"{len(report.skipped)} skipped"]
+def ingest_report(
+    report: IngestReport, database: Path | None = None, verbose: bool = False
+) -> None:
+    parts = [
+        f"{len(report.added)} added",
+        f"{len(report.updated)} updated",
+        f"{len(report.unchanged)} unchanged",
+        f"{len(report.removed)} removed",
+        f"{len(report.skipped)} skipped",
+    ]
     if report.reparsed:
         parts.append(f"{len(report.reparsed)} re-parsed (newer parser)")
     if report.reembedded:
@@ -151,12 +185,17 @@ def ingest_report(report: IngestReport, database: Path | None = None, verbose: b
     if report.left_out:
         from .ingest.ignore import summary as ignore_summary
 
-        why = ", ".join(f"{count} {reason}" for reason, count in ignore_summary(report.left_out).items())
+        why = ", ".join(
+            f"{count} {reason}" for reason, count in ignore_summary(report.left_out).items()
+        )
         parts.append(f"{len(report.left_out)} left out ({why})")
     where = f" to {escape(str(database))}" if database is not None else ""
     # on a terminal the summary wraps at spaces; piped, it stays one greppable line
-    console.print(f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}",
-                  soft_wrap=_wrapped(), width=width() if console.is_terminal else None)
+    console.print(
+        f"[bold]Ingest:[/] {', '.join(parts)}; {report.chunks} chunks written{where}",
+        soft_wrap=_wrapped(),
+        width=width() if console.is_terminal else None,
+    )
     if verbose:
         for path, reason in report.left_out:
             console.print(f"  [dim]left out[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
@@ -164,16 +203,24 @@ def ingest_report(report: IngestReport, database: Path | None = None, verbose: b
     for path, reason in report.skipped:
         console.print(f"  [red]skipped[/] {escape(path)}: {escape(reason)}", soft_wrap=True)
     for was, now in report.moved:
-        console.print(f"  moved {escape(was)} -> {escape(now)} (same content: not embedded again)", soft_wrap=True)
+        console.print(
+            f"  moved {escape(was)} -> {escape(now)} (same content: not embedded again)",
+            soft_wrap=True,
+        )
     for path, original in report.copies:
-        console.print(f"  copy {escape(path)}: same content as {escape(original)} (stored once)", soft_wrap=True)
+        console.print(
+            f"  copy {escape(path)}: same content as {escape(original)} (stored once)",
+            soft_wrap=True,
+        )
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
     if report.interrupted:
         notice("ingest interrupted: the documents written are kept; ingest again to add the rest")
     if report.gone:
-        console.print(f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
-                      "`ragchat ingest --prune PATH` removes them")
+        console.print(
+            f"  [yellow]{len(report.gone)} document(s) whose files are gone are kept[/]; "
+            "`ragchat ingest --prune PATH` removes them"
+        )
     if report.ignored:
         console.print(f"  [dim]{report.ignored} file(s) of other types ignored[/]")
 
@@ -189,13 +236,20 @@ def _rank(value: int | None) -> str:
 
 def hit_row(hit: Hit) -> dict:
     return {
-        "rank": hit.rank, "chunk_id": hit.chunk.id, "score": round(hit.score, 4),
-        "vector_rank": hit.vector_rank, "fts_rank": hit.fts_rank,
+        "rank": hit.rank,
+        "chunk_id": hit.chunk.id,
+        "score": round(hit.score, 4),
+        "vector_rank": hit.vector_rank,
+        "fts_rank": hit.fts_rank,
         "similarity": None if hit.similarity is None else round(hit.similarity, 4),
-        "boost": hit.boost, "anchored": hit.anchored, "document": hit.chunk.path,
-        "page_start": hit.chunk.page_start, "page_end": hit.chunk.page_end,
+        "boost": hit.boost,
+        "anchored": hit.anchored,
+        "document": hit.chunk.path,
+        "page_start": hit.chunk.page_start,
+        "page_end": hit.chunk.page_end,
         "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
-        "heading": hit.chunk.heading, "snippet": snippet(hit.chunk.text, 200),
+        "heading": hit.chunk.heading,
+        "snippet": snippet(hit.chunk.text, 200),
     }
 
 
@@ -208,13 +262,19 @@ def short_path(path: str, limit: int) -> str:
         tail = "…/" + "/".join(parts[start:])
         if len(tail) <= limit:
             return tail
-    return "…" + path[-(limit - 1):] if limit > 1 else "…"
+    return "…" + path[-(limit - 1) :] if limit > 1 else "…"
 
 
-def _place(path: str, heading: str, limit: int, page_start: int | None = None, page_end: int | None = None,
-           title: str = "") -> Text:
-    """`document p. N · title › section` for a cell `limit` wide: the path shortened from the left so
-    that it and its pages fit one line, the title and section after it (wrapping at spaces)."""
+def _place(
+    path: str,
+    heading: str,
+    limit: int,
+    page_start: int | None = None,
+    page_end: int | None = None,
+    title: str = "",
+) -> Text:
+    """`document p. N · title › section` for a cell `limit` wide: the path shortened from the left
+    so that it and its pages fit one line, the title and section after it (wrapping at spaces)."""
     pages = source_label("", page_start, page_end)  # " p. 12", " pp. 12-13" or ""
     text = Text(printable(short_path(path, max(limit - len(pages), 8)) + pages))
     if title and title.strip().lower() != (heading or "").strip().lower():
@@ -238,10 +298,17 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
         table.add_column(name, justify="right", width=size, no_wrap=True)
     table.add_column("document › section / passage", ratio=1)
     for hit in hits:
-        cell = _place(hit.chunk.path, hit.chunk.heading.replace(" > ", " › "), text_width,
-                      hit.chunk.page_start, hit.chunk.page_end)
+        cell = _place(
+            hit.chunk.path,
+            hit.chunk.heading.replace(" > ", " › "),
+            text_width,
+            hit.chunk.page_start,
+            hit.chunk.page_end,
+        )
         cell.append("\n" + printable(snippet(hit.chunk.text, 2 * text_width)))
-        table.add_row(str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell)
+        table.add_row(
+            str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell
+        )
     console.print(table)
 
 
@@ -254,9 +321,14 @@ def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
             continue
         table.add_row(name, escape(str(value)), escape(origins.get(name, "default")))
     show(table)
-    state = "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"
-    console.print(f"[bold]database:[/] {escape(str(settings.db))}{state} [dim]· {escape(origins.get('db', 'default'))}[/]",
-                  soft_wrap=True)
+    state = (
+        "" if Path(settings.db).exists() else " (not created yet: `ragchat ingest PATH` creates it)"
+    )
+    console.print(
+        f"[bold]database:[/] {escape(str(settings.db))}{state} [dim]· "
+        f"{escape(origins.get('db', 'default'))}[/]",
+        soft_wrap=True,
+    )
 
 
 # json.dumps escapes C0 controls (ESC becomes \u001b) but, with ensure_ascii=False, not DEL or C1
@@ -269,7 +341,9 @@ def json_lines(rows: Iterable[dict]) -> None:
     for row in rows:
         line = json.dumps(_finite(row), ensure_ascii=False).translate(_JSON_UNPRINTABLE)
         if not line.isprintable():
-            line = "".join(json.dumps(c)[1:-1] if not c.isprintable() and inert_char(c) else c for c in line)
+            line = "".join(
+                json.dumps(c)[1:-1] if not c.isprintable() and inert_char(c) else c for c in line
+            )
         print(line)
 
 
@@ -354,7 +428,9 @@ def _panel_title(anchor_paths: list[str], room: int) -> str:
     return head + short_path(anchor_paths[0], max(room - len(head) - len(more), 8)) + more
 
 
-def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing: list[str]) -> Panel:
+def sources_panel(
+    chunks: list[RetrievedChunk], anchor_paths: list[str], missing: list[str]
+) -> Panel:
     """Fixed column widths (only the document › section column takes what is left), so the panel
     looks the same from turn to turn; at most MAX_WIDTH wide."""
     inner = width() - 4
@@ -366,14 +442,30 @@ def sources_panel(chunks: list[RetrievedChunk], anchor_paths: list[str], missing
     table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
     for chunk, shown in zip(chunks, panel_scores(chunks)):
         leaf = (chunk.heading or "").split(" > ")[-1]
-        table.add_row(str(chunk.rank), _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end,
-                                              chunk.title), f"{shown:.2f}", _mark(chunk))
+        table.add_row(
+            str(chunk.rank),
+            _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end, chunk.title),
+            f"{shown:.2f}",
+            _mark(chunk),
+        )
     parts: list = [table] if chunks else [Text("no sources found", style="dim")]
     for path in missing:
-        parts.append(Text(printable(f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
-                                    "last turn)"), style="yellow"))
-    return Panel(Group(*parts), title=escape(_panel_title(anchor_paths, inner - 4)), title_align="left",
-                 border_style="blue", width=width())
+        parts.append(
+            Text(
+                printable(
+                    f"anchor gone: {short_path(path, inner - 50)} (removed or changed since the "
+                    "last turn)"
+                ),
+                style="yellow",
+            )
+        )
+    return Panel(
+        Group(*parts),
+        title=escape(_panel_title(anchor_paths, inner - 4)),
+        title_align="left",
+        border_style="blue",
+        width=width(),
+    )
 
 
 def panel_scores(chunks: list[RetrievedChunk]) -> list[float]:
@@ -401,7 +493,11 @@ class _WordWrap:
             return
         self.held += piece
         while match := re.search(r"\s", self.held):
-            word, space, self.held = self.held[: match.start()], self.held[match.start()], self.held[match.end():]
+            word, space, self.held = (
+                self.held[: match.start()],
+                self.held[match.start()],
+                self.held[match.end() :],
+            )
             self._word(word)
             if space == "\n":
                 self._write("\n")
@@ -427,14 +523,16 @@ class _WordWrap:
 
 
 def token(piece: str) -> None:
-    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own). Prefer
-    StreamPrinter: it also drops an escape sequence split across pieces whole, and wraps at spaces."""
+    """One streamed piece of an answer, as it arrives (no markup, no wrapping of its own).
+    Prefer StreamPrinter: it also drops an escape sequence split across pieces whole, and
+    wraps at spaces."""
     console.print(printable(piece), end="", markup=False, highlight=False, soft_wrap=True)
 
 
 def preview(text: str, limit: int = 400) -> Text:
-    """The start of an answer for the resume line: its own line breaks kept (bullets stay on their
-    lines), spaces inside a line collapsed, cut at a word with an ellipsis past `limit` characters."""
+    """The start of an answer for the resume line: its own line breaks kept (bullets
+    stay on their lines), spaces inside a line collapsed, cut at a word with an ellipsis
+    past `limit` characters."""
     kept: list[str] = []
     used = 0
     for line in text.splitlines():
@@ -465,22 +563,36 @@ def cited_sentences(answer: str, number: int) -> list[str]:
 def passage(chunk: RetrievedChunk, text: str, answer: str) -> None:
     """Source N of the last answer: where it is (document, pages when known, heading path) and its
     text, the sentences the answer took from it highlighted."""
-    where = _place(chunk.document, chunk.heading.replace(" > ", " › "), width() - 6, chunk.page_start, chunk.page_end)
+    where = _place(
+        chunk.document,
+        chunk.heading.replace(" > ", " › "),
+        width() - 6,
+        chunk.page_start,
+        chunk.page_end,
+    )
     head = Text(f"[{chunk.rank}] ", style="bold") + where
     body = Text(printable(text.strip()))
     for sentence in cited_sentences(answer, chunk.rank):
-        body.highlight_regex(r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow")
+        body.highlight_regex(
+            r"\s+".join(re.escape(word) for word in sentence.split()), style="bold yellow"
+        )
     console.print(head, width=width())
     console.print(Padding(body, (0, 0, 0, 4)), width=width())
     if cited_sentences(answer, chunk.rank):
-        console.print("[dim]    highlighted: what the answer took from this passage[/]", width=width())
+        console.print(
+            "[dim]    highlighted: what the answer took from this passage[/]", width=width()
+        )
 
 
 def lineage_sources(lineage: Lineage) -> Panel:
-    return sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors))
+    return sources_panel(
+        list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors)
+    )
 
 
-CODE_FENCE = re.compile(r"^([ \t]*)(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\2[ \t]*$", re.MULTILINE | re.DOTALL)
+CODE_FENCE = re.compile(
+    r"^([ \t]*)(```+|~~~+)[ \t]*([\w+#.-]*)[^\n]*\n(.*?)^[ \t]*\2[ \t]*$", re.MULTILINE | re.DOTALL
+)
 
 
 def answer_body(text: str, target: Console | None = None) -> None:
@@ -491,14 +603,23 @@ def answer_body(text: str, target: Console | None = None) -> None:
     out = target or console
     start = 0
     for match in CODE_FENCE.finditer(text):
-        before = text[start:match.start()].strip("\n")
+        before = text[start : match.start()].strip("\n")
         if before:
             out.print(Text(printable(before)), soft_wrap=_wrapped())
         code = textwrap.dedent(printable(match.group(4))).rstrip("\n")
         width = max((len(line) for line in code.splitlines()), default=1)
         # as wide as its longest line, never cropped or wrapped: code copied from here still runs
-        out.print(Syntax(code, match.group(3) or "text", theme="ansi_dark", word_wrap=False, code_width=width,
-                         background_color="default"), crop=False)
+        out.print(
+            Syntax(
+                code,
+                match.group(3) or "text",
+                theme="ansi_dark",
+                word_wrap=False,
+                code_width=width,
+                background_color="default",
+            ),
+            crop=False,
+        )
         start = match.end()
     rest = text[start:].strip("\n")
     if rest or start == 0:
@@ -514,13 +635,24 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
         console.print()
     console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
     lineage = result.lineage
-    console.print(sources_panel(list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors)))
+    console.print(
+        sources_panel(
+            list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors)
+        )
+    )
 
 
 def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:
     """The inspect JSON: the lineage's own keys, plus where the turn is and its answer."""
     data = lineage.to_dict()
-    data.update({"turn": turn_number, "message_id": message_id, "weak_match": data.pop("weak"), "answer": answer})
+    data.update(
+        {
+            "turn": turn_number,
+            "message_id": message_id,
+            "weak_match": data.pop("weak"),
+            "answer": answer,
+        }
+    )
     return data
 
 
@@ -538,51 +670,99 @@ def _inspect_rows(chunks: list[dict]) -> list:
     """The chunk table as fixed-width lines, each chunk's `document › section` on its own line
     below its figures: it reads at 80 columns and the columns never move."""
     idw = max([5, *(len(str(c["chunk_id"])) for c in chunks)])
-    header = f"{'#':>2} {'chunk':>{idw}} {'vec':>3} {'fts':>3} {'sim':>5} {'rrf':>5} {'boost':>5} {'score':>5} marks"
+    header = (
+        f"{'#':>2} {'chunk':>{idw}} {'vec':>3} {'fts':>3} {'sim':>5} {'rrf':>5} "
+        f"{'boost':>5} {'score':>5} marks"
+    )
     rows: list = [Text(header, style="bold"), Text("─" * len(header), style="dim")]
     for c in chunks:
-        marks = "".join(m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on)
+        marks = "".join(
+            m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on
+        )
         sim = "-" if c["similarity"] is None else f"{c['similarity']:.3f}"
-        rows.append(Text(f"{c['rank']:>2} {c['chunk_id']:>{idw}} {_rank(c['vector_rank']):>3} {_rank(c['fts_rank']):>3} "
-                         f"{sim:>5} {c['rrf'] or 0:>5.3f} {c['boost']:>5.2f} {c['score']:>5.3f} {marks}"))
+        rows.append(
+            Text(
+                f"{c['rank']:>2} {c['chunk_id']:>{idw}} {_rank(c['vector_rank']):>3} "
+                f"{_rank(c['fts_rank']):>3} {sim:>5} {c['rrf'] or 0:>5.3f} {c['boost']:>5.2f} "
+                f"{c['score']:>5.3f} {marks}"
+            )
+        )
         heading = (c["heading"] or "").replace(" > ", " › ")
-        rows.append(Padding(_place(c["document"], heading, width() - 4, c.get("page_start"), c.get("page_end")),
-                            (0, 0, 0, 3)))
+        rows.append(
+            Padding(
+                _place(c["document"], heading, width() - 4, c.get("page_start"), c.get("page_end")),
+                (0, 0, 0, 3),
+            )
+        )
     return rows
 
 
 def inspect_view(data: dict) -> None:
     r = data["reformulation"]
     console.print(f"[bold]Turn {data['turn']}[/] (message {data['message_id']})")
-    console.print(f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}", width=width())
+    console.print(
+        f"[bold]question[/]        {escape(snippet(str(data['question']), 2 * ECHO_LIMIT))}",
+        width=width(),
+    )
     console.print(f"[bold]history window[/]  message ids {data['history_window'] or '(none)'}")
     console.print(f"[bold]reformulation[/]   by {escape(str(r.get('reformulator')))}")
-    keys = ("semantic_query", "keyword_query", "is_follow_up", "is_meta", "topic_shift", "reasoning",
-            *(("model_query", "model_weight") if r.get("model_query") else ()))
+    keys = (
+        "semantic_query",
+        "keyword_query",
+        "is_follow_up",
+        "is_meta",
+        "topic_shift",
+        "reasoning",
+        *(("model_query", "model_weight") if r.get("model_query") else ()),
+    )
     show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT))) for key in keys]))
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
     own = r.get("question_weight", 1.0)
-    console.print(f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own queries weigh {own:g})")
-    show(_hanging([(query["name"], f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}")
-                   for query in data.get("queries", [])]))
+    console.print(
+        f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own "
+        f"queries weigh {own:g})"
+    )
+    show(
+        _hanging(
+            [
+                (
+                    query["name"],
+                    f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}",
+                )
+                for query in data.get("queries", [])
+            ]
+        )
+    )
     for path in data["missing_anchors"]:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     show(Group(*_inspect_rows(data["chunks"])))
-    console.print("[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]")
-    console.print(f"[bold]answer mode[/]     {data['answer_mode']}" + ("  (not covered)" if data["weak_match"] else ""))
+    console.print(
+        "[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]"
+    )
+    console.print(
+        f"[bold]answer mode[/]     {data['answer_mode']}"
+        + ("  (not covered)" if data["weak_match"] else "")
+    )
     if data.get("coverage"):
         evidence = "  ".join(f"{key} {value:.2f}" for key, value in data["coverage"].items())
-        console.print(f"[bold]coverage[/]        {evidence}" + ("  -> not covered" if data["weak_match"] else ""))
+        console.print(
+            f"[bold]coverage[/]        {evidence}"
+            + ("  -> not covered" if data["weak_match"] else "")
+        )
     if data.get("correction"):
-        console.print(f"[bold]correction[/]      of the last question, as typed: {escape(data['correction'])}",
-                      width=width())
+        console.print(
+            "[bold]correction[/]      of the last question, as typed: "
+            f"{escape(data['correction'])}",
+            width=width(),
+        )
     for message in data["notices"]:
         console.print(f"  [yellow]notice:[/] {escape(message)}")
 
 
 def ago(stamp: str, now: datetime | None = None) -> str:
-    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago", or the date."""
+    """A humane age of an ISO timestamp: "just now", "5 min ago", "2 h ago", "3 days ago",
+    or the date."""
     try:
         then = datetime.fromisoformat(stamp)
     except (TypeError, ValueError):
@@ -609,8 +789,12 @@ def sessions_table(rows: list[dict], now: datetime | None = None) -> None:
     table = Table("session", "turns", "last used", "first question")
     for row in rows:
         first = row.get("first_question")
-        table.add_row(escape(row["name"]), str(row["turns"]), ago(row["updated_at"], now),
-                      escape(snippet(first, 60)) if first else "[dim](no questions yet)[/]")
+        table.add_row(
+            escape(row["name"]),
+            str(row["turns"]),
+            ago(row["updated_at"], now),
+            escape(snippet(first, 60)) if first else "[dim](no questions yet)[/]",
+        )
     show(table)
 
 
@@ -623,9 +807,14 @@ class EvalProgress:
     def __init__(self, target: Console | None = None) -> None:
         shown = _progress_console(target)
         self._bar = Progress(
-            TextColumn("[bold]replay  "), BarColumn(), MofNCompleteColumn(),
-            TextColumn("{task.fields[detail]}", style="dim"), TimeElapsedColumn(),
-            console=shown, transient=False, disable=not shown.is_terminal,
+            TextColumn("[bold]replay  "),
+            BarColumn(),
+            MofNCompleteColumn(),
+            TextColumn("{task.fields[detail]}", style="dim"),
+            TimeElapsedColumn(),
+            console=shown,
+            transient=False,
+            disable=not shown.is_terminal,
         )
         self._task = self._bar.add_task("replay", total=None, detail="")
 
@@ -637,16 +826,22 @@ class EvalProgress:
         self._bar.stop()
 
     def update(self, done: int, total: int, detail: str) -> None:
-        self._bar.update(self._task, completed=done, total=total, detail=escape_markup(printable(detail)[-40:]))
+        self._bar.update(
+            self._task, completed=done, total=total, detail=escape_markup(printable(detail)[-40:])
+        )
 
 
-def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]) -> None:
+def eval_tables(
+    summaries: list[GroupSummary], metric_names: list[str], seconds: Mapping[str, float]
+) -> None:
     """One table per group (overall, per tag value): strategies as rows, metrics as columns;
     the best value of each column in bold."""
     for position, summary in enumerate(summaries):
         overall = position == 0
         table = Table(title=escape(summary.name), title_justify="left", title_style="bold")
-        table.add_column("strategy", no_wrap=True)  # a strategy's name is never cut: it says what the row is
+        table.add_column(
+            "strategy", no_wrap=True
+        )  # a strategy's name is never cut: it says what the row is
         table.add_column("turns", justify="right")
         for name in metric_names:
             table.add_column(name, justify="right")
@@ -656,17 +851,30 @@ def eval_tables(summaries: list[GroupSummary], metric_names: list[str], seconds:
             table.add_column("p", justify="right")
         if overall:
             table.add_column("seconds", justify="right", style="dim")
-            table.caption = ("W/L/T: turns whose nDCG@10 beats, trails, ties last-turn's; p: two-sided sign test. "
-                             "seconds: replay time (the first strategy also embeds the shared questions and replies)")
-        best = {name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
-                for name in metric_names}
+            table.caption = (
+                "W/L/T: turns whose nDCG@10 beats, trails, ties last-turn's; p: two-sided sign "
+                "test. seconds: replay time (the first strategy also embeds the shared questions "
+                "and replies)"
+            )
+        best = {
+            name: max((row.metrics[name] for row in summary.rows if row.count), default=None)
+            for name in metric_names
+        }
         for row in summary.rows:
-            cells = [f"[bold]{row.metrics[n]:.3f}[/]" if row.count and row.metrics[n] == best[n]
-                     else (f"{row.metrics[n]:.3f}" if row.count else "-") for n in metric_names]
+            cells = [
+                f"[bold]{row.metrics[n]:.3f}[/]"
+                if row.count and row.metrics[n] == best[n]
+                else (f"{row.metrics[n]:.3f}" if row.count else "-")
+                for n in metric_names
+            ]
             extra = []
             if paired:
                 versus = row.versus
-                extra += [f"{versus.wins}/{versus.losses}/{versus.ties}", f"{versus.p_value:.3f}"] if versus else ["-", "-"]
+                extra += (
+                    [f"{versus.wins}/{versus.losses}/{versus.ties}", f"{versus.p_value:.3f}"]
+                    if versus
+                    else ["-", "-"]
+                )
             if overall:
                 extra.append(f"{seconds.get(row.strategy, 0):.1f}")
             table.add_row(escape(row.strategy), str(row.count), *cells, *extra)
@@ -680,7 +888,9 @@ def answer_tables(groups: list[AnswerGroup]) -> None:
         console.print("[dim]answer quality: no answered turn had a reference[/]")
         return
     for strategy in dict.fromkeys(g.strategy for g in groups):
-        table = Table(title=f"answer quality: {escape(strategy)}", title_justify="left", title_style="bold")
+        table = Table(
+            title=f"answer quality: {escape(strategy)}", title_justify="left", title_style="bold"
+        )
         table.add_column("group")
         table.add_column("turns", justify="right")
         for system in ("ragchat", "lead", "oracle"):
@@ -688,9 +898,16 @@ def answer_tables(groups: list[AnswerGroup]) -> None:
         table.add_column("1/3 of\nthe gap", justify="right")
         for group in (g for g in groups if g.strategy == strategy):
             cells = [f"{row.f1:.3f} / {row.recall:.3f} / {row.words:.0f}" for row in group.rows]
-            table.add_row(escape(group.name), str(group.rows[0].count), *cells, "yes" if group.closes_a_third else "no")
-        table.caption = ("content words, stemmed, against the reference; lead: the top chunk's first words, as many "
-                         "as ragchat's answer; oracle: greedy best sentences of the same chunks")
+            table.add_row(
+                escape(group.name),
+                str(group.rows[0].count),
+                *cells,
+                "yes" if group.closes_a_third else "no",
+            )
+        table.caption = (
+            "content words, stemmed, against the reference; lead: the top chunk's first words, "
+            "as many as ragchat's answer; oracle: greedy best sentences of the same chunks"
+        )
         console.print(table)
 
 
@@ -718,6 +935,9 @@ def section_view(section: library.Section) -> None:
 def coverage_line(score: CoverageScore) -> None:
     """`eval --unanswerable`: how the not-covered decision did."""
     console.print(
-        f"[bold]Not covered[/] (the documents do not answer it): precision {score.precision:.2f}, "
-        f"recall {score.recall:.2f} — fired on {score.caught} of {score.unanswerable} unanswerable turns and "
-        f"on {score.false_alarms} of {score.answerable} answerable ones (ragchat strategy)", soft_wrap=True)
+        "[bold]Not covered[/] (the documents do not answer it): precision "
+        f"{score.precision:.2f}, recall {score.recall:.2f} — fired on {score.caught} of "
+        f"{score.unanswerable} unanswerable turns and on {score.false_alarms} of "
+        f"{score.answerable} answerable ones (ragchat strategy)",
+        soft_wrap=True,
+    )

@@ -36,16 +36,24 @@ HELP = """Ask anything about your documents; follow-ups ("what about X?") are un
   /exit           leave (or type exit or quit; Ctrl-D works too)
 Ctrl-C cancels the current answer; Tab completes commands and session names."""
 
-BARE_COMMANDS = {"help", "exit", "quit", "clear"}  # typed without the slash, these are commands, not questions
+BARE_COMMANDS = {
+    "help",
+    "exit",
+    "quit",
+    "clear",
+}  # typed without the slash, these are commands, not questions
 
 
 class SlashCompleter(Completer):
-    """Tab completion: slash commands at the start of the line, session names after /new and /resume."""
+    """Tab completion: slash commands at the start of the line, session names after
+    /new and /resume."""
 
     def __init__(self, repl: Repl) -> None:
         self.repl = repl
 
-    def get_completions(self, document: Document, complete_event: CompleteEvent) -> Iterator[Completion]:
+    def get_completions(
+        self, document: Document, complete_event: CompleteEvent
+    ) -> Iterator[Completion]:
         text = document.text_before_cursor
         if not text.startswith("/"):
             return
@@ -61,8 +69,15 @@ class SlashCompleter(Completer):
 
 
 class Repl:
-    def __init__(self, app: App, session: str, *, input: Any = None, output: Any = None,
-                 lines: Iterable[str] | None = None) -> None:
+    def __init__(
+        self,
+        app: App,
+        session: str,
+        *,
+        input: Any = None,
+        output: Any = None,
+        lines: Iterable[str] | None = None,
+    ) -> None:
         """`lines`: questions and commands read from a pipe, one a line (no prompt, no terminal)."""
         self.app = app
         self.session = session
@@ -75,13 +90,22 @@ class Repl:
                 history: History = FileHistory(str(history_file))
             except OSError:
                 history = InMemoryHistory()
-            self.prompt: PromptSession[str] = PromptSession(history=history, input=input, output=output,
-                                                            completer=SlashCompleter(self))
+            self.prompt: PromptSession[str] = PromptSession(
+                history=history, input=input, output=output, completer=SlashCompleter(self)
+            )
         self.commands: dict[str, Callable[[str], bool]] = {
-            "/help": self._help, "/ingest": self._ingest, "/sources": self._sources, "/open": self._open,
-            "/retry": self._retry, "/inspect": self._inspect,
-            "/new": self._new, "/resume": self._resume_command, "/sessions": self._sessions, "/clear": self._clear,
-            "/exit": lambda arg: False, "/quit": lambda arg: False,
+            "/help": self._help,
+            "/ingest": self._ingest,
+            "/sources": self._sources,
+            "/open": self._open,
+            "/retry": self._retry,
+            "/inspect": self._inspect,
+            "/new": self._new,
+            "/resume": self._resume_command,
+            "/sessions": self._sessions,
+            "/clear": self._clear,
+            "/exit": lambda arg: False,
+            "/quit": lambda arg: False,
         }
         self._start_conversation()
 
@@ -96,8 +120,10 @@ class Repl:
                 text = readable_text(line.rstrip("\r\n"))
                 if text.strip():
                     echo = render.snippet(text, render.ECHO_LIMIT)
-                    render.console.print(f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
-                                         soft_wrap=True)
+                    render.console.print(
+                        f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
+                        soft_wrap=True,
+                    )
                 yield text
             return
         while True:
@@ -125,8 +151,10 @@ class Repl:
 
     def _banner(self) -> None:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
-        render.console.print(f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
-                             f"{docs} documents, {chunks} chunks")
+        render.console.print(
+            f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
+            f"{docs} documents, {chunks} chunks"
+        )
         problem = self.app.backend_problem()
         if problem is None:
             answer_mode = "Ollama answers"
@@ -144,18 +172,29 @@ class Repl:
         last_user = next((m for m in reversed(history) if m.role == "user"), None)
         if last_user is None:
             return
-        reply = next((m for m in history if m.role == "assistant" and m.turn == last_user.turn), None)
-        render.console.print(f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last was:[/]")
-        render.console.print(f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
-                             width=render.width())
+        reply = next(
+            (m for m in history if m.role == "assistant" and m.turn == last_user.turn), None
+        )
+        render.console.print(
+            f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last "
+            "was:[/]"
+        )
+        render.console.print(
+            f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
+            width=render.width(),
+        )
         if reply:
-            render.console.print(render.preview(reply.content, 400), style="dim", width=render.width())
+            render.console.print(
+                render.preview(reply.content, 400), style="dim", width=render.width()
+            )
 
     def _ask(self, text: str, retry: str | None = None) -> None:
         streaming = self.conversation.backend_in_use() is not None
         printer = render.StreamPrinter()
         try:
-            result = self.conversation.ask(text, on_token=printer if streaming else None, retry=retry)
+            result = self.conversation.ask(
+                text, on_token=printer if streaming else None, retry=retry
+            )
             printer.close()
         except KeyboardInterrupt:
             printer.close()
@@ -205,7 +244,13 @@ class Repl:
             raise RagchatError(f"/ingest: {exc}") from None
         try:
             with render.IngestProgress() as progress:
-                report = ingest(self.app.db, self.app.settings, paths, lambda: self.app.embedder, progress=progress)
+                report = ingest(
+                    self.app.db,
+                    self.app.settings,
+                    paths,
+                    lambda: self.app.embedder,
+                    progress=progress,
+                )
         except KeyboardInterrupt:  # before the walk finished: nothing was written
             render.notice("ingest interrupted")
             return True
@@ -222,7 +267,9 @@ class Repl:
         chunk = self._source(last.lineage.chunks, arg)
         stored = library.chunks_by_ids(self.app.db, [chunk.chunk_id]).get(chunk.chunk_id)
         if stored is None:
-            raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
+            raise RagchatError(
+                f"source {arg} is gone: its document was removed or changed since that turn"
+            )
         render.passage(chunk, stored.text, last.answer)
         return True
 
@@ -231,17 +278,25 @@ class Repl:
         chunk = next((c for c in chunks if c.rank == int(arg)), None)
         if chunk is None:
             ranks = [c.rank for c in chunks]
-            raise RagchatError(f"the last answer has no source {arg}"
-                               + (f" (it has {min(ranks)}-{max(ranks)})" if ranks else " (it has none)"))
+            raise RagchatError(
+                f"the last answer has no source {arg}"
+                + (f" (it has {min(ranks)}-{max(ranks)})" if ranks else " (it has none)")
+            )
         return chunk
 
     def _open(self, arg: str) -> bool:
         if not arg.isdigit():
-            raise RagchatError(f"/open wants a source number, not {arg!r} (usage: /open N)" if arg else "usage: /open N")
+            raise RagchatError(
+                f"/open wants a source number, not {arg!r} (usage: /open N)"
+                if arg
+                else "usage: /open N"
+            )
         chunk = self._source(self.app.turn(self.session).lineage.chunks, arg)
         found = library.section(self.app.db, chunk.chunk_id)
         if found is None:
-            raise RagchatError(f"source {arg} is gone: its document was removed or changed since that turn")
+            raise RagchatError(
+                f"source {arg} is gone: its document was removed or changed since that turn"
+            )
         render.section_view(found)
         return True
 
@@ -253,7 +308,9 @@ class Repl:
         if arg and not arg.isdigit():
             raise SessionError(f"/inspect wants a turn number, not {arg!r} (usage: /inspect [N])")
         chosen = self.app.turn(self.session, int(arg) if arg else None)
-        render.inspect_view(render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer))
+        render.inspect_view(
+            render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
+        )
         return True
 
     def _switch(self, name: str) -> None:
@@ -266,9 +323,11 @@ class Repl:
             raise RagchatError("usage: /new NAME")
         existing = next((row for row in sessions.sessions(self.app.db) if row["name"] == arg), None)
         if existing is not None and existing["turns"]:
-            render.notice(f"session {arg} exists already ({existing['turns']} turn(s), last used "
-                          f"{render.ago(existing['updated_at'])}): /resume {arg} continues it, "
-                          "or /new with another name starts afresh")
+            render.notice(
+                f"session {arg} exists already ({existing['turns']} turn(s), last used "
+                f"{render.ago(existing['updated_at'])}): /resume {arg} continues it, "
+                "or /new with another name starts afresh"
+            )
             return True
         sessions.session_id(self.app.db, arg)  # started: /sessions lists it
         self._switch(arg)
@@ -277,7 +336,9 @@ class Repl:
     def _resume_command(self, arg: str) -> bool:
         if not arg:
             raise RagchatError("usage: /resume NAME (/sessions lists them)")
-        sessions.session_id(self.app.db, arg, create=False)  # a clear error when there is no such session
+        sessions.session_id(
+            self.app.db, arg, create=False
+        )  # a clear error when there is no such session
         self._switch(arg)
         self._resume()
         return True

@@ -37,9 +37,9 @@ def content_words(text: str) -> list[str]:
 
 # Words ending in "." that do not end a sentence; initials ("U.S.", "J.") are recognised by shape.
 ABBREVIATIONS = frozenset(
-    "a.k.a. e.g. i.e. cf. vs. viz. approx. dr. mr. mrs. ms. prof. st. jr. sr. no. nos. fig. figs. vol. "
-    "art. sec. ch. p. pp. ed. eds. inc. ltd. co. corp. dept. est. gen. gov. rev. mt. ft. jan. feb. mar. "
-    "apr. jun. jul. aug. sep. sept. oct. nov. dec.".split()
+    "a.k.a. e.g. i.e. cf. vs. viz. approx. dr. mr. mrs. ms. prof. st. jr. sr. no. nos. fig. "
+    "figs. vol. art. sec. ch. p. pp. ed. eds. inc. ltd. co. corp. dept. est. gen. gov. rev. mt. "
+    "ft. jan. feb. mar. apr. jun. jul. aug. sep. sept. oct. nov. dec.".split()
 )
 INITIALS = re.compile(r"^[(\"']?(?:[A-Za-z]\.){1,4}$")
 
@@ -72,18 +72,21 @@ def _gap(rule: SentenceRule) -> re.Pattern[str]:
 def _abbreviation(piece: str) -> bool:
     """`piece` (a sentence up to its end punctuation) ends in a known abbreviation or initials."""
     before = piece.rsplit(None, 1)[-1]
-    return before.endswith(".") and (before.lower() in ABBREVIATIONS or bool(INITIALS.match(before)))
+    return before.endswith(".") and (
+        before.lower() in ABBREVIATIONS or bool(INITIALS.match(before))
+    )
 
 
-def sentence_spans(text: str, start: int = 0, end: int | None = None,
-                   rule: SentenceRule = ANSWER_SENTENCES) -> list[tuple[int, int]]:
+def sentence_spans(
+    text: str, start: int = 0, end: int | None = None, rule: SentenceRule = ANSWER_SENTENCES
+) -> list[tuple[int, int]]:
     """The sentences of text[start:end] as (start, end) offsets into `text`, without the white
     space around them. Line breaks are white space like any other (one paragraph at a time)."""
     end = len(text) if end is None else end
     spans: list[tuple[int, int]] = []
     begin = start
     for gap in _gap(rule).finditer(text, start, end):
-        if rule.abbreviations and _abbreviation(text[begin:gap.start() + 1]):
+        if rule.abbreviations and _abbreviation(text[begin : gap.start() + 1]):
             continue
         spans.append(_trimmed(text, begin, gap.start(1)))
         begin = gap.end(1)
@@ -137,7 +140,7 @@ def subject_words(text: str) -> list[str]:
 
 
 def source_label(path: str, page_start: int | None = None, page_end: int | None = None) -> str:
-    """"guide.pdf p. 12", "guide.pdf pp. 12-13", or just the path when the chunk has no pages."""
+    """ "guide.pdf p. 12", "guide.pdf pp. 12-13", or just the path when the chunk has no pages."""
     if page_start is None:
         return path
     if page_end is None or page_end == page_start:
@@ -158,9 +161,11 @@ def one_line(text: str, limit: int | None = None) -> str:
 _SEQUENCE = re.compile(
     r"\x1b\[[0-?]*[ -/]*[@-~]"  # CSI (ESC [ params final), e.g. ESC[2J
     r"|\x9b[0-?]*[ -/]*[@-~]"  # CSI, single-character form
-    # OSC, DCS, SOS, PM, APC with their payload, ended by BEL or ST (e.g. OSC 52 writes the clipboard)
+    # OSC, DCS, SOS, PM, APC with their payload, ended by BEL or ST (e.g. OSC 52 writes the
+    # clipboard)
     r"|(?:\x1b[\]PX^_]|[\x90\x98\x9d\x9e\x9f])(?:[^\x07\x1b\x9c]|\x1b(?!\\))*?(?:\x07|\x1b\\|\x9c)"
-    r"|\x1b[ -/]*[0-~]",  # any other escape (ESC c resets the terminal; an unended OSC loses its ESC ])
+    # any other escape (ESC c resets the terminal; an unended OSC loses its ESC ])
+    r"|\x1b[ -/]*[0-~]",
 )
 _CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f]")  # C0 but tab and newline, DEL, C1
 # The unfinished end of a piece of a stream that may still become an escape sequence.
@@ -173,13 +178,15 @@ _UNFINISHED = re.compile(
 # Invisible characters that reorder or hide what is shown (Unicode Cf: bidi overrides and isolates
 # U+202A-202E and U+2066-2069, zero-width spaces, the BOM, tag characters; surrogates left by
 # undecodable bytes; line and paragraph separators): `rtl\u202etxt.md` would display as "rtldm.txt".
-# They are shown escaped (`\u202e`), inert. The zero-width (non-)joiners stay: scripts and emoji need them.
+# They are shown escaped (`\u202e`), inert. The zero-width (non-)joiners stay: scripts and emoji
+# need them.
 _INERT_CATEGORIES = frozenset({"Cf", "Cs", "Zl", "Zp"})
 _JOINERS = frozenset("\u200c\u200d")
 
 
 def inert_char(char: str) -> str | None:
-    """How an invisible formatting character is shown (`\u202e`), or None for any other character."""
+    """How an invisible formatting character is shown (`\u202e`), or None for any other
+    character."""
     if char in _JOINERS or unicodedata.category(char) not in _INERT_CATEGORIES:
         return None
     code = ord(char)
@@ -214,7 +221,11 @@ class PrintableStream:
     def feed(self, piece: str) -> str:
         text = self._pending + piece
         unfinished = _UNFINISHED.search(text)
-        cut = unfinished.start() if unfinished and len(text) - unfinished.start() <= self.LIMIT else len(text)
+        cut = (
+            unfinished.start()
+            if unfinished and len(text) - unfinished.start() <= self.LIMIT
+            else len(text)
+        )
         self._pending = text[cut:]
         return printable(text[:cut])
 

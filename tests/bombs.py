@@ -14,17 +14,19 @@ from pathlib import Path
 from helpers import pdf_bytes
 
 _CONTENT_TYPES = (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-    '<Types xmlns="http://schemas.openxmlformats.org/package/2006/content-types">'
-    '<Default Extension="rels" ContentType="application/vnd.openxmlformats-package.relationships+xml"/>'
-    '<Default Extension="xml" ContentType="application/xml"/>'
-    '<Override PartName="/word/document.xml" '
-    'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.main+xml"/></Types>'
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Types '
+    'xmlns="http://schemas.openxmlformats.org/package/2006/content-types"><Default '
+    'Extension="rels" '
+    'ContentType="application/vnd.openxmlformats-package.relationships+xml"/><Default '
+    'Extension="xml" ContentType="application/xml"/><Override PartName="/word/document.xml" '
+    'ContentType="application/vnd.openxmlformats-officedocument.wordprocessingml.document.'
+    'main+xml"/></Types>'
 )
 _RELS = (
-    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?>'
-    '<Relationships xmlns="http://schemas.openxmlformats.org/package/2006/relationships">'
-    '<Relationship Id="rId1" Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
+    '<?xml version="1.0" encoding="UTF-8" standalone="yes"?><Relationships '
+    'xmlns="http://schemas.openxmlformats.org/package/2006/relationships"><Relationship '
+    'Id="rId1" '
+    'Type="http://schemas.openxmlformats.org/officeDocument/2006/relationships/officeDocument" '
     'Target="word/document.xml"/></Relationships>'
 )
 _DOC_HEAD = (
@@ -59,8 +61,8 @@ def paragraphs_docx(path: Path, megabytes: int = 200) -> Path:
 
 def text_node_docx(path: Path, megabytes: int = 1024, declared: int | None = None) -> Path:
     """One text node of `megabytes` MB (1 GB deflates to about 1 MB), its size in the zip header
-    `declared` if given (a header that lies). One deflated megabyte is
-    repeated (a full flush makes each copy self-contained), so making it takes a fraction of a second."""
+    `declared` if given (a header that lies). One deflated megabyte is repeated (a full flush makes
+    each copy self-contained), so making it takes a fraction of a second."""
     block = b"a" * MB
     compressor = zlib.compressobj(9, zlib.DEFLATED, -15)
     piece = compressor.compress(block) + compressor.flush(zlib.Z_FULL_FLUSH)
@@ -73,23 +75,38 @@ def text_node_docx(path: Path, megabytes: int = 1024, declared: int | None = Non
     start, end = zlib.compressobj(9, zlib.DEFLATED, -15), zlib.compressobj(9, zlib.DEFLATED, -15)
     first = start.compress(head) + start.flush(zlib.Z_FULL_FLUSH)
     last = end.compress(tail) + end.flush()
-    size = len(head) + megabytes * MB + len(tail) if declared is None else declared  # a lying header
-    members = [(name, zlib.compress(text.encode())[2:-4], zlib.crc32(text.encode()), len(text.encode()))
-               for name, text in (("[Content_Types].xml", _CONTENT_TYPES), ("_rels/.rels", _RELS))]
+    size = (
+        len(head) + megabytes * MB + len(tail) if declared is None else declared
+    )  # a lying header
+    members = [
+        (name, zlib.compress(text.encode())[2:-4], zlib.crc32(text.encode()), len(text.encode()))
+        for name, text in (("[Content_Types].xml", _CONTENT_TYPES), ("_rels/.rels", _RELS))
+    ]
     with path.open("wb") as out:
         directory = b""
-        for name, chunks, crc_of, length in [*((n, [d], c, ln) for n, d, c, ln in members),
-                                               ("word/document.xml", [first, *[piece] * megabytes, last], crc, size)]:
+        for name, chunks, crc_of, length in [
+            *((n, [d], c, ln) for n, d, c, ln in members),
+            ("word/document.xml", [first, *[piece] * megabytes, last], crc, size),
+        ]:
             offset = out.tell()
             packed = sum(len(chunk) for chunk in chunks)
             fields = struct.pack("<HHHHHIII", 20, 0, 8, 0, 0, crc_of, packed, length)
             out.write(b"PK\x03\x04" + fields + struct.pack("<HH", len(name), 0) + name.encode())
             for chunk in chunks:
                 out.write(chunk)
-            directory += (b"PK\x01\x02" + struct.pack("<H", 20) + fields
-                          + struct.pack("<HHHHHII", len(name), 0, 0, 0, 0, 0, offset) + name.encode())
+            directory += (
+                b"PK\x01\x02"
+                + struct.pack("<H", 20)
+                + fields
+                + struct.pack("<HHHHHII", len(name), 0, 0, 0, 0, 0, offset)
+                + name.encode()
+            )
         where = out.tell()
-        out.write(directory + b"PK\x05\x06" + struct.pack("<HHHHIIH", 0, 0, 3, 3, len(directory), where, 0))
+        out.write(
+            directory
+            + b"PK\x05\x06"
+            + struct.pack("<HHHHIIH", 0, 0, 3, 3, len(directory), where, 0)
+        )
     return path
 
 
@@ -101,11 +118,17 @@ def flate_bomb_pdf(path: Path, megabytes: int = 450) -> Path:
     header = compressor.compress(line * (MB // len(line))) + compressor.flush(zlib.Z_FULL_FLUSH)
     again = zlib.compressobj(9, zlib.DEFLATED, -15)
     piece = again.compress(line * (MB // len(line))) + again.flush(zlib.Z_FULL_FLUSH)
-    packed = header + piece * (megabytes - 1) + again.flush()  # no adler32 trailer: readers tolerate it
+    packed = (
+        header + piece * (megabytes - 1) + again.flush()
+    )  # no adler32 trailer: readers tolerate it
     data = pdf_bytes([[("placeholder", 12, 700)]])
     plain = b"BT /F1 12 Tf 72 700 Td (placeholder) Tj ET"
     head, _, rest = data.partition(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(plain), plain))
-    body = head + b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(packed), packed) + rest
+    body = (
+        head
+        + b"<< /Length %d /Filter /FlateDecode >>\nstream\n%s\nendstream" % (len(packed), packed)
+        + rest
+    )
     path.write_bytes(_fix_xref(body))
     return path
 
@@ -122,7 +145,7 @@ def _fix_xref(data: bytes) -> bytes:
     xref = len(head)
     table = b"xref\n0 %d\n0000000000 65535 f \n" % (len(offsets) + 1)
     table += b"".join(b"%010d 00000 n \n" % offset for offset in offsets)
-    trailer = data[data.index(b"trailer"):]
+    trailer = data[data.index(b"trailer") :]
     trailer = trailer[: trailer.index(b"startxref")] + b"startxref\n%d\n%%%%EOF\n" % xref
     return head + table + trailer
 

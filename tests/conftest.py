@@ -20,7 +20,8 @@ from ragchat.store.db import open_db
 
 @pytest.fixture(autouse=True)
 def clean_env(monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> Iterator[None]:
-    """No user config, no RAGCHAT_* from the caller, Ollama pointed at a port where nothing listens."""
+    """No user config, no RAGCHAT_* from the caller, Ollama pointed at a port
+    where nothing listens."""
     for key in list(os.environ):
         if key.startswith("RAGCHAT_"):
             monkeypatch.delenv(key)

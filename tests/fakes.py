@@ -21,7 +21,9 @@ class FakeChat:
     host = "http://127.0.0.1:11434"
     model = "fake"
 
-    def __init__(self, json_replies: list[Any] | None = None, streams: list[Any] | None = None) -> None:
+    def __init__(
+        self, json_replies: list[Any] | None = None, streams: list[Any] | None = None
+    ) -> None:
         self.json_replies = list(json_replies or [])
         self.streams = list(streams or [])
         self.sent: list[list[dict[str, str]]] = []
@@ -31,7 +33,9 @@ class FakeChat:
 
     def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
         self.sent.append(messages)
-        reply = self.json_replies.pop(0) if self.json_replies else BackendUnavailable("no reply queued")
+        reply = (
+            self.json_replies.pop(0) if self.json_replies else BackendUnavailable("no reply queued")
+        )
         if isinstance(reply, Exception):
             raise reply
         return reply
@@ -68,7 +72,11 @@ class HashedWords:
         return found / norm if norm else found
 
     def embed(self, texts: Sequence[str]) -> np.ndarray:
-        return np.vstack([self.vector(t) for t in texts]) if texts else np.zeros((0, self.dim), dtype=np.float32)
+        return (
+            np.vstack([self.vector(t) for t in texts])
+            if texts
+            else np.zeros((0, self.dim), dtype=np.float32)
+        )
 
     def embed_query(self, text: str) -> np.ndarray:
         self.queries.append(text)

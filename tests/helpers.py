@@ -41,7 +41,8 @@ def pdf_bytes(pages: list[list[tuple[str, float, float]]], title: str | None = N
     kids = []
     for lines in pages:
         stream = b"\n".join(
-            b"BT /F1 %g Tf 72 %g Td (%s) Tj ET" % (size, y, _pdf_string(text)) for text, size, y in lines
+            b"BT /F1 %g Tf 72 %g Td (%s) Tj ET" % (size, y, _pdf_string(text))
+            for text, size, y in lines
         )
         objects.append(b"<< /Length %d >>\nstream\n%s\nendstream" % (len(stream), stream))
         objects.append(

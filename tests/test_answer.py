@@ -17,7 +17,7 @@ from ragchat import render
 from ragchat.evaluate import answers
 from ragchat.text import split_sentences
 
-# --- answer-quality figures ------------------------------------------------------------------------
+# --- answer-quality figures -----------------------------------------------------------------------
 
 
 def test_f1_and_recall_on_stemmed_content_words() -> None:
@@ -28,25 +28,33 @@ def test_f1_and_recall_on_stemmed_content_words() -> None:
     f1, recall = answers.overlap_scores(answer, reference)  # common: one "tank"
     assert recall == pytest.approx(1 / 5)
     assert f1 == pytest.approx(2 * (1 / 3) * (1 / 5) / (1 / 3 + 1 / 5))
-    assert answers.overlap_scores(["tank", "tank"], reference) == (pytest.approx(2 * 1 * 0.4 / 1.4), 0.4)
+    assert answers.overlap_scores(["tank", "tank"], reference) == (
+        pytest.approx(2 * 1 * 0.4 / 1.4),
+        0.4,
+    )
     assert answers.overlap_scores([], reference) == (0.0, 0.0)
 
 
 def test_lead_is_cut_to_the_answers_length() -> None:
-    assert answers.lead_answer("Heading\nOne two three four. Five six seven.", 5) == "One two three four. Five"
+    assert (
+        answers.lead_answer("Heading\nOne two three four. Five six seven.", 5)
+        == "One two three four. Five"
+    )
     assert answers.lead_answer("One two.", 10) == "One two."
 
 
 def test_the_oracle_picks_sentences_greedily_on_f1() -> None:
     chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
-    assert answers.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.") == \
-        "Dogs bark at night. Birds sing in the morning."
+    assert (
+        answers.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.")
+        == "Dogs bark at night. Birds sing in the morning."
+    )
     scored = answers.score_answer("Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.")
     assert scored.scores["oracle"][0] == 1.0 and scored.scores["ragchat"][0] == 0.0
     assert scored.scores["lead"] == (0.0, 0.0, 4) and scored.chunk_ids == (7, 8)
 
 
-# --- end to end -------------------------------------------------------------------------------------
+# --- end to end -----------------------------------------------------------------------------------
 
 
 DOCS = """# Client options
@@ -76,7 +84,9 @@ def library_of(runner, tmp_path: Path, name: str, text: str) -> Path:
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / name).write_text(text, encoding="utf-8")
-    (docs / "other.md").write_text("# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8")
+    (docs / "other.md").write_text(
+        "# Gardening\n\nTomatoes need sun and regular water to grow well.\n", encoding="utf-8"
+    )
     db = tmp_path / "lib.db"
     assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
     return db
@@ -99,37 +109,74 @@ def test_give_me_an_example_shows_the_code_block_intact(runner, tmp_path: Path) 
 def test_code_renders_as_syntax_and_prose_stays_inert() -> None:
     buffer = io.StringIO()
     target = Console(file=buffer, width=30, color_system=None)
-    render.answer_body("Use [bold]this[/bold]:\n\n```python\nvalue = some_function(argument_one, argument_two)\n```\n\nDone [1]",
-                       target)
+    render.answer_body(
+        "Use [bold]this[/bold]:\n\n```python\nvalue = some_function(argument_one, "
+        "argument_two)\n```\n\nDone [1]",
+        target,
+    )
     out = buffer.getvalue()
     assert "[bold]this[/bold]" in out
-    assert "\nvalue = some_function(argument_one, argument_two)" in out, "one line, not cropped or wrapped"
+    assert "\nvalue = some_function(argument_one, argument_two)" in out, (
+        "one line, not cropped or wrapped"
+    )
     assert "Done [1]" in out
 
 
-# --- eval --answers ----------------------------------------------------------------------------------
+# --- eval --answers -------------------------------------------------------------------------------
 
 
 def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "tanks.md").write_text("# Tanks\n\n" + TANK + "\n", encoding="utf-8")
-    (corpus / "pumps.md").write_text("# Heat pumps\n\nHeat pumps move heat rather than make it. "
-                                     "A heat pump defrosts its outdoor coil in winter.\n", encoding="utf-8")
+    (corpus / "pumps.md").write_text(
+        "# Heat pumps\n\nHeat pumps move heat rather than make it. "
+        "A heat pump defrosts its outdoor coil in winter.\n",
+        encoding="utf-8",
+    )
     items = [
-        {"id": "one", "tags": {"multi_turn": "N/A"}, "turns": [
-            {"user": "What does a first-flush diverter do?", "gold": ["tanks.md"],
-             "reference": "A first-flush diverter discards the first dirty water from the roof."}]},
-        {"id": "two", "tags": {"multi_turn": "Follow-up"}, "turns": [
-            {"user": "Tell me about heat pumps", "assistant": "Heat pumps move heat."},
-            {"user": "What happens in winter?", "gold": ["pumps.md"],
-             "reference": "In winter the heat pump defrosts its outdoor coil."}]},
+        {
+            "id": "one",
+            "tags": {"multi_turn": "N/A"},
+            "turns": [
+                {
+                    "user": "What does a first-flush diverter do?",
+                    "gold": ["tanks.md"],
+                    "reference": "A first-flush diverter discards the first dirty water from the "
+                    "roof.",
+                }
+            ],
+        },
+        {
+            "id": "two",
+            "tags": {"multi_turn": "Follow-up"},
+            "turns": [
+                {"user": "Tell me about heat pumps", "assistant": "Heat pumps move heat."},
+                {
+                    "user": "What happens in winter?",
+                    "gold": ["pumps.md"],
+                    "reference": "In winter the heat pump defrosts its outdoor coil.",
+                },
+            ],
+        },
     ]
     conversations = tmp_path / "set.jsonl"
     conversations.write_text("\n".join(json.dumps(i) for i in items), encoding="utf-8")
     out = tmp_path / "rows.jsonl"
-    result = invoke(runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat,last-turn",
-                    "--answers", "--out", out, "--db", tmp_path / "eval.db")
+    result = invoke(
+        runner,
+        "eval",
+        conversations,
+        "--corpus",
+        corpus,
+        "--strategies",
+        "ragchat,last-turn",
+        "--answers",
+        "--out",
+        out,
+        "--db",
+        tmp_path / "eval.db",
+    )
     assert result.exit_code == 0, result.output
     text = " ".join(result.output.split())
     assert "answer quality: ragchat" in text and "multi_turn: Follow-up" in text
@@ -139,8 +186,12 @@ def test_eval_answers_reports_figures_and_writes_answers(runner, tmp_path: Path)
     assert "first-flush diverter discards" in row["answer"] and row["answer_chunk_ids"]
     assert set(row["answer_scores"]) == {"ragchat", "lead", "oracle"}
     # the figures can be recomputed from the row
-    f1, recall = answers.overlap_scores(answers.answer_tokens(row["answer"]), answers.answer_tokens(row["reference"]))
-    assert row["answer_scores"]["ragchat"]["f1"] == round(f1, 4) and row["answer_scores"]["ragchat"]["recall"] == round(recall, 4)
+    f1, recall = answers.overlap_scores(
+        answers.answer_tokens(row["answer"]), answers.answer_tokens(row["reference"])
+    )
+    assert row["answer_scores"]["ragchat"]["f1"] == round(f1, 4) and row["answer_scores"][
+        "ragchat"
+    ]["recall"] == round(recall, 4)
     assert row["answer_scores"]["oracle"]["f1"] >= row["answer_scores"]["ragchat"]["f1"]
 
 
@@ -154,16 +205,44 @@ def test_the_ceiling_ranker_rescores_eval_rows(runner, tmp_path: Path) -> None:
     corpus = tmp_path / "corpus"
     corpus.mkdir()
     (corpus / "tanks.md").write_text("# Tanks\n\n" + TANK + "\n", encoding="utf-8")
-    item = {"id": "one", "tags": {"multi_turn": "N/A"}, "turns": [
-        {"user": "What does a first-flush diverter do?", "gold": ["tanks.md"],
-         "reference": "A first-flush diverter discards the first dirty water from the roof."}]}
+    item = {
+        "id": "one",
+        "tags": {"multi_turn": "N/A"},
+        "turns": [
+            {
+                "user": "What does a first-flush diverter do?",
+                "gold": ["tanks.md"],
+                "reference": "A first-flush diverter discards the first dirty water from the roof.",
+            }
+        ],
+    }
     conversations = tmp_path / "set.jsonl"
     conversations.write_text(json.dumps(item), encoding="utf-8")
     out, db = tmp_path / "rows.jsonl", tmp_path / "eval.db"
-    assert invoke(runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat", "--answers",
-                  "--out", out, "--db", db).exit_code == 0
-    done = subprocess.run([sys.executable, str(ceiling), str(out), "--db", str(db)], capture_output=True, text=True,
-                          timeout=120, check=True)
+    assert (
+        invoke(
+            runner,
+            "eval",
+            conversations,
+            "--corpus",
+            corpus,
+            "--strategies",
+            "ragchat",
+            "--answers",
+            "--out",
+            out,
+            "--db",
+            db,
+        ).exit_code
+        == 0
+    )
+    done = subprocess.run(
+        [sys.executable, str(ceiling), str(out), "--db", str(db)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+        check=True,
+    )
     lines = {line.split(" | ")[0]: line.split(" | ") for line in done.stdout.splitlines()[1:]}
     assert set(lines) == {"N/A", "overall"} and lines["N/A"][1] == "1"
     ceiling_one = float(lines["N/A"][4].split()[0])
@@ -174,15 +253,19 @@ def test_the_ceiling_ranker_rescores_eval_rows(runner, tmp_path: Path) -> None:
 def test_the_ceiling_takes_the_sentences_the_reference_uses_most() -> None:
     import importlib.util
 
-    spec = importlib.util.spec_from_file_location("answer_ceiling", Path(__file__).resolve().parent.parent
-                                                  / "benchmarks" / "answer_ceiling.py")
+    spec = importlib.util.spec_from_file_location(
+        "answer_ceiling",
+        Path(__file__).resolve().parent.parent / "benchmarks" / "answer_ceiling.py",
+    )
     assert spec and spec.loader
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
     chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
     assert module.ceiling_answer(chunks, "Dogs bark at night.", 1) == "Dogs bark at night."
-    assert module.ceiling_answer(chunks, "Dogs bark at night; birds sing in the morning.", 2) == \
-        "Dogs bark at night. Birds sing in the morning."
+    assert (
+        module.ceiling_answer(chunks, "Dogs bark at night; birds sing in the morning.", 2)
+        == "Dogs bark at night. Birds sing in the morning."
+    )
 
 
 POOL_DOCS = """# Connection pools
@@ -236,14 +319,22 @@ response = client.get("https://example.org", timeout=2.0)
 """
 
 
-def test_give_me_an_example_shows_another_example_before_repeating_one(runner, tmp_path: Path) -> None:
+def test_give_me_an_example_shows_another_example_before_repeating_one(
+    runner, tmp_path: Path
+) -> None:
     """An example shown in the session comes back only when the sources hold no other one."""
     db = library_of(runner, tmp_path, "timeouts.md", TWO_EXAMPLES)
-    first = invoke(runner, "ask", "How do I set the timeout on the client?", "--session", "t", "--db", db)
+    first = invoke(
+        runner, "ask", "How do I set the timeout on the client?", "--session", "t", "--db", db
+    )
     assert "client = httpx.Client(timeout=10.0)" in first.output, first.output
     assert "timeout=2.0" not in first.output, first.output
     second = invoke(runner, "ask", "give me an example", "--session", "t", "--db", db)
-    assert 'response = client.get("https://example.org", timeout=2.0)' in second.output, second.output
-    assert "client = httpx.Client(timeout=10.0)" not in second.output, "not the example already shown"
+    assert 'response = client.get("https://example.org", timeout=2.0)' in second.output, (
+        second.output
+    )
+    assert "client = httpx.Client(timeout=10.0)" not in second.output, (
+        "not the example already shown"
+    )
     third = invoke(runner, "ask", "give me an example", "--session", "t", "--db", db)
     assert "timeout=" in third.output, "no other example left: one already shown, rather than none"

@@ -44,8 +44,8 @@ def test_a_hard_wrapped_paragraph_is_one_block_and_its_sentences_are_whole() -> 
     )
     assert [kind for kind, _ in kinds(text)] == ["prose"]
     assert [u.sentence for u in units(text)] == [
-        "For flowing long blocks of text with fewer structural restrictions (docstrings or comments), "
-        "the line length should be limited to 72 characters.",
+        "For flowing long blocks of text with fewer structural restrictions (docstrings or "
+        "comments), the line length should be limited to 72 characters.",
         "Limit all lines to a maximum of 79 characters.",
     ]
 
@@ -71,8 +71,8 @@ def test_ingest_lists_nest_by_two_spaces_whatever_the_marker() -> None:
 
 def test_a_chunk_beginning_inside_a_numbered_list_keeps_the_list() -> None:
     text = (
-        "If there is no match, the error is stored to be handled later.\n"
-        "6. The request_started signal is sent.\n7. Any url_value_preprocessor() functions are called."
+        "If there is no match, the error is stored to be handled later.\n6. The request_started "
+        "signal is sent.\n7. Any url_value_preprocessor() functions are called."
     )
     assert [kind for kind, _ in kinds(text)] == ["prose", "list"]
 
@@ -87,7 +87,10 @@ def test_a_list_nobody_introduces_gives_its_items() -> None:
 
 
 def test_ingest_tables_are_cell_lines_without_a_delimiter_row() -> None:
-    text = "The defaults are listed below.\n\nname | default\ntimeout | 5.0\nretries | 3\n\nThat is all there is."
+    text = (
+        "The defaults are listed below.\n\nname | default\ntimeout | 5.0\nretries | "
+        "3\n\nThat is all there is."
+    )
     assert kinds(text)[1] == ("table", ("name | default", "timeout | 5.0", "retries | 3"))
     assert units(text)[0].kind == "table" and units(text)[0].block.endswith("retries | 3")
 
@@ -102,7 +105,10 @@ def test_headings_are_left_out_and_short_capitalised_lines_are_titles() -> None:
 
 
 def test_code_that_lost_its_fences_is_fenced_again() -> None:
-    text = "Open a client first.\nclient = httpx.Client()\nresponse = client.get(url)\nThen read the body."
+    text = (
+        "Open a client first.\nclient = httpx.Client()\nresponse = client.get(url)\nThen "
+        "read the body."
+    )
     unit = units(text)[0]
     assert unit.block == "```\nclient = httpx.Client()\nresponse = client.get(url)\n```"
 

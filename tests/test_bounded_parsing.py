@@ -1,7 +1,7 @@
 """Parsing is bounded and interruptible (issue 22): small files that expand into huge work are
 skipped with their reason, a slow file is stopped at the time budget, and Ctrl-C stops a parse at
-once, keeping the documents written before it. The hostile files are generated here (tests/bombs.py);
-benchmarks/bombs.py measures the time and memory of refusing them.
+once, keeping the documents written before it. The hostile files are generated here
+(tests/bombs.py); benchmarks/bombs.py measures the time and memory of refusing them.
 """
 
 from __future__ import annotations
@@ -42,7 +42,9 @@ def run_ingest(folder: Path, tmp_path: Path, embedder, **settings):
         db.close()
 
 
-def test_bombs_are_skipped_with_their_reason_and_the_rest_is_ingested(tmp_path: Path, embedder) -> None:
+def test_bombs_are_skipped_with_their_reason_and_the_rest_is_ingested(
+    tmp_path: Path, embedder
+) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     paragraphs_docx(folder / "paragraphs.docx", 200)
@@ -51,11 +53,16 @@ def test_bombs_are_skipped_with_their_reason_and_the_rest_is_ingested(tmp_path: 
     flate_bomb_pdf(folder / "flate.pdf", 150)
     nested_html(folder / "nested.html", 40_000)
     (folder / "notes.md").write_text(NOTE)
-    assert max(path.stat().st_size for path in folder.iterdir()) < 1_200_000  # small files, all of them
+    assert (
+        max(path.stat().st_size for path in folder.iterdir()) < 1_200_000
+    )  # small files, all of them
 
     report = run_ingest(folder, tmp_path, embedder)
 
-    assert sorted(report.added) == ["nested.html", "notes.md"]  # deep nesting parses, in linear time
+    assert sorted(report.added) == [
+        "nested.html",
+        "notes.md",
+    ]  # deep nesting parses, in linear time
     assert dict(report.skipped) == {
         "paragraphs.docx": ".docx expands to more than 32 MB (a compression bomb?)",
         "text_node.docx": ".docx expands to more than 32 MB (a compression bomb?)",
@@ -73,7 +80,9 @@ def test_text_past_the_character_limit_is_refused(tmp_path: Path, embedder) -> N
     report = run_ingest(folder, tmp_path, embedder, max_file_mb=0.1)
 
     assert report.added == ["notes.md"]
-    assert report.skipped == [("long.docx", "more than 104,857 characters of text (the limit follows max_file_mb)")]
+    assert report.skipped == [
+        ("long.docx", "more than 104,857 characters of text (the limit follows max_file_mb)")
+    ]
 
 
 def test_a_file_past_the_time_budget_is_stopped_and_the_next_parses(tmp_path: Path) -> None:
@@ -101,17 +110,23 @@ def documents_in(db_path: Path) -> list[str]:
         db.close()
 
 
-def test_ctrl_c_while_a_file_parses_stops_at_once_and_keeps_earlier_documents(tmp_path: Path) -> None:
+def test_ctrl_c_while_a_file_parses_stops_at_once_and_keeps_earlier_documents(
+    tmp_path: Path,
+) -> None:
     folder = tmp_path / "docs"
     folder.mkdir()
     (folder / "a.md").write_text(NOTE)
     (folder / "b.md").write_text(NOTE.replace("will", "trust"))
     (folder / "c_slow.md").write_text(nested_markdown(4))  # ~18 s to parse
     db_path = tmp_path / "lib.db"
-    process = subprocess.Popen([RAGCHAT, "ingest", str(folder), "--db", str(db_path)],
-                               env={**os.environ, "RAGCHAT_OLLAMA": "off"}, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [RAGCHAT, "ingest", str(folder), "--db", str(db_path)],
+        env={**os.environ, "RAGCHAT_OLLAMA": "off"},
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 60
     while documents_in(db_path) != ["a.md", "b.md"]:  # written while c_slow.md parses
         assert process.poll() is None, process.communicate()
@@ -128,7 +143,9 @@ def test_ctrl_c_while_a_file_parses_stops_at_once_and_keeps_earlier_documents(tm
     assert process.returncode == 130, stdout + stderr
     assert stderr.strip() == "Error: interrupted"
     assert documents_in(db_path) == ["a.md", "b.md"]
-    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], "the worker outlived the ingest"
+    assert not [pid for pid in workers if Path(f"/proc/{pid}").exists()], (
+        "the worker outlived the ingest"
+    )
 
 
 def children(parent: int) -> list[int]:

@@ -94,7 +94,9 @@ SHAPES = {
 
 
 @pytest.mark.parametrize("shape", SHAPES, ids=list(SHAPES))
-@pytest.mark.parametrize(("target", "max_size", "overlap"), [(1000, 1200, 150), (300, 400, 80), (200, 200, 0)])
+@pytest.mark.parametrize(
+    ("target", "max_size", "overlap"), [(1000, 1200, 150), (300, 400, 80), (200, 200, 0)]
+)
 def test_invariants_hold(shape: str, target: int, max_size: int, overlap: int) -> None:
     doc = SHAPES[shape]
     check_chunks(doc, chunk_document(doc, target, max_size, overlap), max_size)
@@ -104,7 +106,10 @@ def test_invariants_hold(shape: str, target: int, max_size: int, overlap: int) -
 def test_invariants_hold_on_random_documents(seed: int) -> None:
     rng = random.Random(seed)
     sections = [
-        ((f"Heading {n}",), paragraphs(rng.randint(0, 8), rng.randint(1, 15), seed * 100 + n) or "Short.")
+        (
+            (f"Heading {n}",),
+            paragraphs(rng.randint(0, 8), rng.randint(1, 15), seed * 100 + n) or "Short.",
+        )
         for n in range(rng.randint(1, 5))
     ]
     doc = make_doc(*sections)
@@ -120,7 +125,13 @@ def test_invariants_hold_on_random_documents(seed: int) -> None:
 def test_short_document_is_one_chunk() -> None:
     doc = make_doc((("Intro",), "One short paragraph.\n\nAnd a second."))
     assert chunk_document(doc) == [
-        Chunk(0, "One short paragraph.\n\nAnd a second.", ("Intro",), doc.sections[0].start, len(doc.text))
+        Chunk(
+            0,
+            "One short paragraph.\n\nAnd a second.",
+            ("Intro",),
+            doc.sections[0].start,
+            len(doc.text),
+        )
     ]
 
 
@@ -162,7 +173,9 @@ def test_giant_paragraph_without_sentences_splits_between_words() -> None:
     for chunk in chunks:
         assert len(chunk.text) <= 500
         assert set(chunk.text.split()) <= vocabulary  # every token is a whole word
-    for before, after in zip(chunks, chunks[1:]):  # no sentence or block start to begin an overlap at
+    for before, after in zip(
+        chunks, chunks[1:]
+    ):  # no sentence or block start to begin an overlap at
         assert overlap_chars(before, after) == 0
 
 
@@ -175,7 +188,9 @@ def test_a_single_token_longer_than_max_size_is_the_only_cut_inside_a_word() -> 
 
 
 def test_chunks_never_cross_sections_or_overlap_into_the_previous_one() -> None:
-    doc = make_doc((("A",), sentences(4, seed=1)), (("A", "A.1"), sentences(4, seed=2)), (("B",), "End."))
+    doc = make_doc(
+        (("A",), sentences(4, seed=1)), (("A", "A.1"), sentences(4, seed=2)), (("B",), "End.")
+    )
     chunks = chunk_document(doc, overlap=150)
     assert [c.heading_path for c in chunks] == [("A",), ("A", "A.1"), ("B",)]
     assert [c.start for c in chunks] == [s.start for s in doc.sections]
@@ -229,7 +244,9 @@ def test_bad_sizes_are_rejected(target: int, max_size: int, overlap: int) -> Non
 
 def test_chunks_of_a_loaded_markdown_file(tmp_path: Path) -> None:
     path = tmp_path / "bread.md"
-    path.write_text(f"# Bread\n\n{paragraphs(3)}\n\n## Starter\n\n{paragraphs(9, seed=7)}\n\n## Oven\n\nHot.\n")
+    path.write_text(
+        f"# Bread\n\n{paragraphs(3)}\n\n## Starter\n\n{paragraphs(9, seed=7)}\n\n## Oven\n\nHot.\n"
+    )
     doc = load_document(path)
     chunks = chunk_document(doc)
     check_chunks(doc, chunks)
@@ -244,12 +261,18 @@ def test_chunks_of_a_loaded_markdown_file(tmp_path: Path) -> None:
     ("title", "path", "expected_header"),
     [
         ("Wills", ("Making a will", "Who may witness"), "Wills > Making a will > Who may witness"),
-        ("Making a Will", ("Making a will", "Witnesses"), "Making a Will > Witnesses"),  # h1 == title
+        (
+            "Making a Will",
+            ("Making a will", "Witnesses"),
+            "Making a Will > Witnesses",
+        ),  # h1 == title
         ("Wills", (), "Wills"),
         ("", ("Only heading",), "Only heading"),
     ],
 )
-def test_embedding_text_reads_on_its_own(title: str, path: tuple[str, ...], expected_header: str) -> None:
+def test_embedding_text_reads_on_its_own(
+    title: str, path: tuple[str, ...], expected_header: str
+) -> None:
     chunk = Chunk(0, "Two witnesses must sign.", path, 0, 24)
     assert embedding_text(title, chunk) == f"{expected_header}\n\nTwo witnesses must sign."
 
@@ -263,7 +286,9 @@ def fences(text: str) -> int:
 
 
 def test_overlap_starts_at_a_sentence_or_block_never_inside_code() -> None:
-    code = "```python\n" + "\n".join(f"value_{n} = compute(argument_{n})" for n in range(6)) + "\n```"
+    code = (
+        "```python\n" + "\n".join(f"value_{n} = compute(argument_{n})" for n in range(6)) + "\n```"
+    )
     body = "\n\n".join(f"{sentences(3, seed=n)} Like this:\n\n{code}" for n in range(8))
     doc = make_doc((("Mixed",), body))
     chunks = chunk_document(doc, target=400, max_size=500, overlap=150)
@@ -276,7 +301,9 @@ def test_overlap_starts_at_a_sentence_or_block_never_inside_code() -> None:
 
 def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
     lead = sentences(6, seed=2)
-    rest = "the second router wins, " + sentences(3, seed=4).lower()  # one sentence, over 200 characters
+    rest = (
+        "the second router wins, " + sentences(3, seed=4).lower()
+    )  # one sentence, over 200 characters
     body = f"{lead}\n\nIf you import both, like:\n\n```python\nfrom a import router\n```\n\n{rest}"
     doc = make_doc((("Routers",), body))
     chunks = chunk_document(doc, target=150, max_size=600, overlap=0)

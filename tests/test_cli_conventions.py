@@ -34,7 +34,9 @@ def all_commands() -> list[tuple[list[str], object]]:
 COMMANDS = all_commands()
 
 
-@pytest.mark.parametrize("path, command", COMMANDS, ids=[" ".join(p) or "ragchat" for p, _ in COMMANDS])
+@pytest.mark.parametrize(
+    "path, command", COMMANDS, ids=[" ".join(p) or "ragchat" for p, _ in COMMANDS]
+)
 def test_help_has_no_type_tags_and_describes_everything(path: list[str], command, runner) -> None:
     result = invoke(runner, *path, "--help")
     assert result.exit_code == 0, result.output
@@ -44,7 +46,9 @@ def test_help_has_no_type_tags_and_describes_everything(path: list[str], command
     assert text.splitlines()[0].startswith("Usage: ")
     for param in command.params:
         if param.name != "help":
-            assert (getattr(param, "help", None) or "").strip(), f"{' '.join(path)}: {param.name} has no help"
+            assert (getattr(param, "help", None) or "").strip(), (
+                f"{' '.join(path)}: {param.name} has no help"
+            )
     assert (command.help or "").strip()
     for sub in getattr(command, "commands", {}).values():
         short = sub.get_short_help_str(limit=45)
@@ -61,7 +65,10 @@ def test_choices_are_listed_and_enforced(runner) -> None:
 def test_arguments_are_named_by_what_they_are(runner) -> None:
     assert "Usage: root ingest [OPTIONS] PATH..." in invoke(runner, "ingest", "--help").output
     assert "Usage: root search [OPTIONS] QUERY" in invoke(runner, "search", "--help").output
-    assert "Usage: root sessions rename [OPTIONS] OLD NEW" in invoke(runner, "sessions", "rename", "--help").output
+    assert (
+        "Usage: root sessions rename [OPTIONS] OLD NEW"
+        in invoke(runner, "sessions", "rename", "--help").output
+    )
 
 
 def test_version(runner) -> None:
@@ -71,7 +78,9 @@ def test_version(runner) -> None:
 
 @pytest.mark.parametrize("command", ["search", "ask"])
 @pytest.mark.parametrize("text", ["", "   "])
-def test_an_empty_query_is_one_error_line(command: str, text: str, library_db: Path, runner) -> None:
+def test_an_empty_query_is_one_error_line(
+    command: str, text: str, library_db: Path, runner
+) -> None:
     result = invoke(runner, command, text, "--db", library_db)
     assert result.exit_code == 1
     lines = result.output.strip().splitlines()
@@ -85,7 +94,9 @@ def test_ollama_off_prints_no_ollama_notice(library_db: Path, runner, monkeypatc
     asked = invoke(runner, "ask", "who may witness a will?", "--db", library_db)
     assert asked.exit_code == 0 and "ollama" not in asked.output.lower()
     assert "Sources" in asked.output
-    chatted = invoke(runner, "chat", "-s", "off", "--db", library_db, input="who may witness a will?\n")
+    chatted = invoke(
+        runner, "chat", "-s", "off", "--db", library_db, input="who may witness a will?\n"
+    )
     assert chatted.exit_code == 0 and "ollama" not in chatted.output.lower()
 
 
@@ -94,7 +105,9 @@ def test_search_warns_on_weak_matches_like_ask(library_db: Path, runner) -> None
     assert weak.exit_code == 0 and "weak matches: the documents may not cover this" in weak.output
     strong = invoke(runner, "search", "who may witness a will", "--db", library_db)
     assert "south_africa_wills.md" in strong.output and "weak matches" not in strong.output
-    as_json = invoke(runner, "search", "quantum chromodynamics of gluon plasma", "--json", "--db", library_db)
+    as_json = invoke(
+        runner, "search", "quantum chromodynamics of gluon plasma", "--json", "--db", library_db
+    )
     assert "weak" not in as_json.output  # JSON lines stay parseable; each row has its similarity
 
 
@@ -118,16 +131,28 @@ def test_progress_goes_to_stderr_and_only_on_a_terminal(tmp_path: Path, runner) 
 
 
 def test_chat_reads_one_question_a_line_from_a_pipe(library_db: Path, runner) -> None:
-    script = "What makes a will legally binding in South Africa?\r\nwhat age must a witness be?\n\n/sources\n"
+    script = (
+        "What makes a will legally binding in South Africa?\r\nwhat age must a witness "
+        "be?\n\n/sources\n"
+    )
     result = invoke(runner, "chat", "-s", "piped", "--db", library_db, input=script)
     assert result.exit_code == 0, result.output
     out = result.output
     assert "Input is not a terminal" not in out and "\r" not in out
-    assert "piped> what age must a witness be?" in out  # echoed, so the output reads as a transcript
+    assert (
+        "piped> what age must a witness be?" in out
+    )  # echoed, so the output reads as a transcript
     assert "14 years" in out and out.count("Sources") >= 3 and out.rstrip().endswith("bye")
     db = App(settings_for(library_db)).db
-    questions = [m.content for m in sessions.messages(db, sessions.session_id(db, "piped")) if m.role == "user"]
-    assert questions == ["What makes a will legally binding in South Africa?", "what age must a witness be?"]
+    questions = [
+        m.content
+        for m in sessions.messages(db, sessions.session_id(db, "piped"))
+        if m.role == "user"
+    ]
+    assert questions == [
+        "What makes a will legally binding in South Africa?",
+        "what age must a witness be?",
+    ]
 
 
 def test_help_lines_fit_80_columns(runner, monkeypatch) -> None:

@@ -26,7 +26,11 @@ def chunk_texts(db_path: Path, turn: dict) -> list[str]:
     db = open_db(db_path)
     try:
         ids = [c["chunk_id"] for c in turn["chunks"]]
-        rows = dict(db.execute(f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids).fetchall())
+        rows = dict(
+            db.execute(
+                f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * len(ids))})", ids
+            ).fetchall()
+        )
         return [rows[i] for i in ids]
     finally:
         db.close()
@@ -48,7 +52,11 @@ def test_will_witness_age_follow_up(library_db: Path, runner) -> None:
     will_rank = next(i for i, text in enumerate(texts) if "14 years" in text)
     assert second["chunks"][will_rank]["document"] == WILLS
     assert will_rank == 0, "the will-witness chunk (14 years) comes first"
-    general = [i for i, text in enumerate(texts) if "18 years" in text and second["chunks"][i]["document"] == COURT]
+    general = [
+        i
+        for i, text in enumerate(texts)
+        if "18 years" in text and second["chunks"][i]["document"] == COURT
+    ]
     assert all(i > will_rank for i in general)
 
 
@@ -82,16 +90,22 @@ def test_elaborate_reuses_topic_a_then_explicit_shift_to_b(library_db: Path, run
 @pytest.mark.parametrize("meta", ["summarize it", "tell me more"])
 def test_meta_requests_reuse_the_previous_chunks(library_db: Path, runner, meta: str) -> None:
     first = ask_json(runner, library_db, "s3", "How does a heat pump defrost cycle work?")
-    used = [c["chunk_id"] for c in first["chunks"] if c["used"]] or [c["chunk_id"] for c in first["chunks"]]
+    used = [c["chunk_id"] for c in first["chunks"] if c["used"]] or [
+        c["chunk_id"] for c in first["chunks"]
+    ]
     again = ask_json(runner, library_db, "s3", meta)
     assert again["plan"] == "reuse" and again["reformulation"]["is_meta"]
-    assert not again["weak_match"] and "may not cover" not in again["answer"]  # about the last answer, not the library
+    assert (
+        not again["weak_match"] and "may not cover" not in again["answer"]
+    )  # about the last answer, not the library
     assert [c["chunk_id"] for c in again["chunks"][: len(used)]] == used, "the last sources first"
     assert all(c["reused"] for c in again["chunks"][: len(used)])
-    assert not any(c["reused"] for c in again["chunks"][len(used):])
+    assert not any(c["reused"] for c in again["chunks"][len(used) :])
     chained = ask_json(runner, library_db, "s3", "explain it in other words")
     assert chained["plan"] == "reuse"
-    assert [c["chunk_id"] for c in chained["chunks"][: len(used)]] == used, "a chain of meta-requests keeps them"
+    assert [c["chunk_id"] for c in chained["chunks"][: len(used)]] == used, (
+        "a chain of meta-requests keeps them"
+    )
 
 
 def test_tell_me_more_says_something_new(library_db: Path, runner) -> None:
@@ -111,12 +125,21 @@ def test_tell_me_more_says_something_new(library_db: Path, runner) -> None:
     ("opening", "follow_up", "document"),
     [
         ("Tell me about heat pumps", "How does it work?", "heat_pumps_explained.md"),
-        ("Is there a document about sourdough?", "What is the document about?", "sourdough_baking.pdf"),
-        ("What does POPIA require from an information officer?", "What is the document about?",
-         "data_protection_popia.md"),
+        (
+            "Is there a document about sourdough?",
+            "What is the document about?",
+            "sourdough_baking.pdf",
+        ),
+        (
+            "What does POPIA require from an information officer?",
+            "What is the document about?",
+            "data_protection_popia.md",
+        ),
     ],
 )
-def test_vague_follow_up_retrieves_the_named_subject(library_db: Path, runner, opening, follow_up, document) -> None:
+def test_vague_follow_up_retrieves_the_named_subject(
+    library_db: Path, runner, opening, follow_up, document
+) -> None:
     ask_json(runner, library_db, "s4", opening)
     turn = ask_json(runner, library_db, "s4", follow_up)
     assert turn["reformulation"]["is_follow_up"] is True
@@ -147,13 +170,31 @@ def test_lineage_round_trip(library_db: Path, runner) -> None:
     third = ask_json(runner, library_db, "s7", "what if the witness is also a beneficiary?")
     assert third["anchor_document_ids"] == second["answer_document_ids"]
     db = open_db(library_db)
-    stored = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "s7")) if m.role == "assistant"]
+    stored = [
+        m.lineage
+        for m in sessions.messages(db, sessions.session_id(db, "s7"))
+        if m.role == "assistant"
+    ]
     db.close()
-    assert [s["anchor_document_ids"] for s in stored[1:]] == [first["answer_document_ids"], second["answer_document_ids"]]
+    assert [s["anchor_document_ids"] for s in stored[1:]] == [
+        first["answer_document_ids"],
+        second["answer_document_ids"],
+    ]
     for lineage in stored:
         for chunk in lineage["chunks"]:
-            assert set(chunk) >= {"chunk_id", "document_id", "document", "vector_rank", "fts_rank", "score",
-                                  "boost", "rank", "reused", "anchored", "rrf"}
+            assert set(chunk) >= {
+                "chunk_id",
+                "document_id",
+                "document",
+                "vector_rank",
+                "fts_rank",
+                "score",
+                "boost",
+                "rank",
+                "reused",
+                "anchored",
+                "rrf",
+            }
 
 
 def test_user_message_and_lineage_are_saved_in_order(library_db: Path, runner) -> None:
@@ -173,21 +214,52 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
     result = invoke(runner, "inspect", "last-turn", "--session", "s9", "--json", "--db", library_db)
     assert result.exit_code == 0, result.output
     data = json.loads(result.stdout)
-    assert set(data) >= {"question", "history_window", "reformulation", "plan", "anchor_documents", "chunks",
-                         "answer_mode", "notices"}
-    assert set(data["reformulation"]) >= {"semantic_query", "keyword_query", "is_follow_up", "is_meta",
-                                          "topic_shift", "reasoning", "reformulator"}
+    assert set(data) >= {
+        "question",
+        "history_window",
+        "reformulation",
+        "plan",
+        "anchor_documents",
+        "chunks",
+        "answer_mode",
+        "notices",
+    }
+    assert set(data["reformulation"]) >= {
+        "semantic_query",
+        "keyword_query",
+        "is_follow_up",
+        "is_meta",
+        "topic_shift",
+        "reasoning",
+        "reformulator",
+    }
     assert data["reformulation"]["reformulator"] == "heuristic"
     assert data["question"] == "what about smells?" and data["answer_mode"] == "extractive"
     assert len(data["history_window"]) == 2  # the last exchange
-    assert set(data["chunks"][0]) >= {"rank", "chunk_id", "document", "heading", "vector_rank", "fts_rank",
-                                      "score", "boost", "anchored", "reused"}
-    first = json.loads(invoke(runner, "inspect", "turn", "1", "--session", "s9", "--json", "--db", library_db).stdout)
+    assert set(data["chunks"][0]) >= {
+        "rank",
+        "chunk_id",
+        "document",
+        "heading",
+        "vector_rank",
+        "fts_rank",
+        "score",
+        "boost",
+        "anchored",
+        "reused",
+    }
+    first = json.loads(
+        invoke(
+            runner, "inspect", "turn", "1", "--session", "s9", "--json", "--db", library_db
+        ).stdout
+    )
     assert first["question"] == "How does composting work?"
     table = invoke(runner, "inspect", "last-turn", "--db", library_db)  # latest session by default
     assert table.exit_code == 0 and "anchored_search" in table.stdout
     missing = invoke(runner, "inspect", "turn", "7", "--session", "s9", "--db", library_db)
-    assert missing.exit_code == 1 and "Error:" in missing.output and "Traceback" not in missing.output
+    assert (
+        missing.exit_code == 1 and "Error:" in missing.output and "Traceback" not in missing.output
+    )
     listing = invoke(runner, "sessions", "--db", library_db)
     assert listing.exit_code == 0 and "s9" in listing.stdout
     db = open_db(library_db)
@@ -196,9 +268,19 @@ def test_inspect_and_sessions_commands(library_db: Path, runner) -> None:
 
 
 def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) -> None:
-    first = invoke(runner, "ask", "What makes a will legally binding in South Africa?", "--session", "r", "--db", library_db)
+    first = invoke(
+        runner,
+        "ask",
+        "What makes a will legally binding in South Africa?",
+        "--session",
+        "r",
+        "--db",
+        library_db,
+    )
     assert "(first question of the session)" in first.stdout and "(new topic)" not in first.stdout
-    result = invoke(runner, "ask", "what age must a witness be", "--session", "r", "--db", library_db)
+    result = invoke(
+        runner, "ask", "what age must a witness be", "--session", "r", "--db", library_db
+    )
     assert result.exit_code == 0, result.output
     assert "14 years" in result.stdout
     assert "understood as: what age must a witness be" in result.stdout
@@ -208,7 +290,15 @@ def test_ask_renders_answer_understood_as_and_sources(library_db: Path, runner) 
 
 
 def test_weak_match_says_documents_may_not_cover_it(library_db: Path, runner) -> None:
-    result = invoke(runner, "ask", "Who won the 1998 football world cup final?", "--session", "w", "--db", library_db)
+    result = invoke(
+        runner,
+        "ask",
+        "Who won the 1998 football world cup final?",
+        "--session",
+        "w",
+        "--db",
+        library_db,
+    )
     assert result.exit_code == 0
     assert "may not cover" in result.stdout
 
@@ -221,19 +311,32 @@ SOURDOUGH = "sourdough_baking.pdf"
 def test_a_short_new_question_starts_a_new_topic(library_db: Path, runner) -> None:
     ask_json(runner, library_db, "n1", "What makes a will legally binding in South Africa?")
     turn = ask_json(runner, library_db, "n1", "what hydration should a beginner use?")
-    assert turn["reformulation"]["topic_shift"] is True and turn["reformulation"]["is_follow_up"] is False
+    assert (
+        turn["reformulation"]["topic_shift"] is True
+        and turn["reformulation"]["is_follow_up"] is False
+    )
     assert turn["plan"] == "search" and turn["context_weight"] <= 0.1
     assert turn["chunks"][0]["document"] == SOURDOUGH
     assert not any(c["anchored"] for c in turn["chunks"])
     assert WILLS not in {c["document"] for c in turn["chunks"][:3]}
-    shown = invoke(runner, "ask", "How big a rainwater tank does a household need?", "--session", "n1", "--db", library_db)
+    shown = invoke(
+        runner,
+        "ask",
+        "How big a rainwater tank does a household need?",
+        "--session",
+        "n1",
+        "--db",
+        library_db,
+    )
     assert "(new topic)" in " ".join(shown.stdout.split())
 
 
 def test_what_about_x_searches_x(library_db: Path, runner) -> None:
     ask_json(runner, library_db, "n2", "What makes a will legally binding in South Africa?")
     turn = ask_json(runner, library_db, "n2", "What about witnesses in court?")
-    assert turn["reformulation"]["semantic_query"].lower().startswith("what about witnesses in court?")
+    assert (
+        turn["reformulation"]["semantic_query"].lower().startswith("what about witnesses in court?")
+    )
     assert [c["document"] for c in turn["chunks"][:3]] == [COURT] * 3
 
 
@@ -244,15 +347,25 @@ def test_why_reuses_the_last_sources_and_searches_for_more(library_db: Path, run
     assert turn["plan"] == "reuse" and turn["reformulation"]["is_meta"]
     assert [c["chunk_id"] for c in turn["chunks"][: len(used)]] == used
     searched = [c for c in turn["chunks"] if not c["reused"]]
-    assert searched and {q["name"] for q in turn["queries"]} >= {"question/vector", "context/vector"}
+    assert searched and {q["name"] for q in turn["queries"]} >= {
+        "question/vector",
+        "context/vector",
+    }
     assert all(c["document"] == WILLS for c in searched[:3]), "the fresh search stays on the topic"
 
 
 def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, runner) -> None:
-    for question in ["What makes a will legally binding in South Africa?", "who may witness it?",
-                     "can a witness inherit?", "how do I amend a will?", "and how do I revoke it?",
-                     "what does the executor do?", "what is the role of the Master of the High Court?",
-                     "what is condonation?", "who may make a will?"]:
+    for question in [
+        "What makes a will legally binding in South Africa?",
+        "who may witness it?",
+        "can a witness inherit?",
+        "how do I amend a will?",
+        "and how do I revoke it?",
+        "what does the executor do?",
+        "what is the role of the Master of the High Court?",
+        "what is condonation?",
+        "who may make a will?",
+    ]:
         ask_json(runner, library_db, "n4", question)
     turn = ask_json(runner, library_db, "n4", "how long should dough proof?")
     assert turn["turn"] == 10
@@ -261,7 +374,9 @@ def test_a_short_topic_change_in_a_long_session_is_detected(library_db: Path, ru
     assert not any(c["anchored"] for c in turn["chunks"])
 
 
-def test_pronouns_are_resolved_to_what_they_point_at_and_left_alone_when_nothing_fits(library_db: Path, runner) -> None:
+def test_pronouns_are_resolved_to_what_they_point_at_and_left_alone_when_nothing_fits(
+    library_db: Path, runner
+) -> None:
     """On the real library: "it" after a question on wills is the will, not South Africa; "they"
     with no plural to point at stays as typed (the conversation joins as context only); after
     "How do heat pumps work?", "they" are the heat pumps, and the search finds their document."""
@@ -269,11 +384,15 @@ def test_pronouns_are_resolved_to_what_they_point_at_and_left_alone_when_nothing
     it = ask_json(runner, library_db, "p1", "who can witness it?")
     assert it["reformulation"]["semantic_query"].startswith("who can witness will?")
     they = ask_json(runner, library_db, "p1", "can they be relatives of the heir?")
-    assert they["reformulation"]["semantic_query"].startswith("can they be relatives of the heir? (")
+    assert they["reformulation"]["semantic_query"].startswith(
+        "can they be relatives of the heir? ("
+    )
     assert "south africa" not in they["reformulation"]["semantic_query"].split(" (")[0]
     ask_json(runner, library_db, "p1", "How do heat pumps work?")
     pumps = ask_json(runner, library_db, "p1", "are they efficient in winter?")
-    assert pumps["reformulation"]["semantic_query"].startswith("are heat pumps efficient in winter?")
+    assert pumps["reformulation"]["semantic_query"].startswith(
+        "are heat pumps efficient in winter?"
+    )
     assert pumps["chunks"][0]["document"] == "heat_pumps_explained.md"
 
 

@@ -38,7 +38,12 @@ def test_assembles_model_and_tokenizer_once(assembled: Path) -> None:
     assert (assembled / "model.onnx").stat().st_size > 1_000_000
     assert (assembled / "tokenizer.json").is_file()
     present = {name for name in TOKENIZER_FILES if (assembled / name).is_file()}
-    assert {"tokenizer.json", "config.json", "tokenizer_config.json", "special_tokens_map.json"} <= present
+    assert {
+        "tokenizer.json",
+        "config.json",
+        "tokenizer_config.json",
+        "special_tokens_map.json",
+    } <= present
     assert [p.name for p in cache.iterdir()] == [OFFLINE_DIR_NAME]  # no staging folder left behind
 
     stamps = {p.name: p.stat().st_mtime_ns for p in assembled.rglob("*") if p.is_file()}
@@ -58,17 +63,23 @@ def test_a_foreign_half_filled_model_folder_is_reported_not_overwritten(tmp_path
     with pytest.raises(EmbeddingError, match=f"cannot assemble the offline model in {cache}"):
         locate_model(Settings(model_cache=str(cache)))
     assert [p.name for p in broken.iterdir()] == ["tokenizer.json"]
-    assert [p.name for p in cache.iterdir()] == [OFFLINE_DIR_NAME]  # the staging folder is cleaned up
+    assert [p.name for p in cache.iterdir()] == [
+        OFFLINE_DIR_NAME
+    ]  # the staging folder is cleaned up
 
 
 def test_locate_model_prefers_model_dir(tmp_path: Path, assembled: Path) -> None:
-    location = locate_model(Settings(model_dir=str(assembled), model_cache=str(tmp_path / "unused")))
+    location = locate_model(
+        Settings(model_dir=str(assembled), model_cache=str(tmp_path / "unused"))
+    )
     assert location == ModelLocation(MINILM, assembled, f"local directory {assembled}")
     assert not (tmp_path / "unused").exists()
 
 
 @pytest.mark.parametrize("contents", [[], ["tokenizer.json"]])
-def test_locate_model_rejects_a_model_dir_without_model_onnx(tmp_path: Path, contents: list[str]) -> None:
+def test_locate_model_rejects_a_model_dir_without_model_onnx(
+    tmp_path: Path, contents: list[str]
+) -> None:
     folder = tmp_path / "my-model"
     folder.mkdir()
     for name in contents:
@@ -88,7 +99,9 @@ def test_locate_model_assembles_into_the_configured_cache(tmp_path: Path, assemb
 
 
 def test_another_model_name_is_left_to_fastembed(tmp_path: Path) -> None:
-    location = locate_model(Settings(embedding_model="BAAI/bge-small-en-v1.5", model_cache=str(tmp_path)))
+    location = locate_model(
+        Settings(embedding_model="BAAI/bge-small-en-v1.5", model_cache=str(tmp_path))
+    )
     assert location == ModelLocation("BAAI/bge-small-en-v1.5", None, "fastembed download")
     assert list(tmp_path.iterdir()) == []  # nothing assembled for a model it is not
 
@@ -103,7 +116,9 @@ def test_a_model_dir_that_cannot_load_is_an_embedding_error(tmp_path: Path) -> N
 
 def test_vectors_are_unit_norm_float32_of_dim_384(embedder) -> None:
     assert (embedder.model_id, embedder.dim) == (MINILM, 384)
-    vectors = embedder.embed(["A will needs two witnesses.", "Sourdough needs a starter.", "ünïcödé 日本語"])
+    vectors = embedder.embed(
+        ["A will needs two witnesses.", "Sourdough needs a starter.", "ünïcödé 日本語"]
+    )
     assert vectors.shape == (3, 384) and vectors.dtype == np.float32
     assert np.allclose(np.linalg.norm(vectors, axis=1), 1.0, atol=1e-5)
     assert embedder.embed([]).shape == (0, 384)
@@ -114,19 +129,23 @@ def test_vectors_are_unit_norm_float32_of_dim_384(embedder) -> None:
 
 
 def test_similarities_are_semantically_sensible(embedder) -> None:
-    will, testament, bread, car, automobile = embedder.embed([
-        "A will needs two witnesses",
-        "witnesses to a testament",
-        "bread recipe",
-        "my car needs new tyres",
-        "replacing the tires of an automobile",
-    ])
+    will, testament, bread, car, automobile = embedder.embed(
+        [
+            "A will needs two witnesses",
+            "witnesses to a testament",
+            "bread recipe",
+            "my car needs new tyres",
+            "replacing the tires of an automobile",
+        ]
+    )
     assert float(will @ testament) > float(will @ bread) + 0.2
     assert float(car @ automobile) > float(car @ bread) + 0.2
     assert float(will @ will) == pytest.approx(1.0, abs=1e-5)
 
 
-def test_the_assembled_model_gives_the_same_vectors(tmp_path: Path, assembled: Path, embedder) -> None:
+def test_the_assembled_model_gives_the_same_vectors(
+    tmp_path: Path, assembled: Path, embedder
+) -> None:
     fresh = load_embedder(Settings(model_dir=str(assembled), embed_batch=2))
     assert fresh is not embedder and fresh.source == f"local directory {assembled}"
     texts = ["A will needs two witnesses", "bread recipe", "heat pumps move heat"]
@@ -139,14 +158,30 @@ def test_the_direct_onnx_embedder_gives_fastembeds_vectors(embedder) -> None:
     vectors are fastembed's, for short, long (truncated) and unusual texts, whatever the batch."""
     assert isinstance(embedder, OnnxEmbedder)
     plain = FastEmbedder(locate_model(Settings(model_cache=MODEL_CACHE)), batch_size=3)
-    texts = ["a", "", "A will needs two witnesses.", "ünïcödé 日本語 " * 3, "heat pumps " * 400,
-             "Sourdough needs a starter fed daily with flour and water.", "x" * 50]
+    texts = [
+        "a",
+        "",
+        "A will needs two witnesses.",
+        "ünïcödé 日本語 " * 3,
+        "heat pumps " * 400,
+        "Sourdough needs a starter fed daily with flour and water.",
+        "x" * 50,
+    ]
     assert np.abs(embedder.embed(texts) - plain.embed(texts)).max() < 1e-5
 
 
 def test_vectors_come_back_in_the_order_of_the_texts(embedder) -> None:
-    texts = [f"{word} " * length for word, length in [("will", 40), ("bread", 2), ("tyres", 90), ("compost", 7),
-                                                      ("witness", 1), ("solar", 25)]]
+    texts = [
+        f"{word} " * length
+        for word, length in [
+            ("will", 40),
+            ("bread", 2),
+            ("tyres", 90),
+            ("compost", 7),
+            ("witness", 1),
+            ("solar", 25),
+        ]
+    ]
     one_by_one = np.vstack([embedder.embed([text]) for text in texts])
     assert np.allclose(embedder.embed(texts), one_by_one, atol=1e-5)
 

@@ -73,12 +73,13 @@ def test_a_sentence_that_introduces_a_list_brings_it() -> None:
 
 def test_a_sentence_announcing_a_list_brings_the_lead_in_and_the_list_after_it() -> None:
     chunk = (
-        "A will that fails to comply with a formality is not necessarily lost. The application is, however, "
-        "expensive, slow and uncertain. Courts may still accept such a will."
+        "A will that fails to comply with a formality is not necessarily lost. The application "
+        "is, however, expensive, slow and uncertain. Courts may still accept such a will."
     )
     formal = (
-        "Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid only if:\n\n"
-        "1. it is in writing;\n2. it is signed by the testator; and\n3. two witnesses sign it."
+        "Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid "
+        "only if:\n\n1. it is in writing;\n2. it is signed by the testator; and\n3. two "
+        "witnesses sign it."
     )
     answer = pick(
         "what formalities does a will need",
@@ -87,8 +88,8 @@ def test_a_sentence_announcing_a_list_brings_the_lead_in_and_the_list_after_it()
         count=3,
     )
     assert (
-        "Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid only if: [2]"
-        in answer.text
+        "Section 2(1)(a) of the Wills Act lists the formalities. In summary, a will is valid "
+        "only if: [2]" in answer.text
     )
     assert "3. two witnesses sign it." in answer.text
     assert "expensive" not in answer.text, (

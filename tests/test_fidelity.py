@@ -18,8 +18,26 @@ from ragchat.ingest.includes import IncludeResolver
 from ragchat.ingest.loaders import load_document, parse_document
 
 CORPUS = Path(__file__).parent / "fidelity"
-NEVER = ("!!!", "???", "--8<--", "{*", "*}", ":::", ":docstring:", ":members:", "Next:", "Previous:",
-         "- - ", "\u00ad", "\u200b", "man-\n", "[Contents]", "[Index]", ":ref:", ":linenos:")
+NEVER = (
+    "!!!",
+    "???",
+    "--8<--",
+    "{*",
+    "*}",
+    ":::",
+    ":docstring:",
+    ":members:",
+    "Next:",
+    "Previous:",
+    "- - ",
+    "\u00ad",
+    "\u200b",
+    "man-\n",
+    "[Contents]",
+    "[Index]",
+    ":ref:",
+    ":linenos:",
+)
 
 
 def chunks_of(path: Path) -> list[Chunk]:
@@ -33,7 +51,9 @@ def joined(chunks: list[Chunk]) -> str:
 def by_heading(chunks: list[Chunk]) -> dict[tuple[str, ...], str]:
     found: dict[tuple[str, ...], str] = {}
     for chunk in chunks:
-        found[chunk.heading_path] = (found.get(chunk.heading_path, "") + "\n\n" + chunk.text).strip()
+        found[chunk.heading_path] = (
+            found.get(chunk.heading_path, "") + "\n\n" + chunk.text
+        ).strip()
     return found
 
 
@@ -49,22 +69,29 @@ def assert_clean(chunks: list[Chunk]) -> None:
 def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
     chunks = chunks_of(CORPUS / "timeouts.md")
     sections = by_heading(chunks)
-    assert "Default timeouts\n\nThe default behavior is to raise a TimeoutException after 5 seconds" in sections[
-        ("Timeouts",)
-    ]
-    setting = sections[("Timeouts", "Setting and disabling timeouts")]
-    # the introducing sentence and the whole fence (blank line inside) in one chunk, indentation intact
     assert (
-        "You can set timeouts for an individual request:\n\n```python\n# Using the top-level API:\n"
-        "httpx.get('http://example.com/api/v1/example', timeout=10.0)\n\n# Using a client instance:\n"
-        'with httpx.Client() as client:\n    client.get("http://example.com/api/v1/example", timeout=10.0)\n```'
-    ) in [chunk.text for chunk in chunks if chunk.heading_path[-1] == "Setting and disabling timeouts"][0]
+        "Default timeouts\n\nThe default behavior is to raise a TimeoutException after 5 seconds"
+        in sections[("Timeouts",)]
+    )
+    setting = sections[("Timeouts", "Setting and disabling timeouts")]
+    # the introducing sentence and the whole fence (blank line inside) in one
+    # chunk, indentation intact
+    assert (
+        "You can set timeouts for an individual request:\n\n```python\n"
+        "# Using the top-level API:\n"
+        "httpx.get('http://example.com/api/v1/example', timeout=10.0)\n\n"
+        "# Using a client instance:\n"
+        "with httpx.Client() as client:\n"
+        '    client.get("http://example.com/api/v1/example", timeout=10.0)\n```'
+    ) in [
+        chunk.text for chunk in chunks if chunk.heading_path[-1] == "Setting and disabling timeouts"
+    ][0]
     assert "Tip\n\nTimeouts can also be set per client." in setting
     limits = sections[("Timeouts", "Pool limits")]
     assert limits.endswith(
-        "which define:\n\n- max_connections, the maximum number of allowable connections.\n- keep-alive settings:\n"
-        "  - max_keepalive_connections, the number of keep-alive connections.\n"
-        "  - keepalive_expiry, the time limit on idle connections."
+        "which define:\n\n- max_connections, the maximum number of allowable connections.\n- "
+        "keep-alive settings:\n  - max_keepalive_connections, the number of keep-alive "
+        "connections.\n  - keepalive_expiry, the time limit on idle connections."
     )
     assert sections[("Timeouts", "API")] == "The client reference ends here."
     assert_clean(chunks)
@@ -77,7 +104,9 @@ def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
 
 def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
     page = tmp_path / "limits.md"
-    page.write_text("---\ntitle: Resource limits\nsummary: x\n---\n\n## Pool\n\nSome text.\n", encoding="utf-8")
+    page.write_text(
+        "---\ntitle: Resource limits\nsummary: x\n---\n\n## Pool\n\nSome text.\n", encoding="utf-8"
+    )
     doc = load_document(page)
     assert doc.title == "Resource limits" and "summary" not in doc.text
 
@@ -99,7 +128,9 @@ def assert_whole(chunks: list[Chunk]) -> None:
         assert fence_lines(chunk.text) % 2 == 0, chunk.text
         assert not chunk.text[0].islower(), chunk.text
         without_code = re.sub(r"^```.*?^```$", "", chunk.text, flags=re.S | re.M)
-        prose = [p for p in without_code.split("\n\n") if p.strip() and not p.startswith(("- ", "PEP "))]
+        prose = [
+            p for p in without_code.split("\n\n") if p.strip() and not p.startswith(("- ", "PEP "))
+        ]
         assert all("\n" not in p.strip() for p in prose), chunk.text
 
 
@@ -113,12 +144,20 @@ def test_mkdocs_includes_pymdownx_blocks_and_heading_ids() -> None:
     # the included file, as code, right after the sentence that shows it
     assert "path operation like this:\n\n```python\nfrom fastapi import Depends, FastAPI\n" in steps
     assert "    return commons\n```" in steps
-    assert "Dependencies work the same way in every supported Python version." in steps  # --8<-- via docs/
-    assert "Technical Details\n\nDependencies are called once per request, and their results are cached for" in steps
+    assert (
+        "Dependencies work the same way in every supported Python version." in steps
+    )  # --8<-- via docs/
+    assert (
+        "Technical Details\n\nDependencies are called once per request, and their results are "
+        "cached for" in steps
+    )
     assert "Python 3.10+\n\n```python\ndef common(q: str | None = None):" in steps
     assert "example: ../../docs_src/dependencies/tutorial009.py, not in the library" in steps
     assert [c.heading_path[-1] for c in chunks][-1] == "Sharing dependencies"
-    assert "FastAPI has a very powerful but intuitive Dependency Injection system. It is designed" in text
+    assert (
+        "FastAPI has a very powerful but intuitive Dependency Injection system. It is designed"
+        in text
+    )
     for leak in ("{ #", "{#", "///", "hl[", "{*", "*}", "--8<--", "**"):
         assert leak not in text, leak
     assert_whole(chunks)
@@ -129,7 +168,9 @@ def test_includes_outside_the_library_are_named_not_read(tmp_path: Path) -> None
     docs = tmp_path / "docs"
     docs.mkdir()
     page = docs / "page.md"
-    page.write_text('# Page\n\nIt reads:\n\n--8<-- "../secret.py"\n\n{* /etc/hostname *}\n', encoding="utf-8")
+    page.write_text(
+        '# Page\n\nIt reads:\n\n--8<-- "../secret.py"\n\n{* /etc/hostname *}\n', encoding="utf-8"
+    )
     text = joined(library_chunks(page, root=docs))
     assert "do-not-read" not in text
     assert "example: ../secret.py, not in the library" in text
@@ -138,32 +179,48 @@ def test_includes_outside_the_library_are_named_not_read(tmp_path: Path) -> None
 
 
 def test_a_braces_include_shows_only_its_ln_lines(tmp_path: Path) -> None:
-    (tmp_path / "app.py").write_text("import x\n\ndef main():\n    return x.run()\n\nmain()\n", encoding="utf-8")
+    (tmp_path / "app.py").write_text(
+        "import x\n\ndef main():\n    return x.run()\n\nmain()\n", encoding="utf-8"
+    )
     page = tmp_path / "page.md"
     page.write_text("# Page\n\nThe function:\n\n{* app.py ln[3:4] hl[4] *}\n", encoding="utf-8")
-    assert joined(library_chunks(page, root=tmp_path)) == "The function:\n\n```python\ndef main():\n    return x.run()\n```"
+    assert (
+        joined(library_chunks(page, root=tmp_path))
+        == "The function:\n\n```python\ndef main():\n    return x.run()\n```"
+    )
 
 
 def test_a_large_included_file_is_named_not_read(tmp_path: Path) -> None:
     (tmp_path / "big.py").write_text("x = 1\n" * 60_000, encoding="utf-8")
     page = tmp_path / "page.md"
-    page.write_text('# Page\n\n{* big.py *}\n', encoding="utf-8")
+    page.write_text("# Page\n\n{* big.py *}\n", encoding="utf-8")
     assert joined(library_chunks(page, root=tmp_path)) == "example: big.py, not in the library"
 
 
 def test_a_code_block_larger_than_a_chunk_is_split_and_refenced(tmp_path: Path) -> None:
-    code = "\n\n".join(f"def handler_{n}(request):\n    return respond(request, {n})" for n in range(40))
+    code = "\n\n".join(
+        f"def handler_{n}(request):\n    return respond(request, {n})" for n in range(40)
+    )
     page = tmp_path / "big.md"
-    page.write_text(f"# Handlers\n\nThe handlers are:\n\n```python\n{code}\n```\n\nThat is all.\n", encoding="utf-8")
+    page.write_text(
+        f"# Handlers\n\nThe handlers are:\n\n```python\n{code}\n```\n\nThat is all.\n",
+        encoding="utf-8",
+    )
     chunks = library_chunks(page, root=tmp_path)
     assert len(chunks) > 3
     for chunk in chunks:
         assert fence_lines(chunk.text) % 2 == 0
         if "def handler_" in chunk.text:
-            assert chunk.text.startswith(("The handlers are:\n\n```python\n", "```python\ndef handler_"))
-            assert chunk.text.count("```python") == 1 and "    return respond(request," in chunk.text
+            assert chunk.text.startswith(
+                ("The handlers are:\n\n```python\n", "```python\ndef handler_")
+            )
+            assert (
+                chunk.text.count("```python") == 1 and "    return respond(request," in chunk.text
+            )
     pieces = "".join(c.text for c in chunks)
-    assert all(f"def handler_{n}(request):\n    return respond(request, {n})" in pieces for n in range(40))
+    assert all(
+        f"def handler_{n}(request):\n    return respond(request, {n})" in pieces for n in range(40)
+    )
 
 
 def test_pep_header_roles_directives_and_hard_wraps() -> None:
@@ -172,20 +229,50 @@ def test_pep_header_roles_directives_and_hard_wraps() -> None:
     assert doc.title == "PEP 9999 \u2013 Structural Pattern Matching for Examples"
     text = joined(chunks)
     abstract = by_heading(chunks)[("Abstract",)]
-    assert abstract.startswith("This PEP builds on PEP 634 and the message format of RFC 2822. It describes how")
-    assert "why len() and str.split() keep their parentheses. See the specification and the Python website" in abstract
+    assert abstract.startswith(
+        "This PEP builds on PEP 634 and the message format of RFC 2822. It describes how"
+    )
+    assert (
+        "why len() and str.split() keep their parentheses. See the specification and the Python "
+        "website" in abstract
+    )
     assert abstract.endswith("for details.")  # the footnote reference is gone, the sentence whole
     spec = by_heading(chunks)[("Specification",)]
-    assert "Note\n\nMatching is tried from top to bottom, and the first case that matches wins." in spec
-    assert "A match statement looks like this:\n\n```\nmatch command.split():\n    case [action]:" in spec
+    assert (
+        "Note\n\nMatching is tried from top to bottom, and the first case that matches wins."
+        in spec
+    )
+    assert (
+        "A match statement looks like this:\n\n```\nmatch command.split():\n    case [action]:"
+        in spec
+    )
     assert '```python\nmatch point:\n    case (0, 0):\n        print("Origin")\n```' in spec
     assert "Unknown directives keep their content, which is still read as a paragraph." in spec
     assert "Added in version 3.10: The match statement and odd text." in spec
     # the header as one line of sentences an answer can quote, without the e-mail address
-    assert text.startswith("PEP 9999 \u2013 Structural Pattern Matching for Examples, by A. Writer "
-                           "(Final, Standards Track, created 01-Jan-2024, Python 3.12).")
-    for leak in (":pep:", ":rfc:", ":func:", ":ref:", "634`", "[1]", "|tm|", "trademark", "comment never", "linenos",
-                 "caption", "colour", "frobnicate", "<https", "System Message", "Unknown directive type", "``match"):
+    assert text.startswith(
+        "PEP 9999 \u2013 Structural Pattern Matching for Examples, by A. Writer "
+        "(Final, Standards Track, created 01-Jan-2024, Python 3.12)."
+    )
+    for leak in (
+        ":pep:",
+        ":rfc:",
+        ":func:",
+        ":ref:",
+        "634`",
+        "[1]",
+        "|tm|",
+        "trademark",
+        "comment never",
+        "linenos",
+        "caption",
+        "colour",
+        "frobnicate",
+        "<https",
+        "System Message",
+        "Unknown directive type",
+        "``match",
+    ):
         assert leak not in text, leak
     assert_whole(chunks)
 
@@ -193,18 +280,28 @@ def test_pep_header_roles_directives_and_hard_wraps() -> None:
 def test_rst_literalinclude_reads_inside_the_library_only(tmp_path: Path) -> None:
     (tmp_path / "example.py").write_text("one = 1\ntwo = 2\nthree = 3\n", encoding="utf-8")
     page = tmp_path / "page.rst"
-    page.write_text("Usage\n=====\n\nLike this:\n\n.. literalinclude:: example.py\n   :lines: 2-3\n\n"
-                    ".. literalinclude:: /etc/passwd\n", encoding="utf-8")
+    page.write_text(
+        "Usage\n=====\n\nLike this:\n\n.. literalinclude:: example.py\n   :lines: 2-3\n\n"
+        ".. literalinclude:: /etc/passwd\n",
+        encoding="utf-8",
+    )
     text = joined(library_chunks(page, root=tmp_path))
-    assert text == "Like this:\n\n```python\ntwo = 2\nthree = 3\n```\n\nexample: /etc/passwd, not in the library"
+    assert (
+        text
+        == "Like this:\n\n```python\ntwo = 2\nthree = 3\n```\n\nexample: /etc/passwd, not in the "
+        "library"
+    )
 
 
-def test_rst_docutils_never_reads_files_or_prints(tmp_path: Path, capfd: pytest.CaptureFixture[str]) -> None:
+def test_rst_docutils_never_reads_files_or_prints(
+    tmp_path: Path, capfd: pytest.CaptureFixture[str]
+) -> None:
     (tmp_path / "secret.txt").write_text("do-not-read", encoding="utf-8")
     page = tmp_path / "page.rst"
     page.write_text(
-        f"Title\n=====\n\n.. include:: {tmp_path / 'secret.txt'}\n\n.. raw:: html\n   :file: secret.txt\n\n"
-        "Bad *markup and `unclosed.\n\n.. csv-table::\n   :file: secret.txt\n\n:nosuchrole:`x` stays x.\n",
+        f"Title\n=====\n\n.. include:: {tmp_path / 'secret.txt'}\n\n.. raw:: html\n   :file: "
+        "secret.txt\n\nBad *markup and `unclosed.\n\n.. csv-table::\n   :file: "
+        "secret.txt\n\n:nosuchrole:`x` stays x.\n",
         encoding="utf-8",
     )
     text = load_document(page).text
@@ -218,7 +315,9 @@ def test_hard_wrapped_plain_text_is_unwrapped_but_lists_keep_their_lines(tmp_pat
 
     prose = textwrap.fill("Limit all lines to a maximum of 79 characters. " * 6, 72)
     page = tmp_path / "style.txt"
-    page.write_text(f"Style\n\n{prose}\n\nYou need:\n- one thing\n- another thing\n", encoding="utf-8")
+    page.write_text(
+        f"Style\n\n{prose}\n\nYou need:\n- one thing\n- another thing\n", encoding="utf-8"
+    )
     text = load_document(page).text
     assert ("Limit all lines to a maximum of 79 characters. " * 6).strip() in text
     assert "You need:\n- one thing\n- another thing" in text
@@ -234,7 +333,9 @@ def test_html_manual_page_drops_navigation_and_keeps_pre_as_code() -> None:
     assert text.startswith("Widgets are safe to share between threads once built with widget_new.")
     assert "The lock is taken automatically." in text  # soft hyphen and zero-width space removed
     assert "```\nwidget_t *w = widget_new();\n  widget_lock(w);\n```" in text
-    assert "Next: this sentence starts with Next but is real text." in text  # prose is not navigation
+    assert (
+        "Next: this sentence starts with Next but is real text." in text
+    )  # prose is not navigation
     assert "Copyright" not in text and "color" not in text
     text_without_prose = text.replace("Next: this sentence", "")
     assert_clean([Chunk(0, text_without_prose, (), 0, 0)])
@@ -244,7 +345,7 @@ def test_html_main_element_limits_the_text(tmp_path: Path) -> None:
     page = tmp_path / "page.html"
     page.write_text(
         "<html><body><div>Site banner text</div><main><article><header><h1>Guide"
-        "<a class=\"headerlink\" href=\"#guide\">\u00b6</a></h1></header>"
+        '<a class="headerlink" href="#guide">\u00b6</a></h1></header>'
         "<p>Body text.</p><pre><code class=\"language-python\">print('hi')\n    x = 1</code></pre>"
         "<aside>Related links</aside></article></main><div>Cookie notice</div></body></html>",
         encoding="utf-8",
@@ -260,10 +361,13 @@ def test_rst_page_with_directives() -> None:
     chunks = chunks_of(CORPUS / "guide.rst")
     sections = by_heading(chunks)
     assert sections[("Backup Guide", "Introduction")] == (
-        "Backups protect your data against loss.\n\nNote\n\nAlways test a restore before you need it.\n\n"
-        "```bash\ntar -czf backup.tar.gz /home\n```"
+        "Backups protect your data against loss.\n\nNote\n\nAlways test a restore before you "
+        "need it.\n\n```bash\ntar -czf backup.tar.gz /home\n```"
     )
-    assert sections[("Backup Guide", "Rotation")] == "Keep seven daily copies. See restore-section and the faq."
+    assert (
+        sections[("Backup Guide", "Rotation")]
+        == "Keep seven daily copies. See restore-section and the faq."
+    )
     assert_clean(chunks)
     assert "Table of Contents" not in joined(chunks) and "maxdepth" not in joined(chunks)
     assert ".. " not in joined(chunks) and "::" not in joined(chunks)
@@ -272,17 +376,31 @@ def test_rst_page_with_directives() -> None:
 # --- PDF --------------------------------------------------------------------------------------
 
 
-def body(texts: list[str], top: float = 700, size: float = 11, step: float = 14) -> list[tuple[str, float, float]]:
+def body(
+    texts: list[str], top: float = 700, size: float = 11, step: float = 14
+) -> list[tuple[str, float, float]]:
     return [(text, size, top - step * n) for n, text in enumerate(texts)]
 
 
 HANDBOOK_PDF = pdf_bytes(
     [
         [("Estate Planning Handbook", 20, 740)]
-        + body(["Contents", "1. Introduction .......... 2", "2. Risk Management . . . . . 3", "3. Witnesses 3"]),
+        + body(
+            [
+                "Contents",
+                "1. Introduction .......... 2",
+                "2. Risk Management . . . . . 3",
+                "3. Witnesses 3",
+            ]
+        ),
         [("1. Introduction", 16, 740)]
-        + body(["An estate plan needs careful man-", "agement of assets and a will that is",
-                "Self-evidently valid and co-signed."]),
+        + body(
+            [
+                "An estate plan needs careful man-",
+                "agement of assets and a will that is",
+                "Self-evidently valid and co-signed.",
+            ]
+        ),
         [("2. Risk Management", 16, 740)] + body(["Insurance covers the rest of the risk."]),
     ],
     title="Estate Planning",
@@ -304,14 +422,20 @@ def test_pdf_hyphenation_joined_and_table_of_contents_is_not_headings() -> None:
 def test_pdf_chunks_record_their_pages() -> None:
     chunks = chunk_document(parse_document(Path("estate.pdf"), HANDBOOK_PDF))
     pages = {chunk.heading_path[-1]: (chunk.page_start, chunk.page_end) for chunk in chunks}
-    assert pages == {"Estate Planning Handbook": (1, 1), "1. Introduction": (2, 2), "2. Risk Management": (3, 3)}
+    assert pages == {
+        "Estate Planning Handbook": (1, 1),
+        "1. Introduction": (2, 2),
+        "2. Risk Management": (3, 3),
+    }
 
 
 def test_pdf_chunk_across_a_page_break_records_both_pages() -> None:
-    data = pdf_bytes([
-        [("Trusts", 16, 740)] + body(["A trust holds property for beneficiaries."]),
-        body(["The trustee manages it with care."]),
-    ])
+    data = pdf_bytes(
+        [
+            [("Trusts", 16, 740)] + body(["A trust holds property for beneficiaries."]),
+            body(["The trustee manages it with care."]),
+        ]
+    )
     chunks = chunk_document(parse_document(Path("trusts.pdf"), data))
     assert [(chunk.text, chunk.page_start, chunk.page_end) for chunk in chunks] == [
         ("A trust holds property for beneficiaries.\n\nThe trustee manages it with care.", 1, 2)
@@ -332,7 +456,9 @@ def test_plain_text_pdf_table_of_contents_lines_are_not_headings() -> None:
 @pytest.mark.parametrize("suffix", [".md", ".txt", ".rst", ".html"])
 def test_nfkc_soft_hyphens_and_zero_width_characters(tmp_path: Path, suffix: str) -> None:
     path = tmp_path / f"note{suffix}"
-    path.write_text("Heading\n\nThe \ufb01rst e\u00adxam\u200bple\u00a0costs \uff15 euros.\n", encoding="utf-8")
+    path.write_text(
+        "Heading\n\nThe \ufb01rst e\u00adxam\u200bple\u00a0costs \uff15 euros.\n", encoding="utf-8"
+    )
     text = load_document(path).text
     assert "The first example costs 5 euros." in text
 
@@ -355,7 +481,12 @@ def budget_docx(path: Path) -> Path:
     document.add_paragraph("Private pension", style="List Bullet 2")
     document.add_paragraph("Emergency fund", style="List Bullet")
     table = document.add_table(rows=2, cols=2)
-    for (row, column), text in {(0, 0): "Item", (0, 1): "Amount", (1, 0): "Rent", (1, 1): "900"}.items():
+    for (row, column), text in {
+        (0, 0): "Item",
+        (0, 1): "Amount",
+        (1, 0): "Rent",
+        (1, 1): "900",
+    }.items():
         table.cell(row, column).text = text
     document.save(str(path))
     return path
@@ -369,7 +500,8 @@ def test_docx_headings_from_styles_lists_and_tables(tmp_path: Path) -> None:
         ("Household Budget",): "Our plan for the year.",
         ("Household Budget", "Income"): "Salaries are paid monthly.",
         ("Household Budget", "Income", "Savings"): (
-            "We save in two ways:\n- Pension\n  - Private pension\n- Emergency fund\n\nItem | Amount\nRent | 900"
+            "We save in two ways:\n- Pension\n  - Private pension\n- Emergency fund\n\nItem | "
+            "Amount\nRent | 900"
         ).replace(":\n-", ":\n\n-"),
     }
 
@@ -386,13 +518,21 @@ def test_damaged_docx_is_skipped_with_a_reason(tmp_path: Path) -> None:
 def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
     from ragchat.ingest.chunking import _sentences
 
-    text = "The keep-alive pool, a.k.a. Connection reuse, is on. It saves time, e.g. TLS handshakes. Done."
+    text = (
+        "The keep-alive pool, a.k.a. Connection reuse, is on. It saves time, e.g. TLS "
+        "handshakes. Done."
+    )
     spans = _sentences(text, (0, len(text)))
     assert [text[a:b] for a, b in spans] == [
-        "The keep-alive pool, a.k.a. Connection reuse, is on.", "It saves time, e.g. TLS handshakes.", "Done."]
+        "The keep-alive pool, a.k.a. Connection reuse, is on.",
+        "It saves time, e.g. TLS handshakes.",
+        "Done.",
+    ]
 
 
-def test_changing_an_included_file_reingests_the_page_that_includes_it(tmp_path: Path, embedder) -> None:
+def test_changing_an_included_file_reingests_the_page_that_includes_it(
+    tmp_path: Path, embedder
+) -> None:
     from helpers import settings_for
 
     from ragchat.ingest.pipeline import ingest
@@ -402,7 +542,9 @@ def test_changing_an_included_file_reingests_the_page_that_includes_it(tmp_path:
     docs.mkdir(parents=True)
     src.mkdir()
     (src / "app.py").write_text("answer = 41\n", encoding="utf-8")
-    (docs / "page.md").write_text("# Page\n\nThe app is like this:\n\n{* ../docs_src/app.py *}\n", encoding="utf-8")
+    (docs / "page.md").write_text(
+        "# Page\n\nThe app is like this:\n\n{* ../docs_src/app.py *}\n", encoding="utf-8"
+    )
     (docs / "other.md").write_text("# Other\n\nNothing included here.\n", encoding="utf-8")
     db_path = tmp_path / "lib.db"
 
@@ -414,7 +556,10 @@ def test_changing_an_included_file_reingests_the_page_that_includes_it(tmp_path:
         finally:
             db.close()
 
-    assert run() == ["other.md", "page.md"]  # docs_src is a second path given: its file is in the library
+    assert run() == [
+        "other.md",
+        "page.md",
+    ]  # docs_src is a second path given: its file is in the library
     assert run() == []
     (src / "app.py").write_text("answer = 42\n", encoding="utf-8")
     assert run() == ["page.md"]

@@ -34,7 +34,8 @@ who is also a beneficiary of the will may lose the inheritance.
 """,
     "compost.md": """# Composting at home
 
-Compost turns kitchen scraps and garden waste into humus. A compost heap needs green material and brown
+Compost turns kitchen scraps and garden waste into \
+humus. A compost heap needs green material and brown
 material in roughly equal measure, and it should be turned every week so that it stays aerobic.
 
 ## Troubleshooting
@@ -119,12 +120,15 @@ def printed_once(output: str, message: str) -> bool:
 GOOD_ANSWER = Stream(("A will needs ", "two witnesses [1]."))
 GOOD_REFORMULATION = {
     "semantic_query": "What age must a witness to a will be in South Africa?",
-    "is_follow_up": True, "is_meta": False, "topic_shift": False,
+    "is_follow_up": True,
+    "is_meta": False,
+    "topic_shift": False,
 }
 
 
 def by_kind(reformulation: Any, answer: Any) -> Callable[[dict], Any]:
-    """A default reply by request kind: a `format` request is a reformulation, a stream an answer."""
+    """A default reply by request kind: a `format` request is a reformulation, a
+    stream an answer."""
     return lambda request: reformulation if request.get("format") else answer
 
 
@@ -139,15 +143,31 @@ def answer_fails(reason: str) -> str:
 # name -> (how the server misbehaves, reason shown, does the answer fall back too)
 FAILURES: dict[str, tuple[Callable[[FakeOllama], None], str, bool]] = {
     "down": (lambda server: None, "connection refused at {url}", True),
-    "slow": (lambda server: setattr(server, "default", lambda r: Slow(3, Content("too late"))),
-             "timed out after 1s", True),
-    "http-500": (lambda server: setattr(server, "default", lambda r: Failure(500, "boom")), "HTTP 500: boom", True),
-    "invalid-json": (lambda server: setattr(server, "default", by_kind("{not json at all", GOOD_ANSWER)),
-                     "invalid JSON in reply", False),
-    "missing-fields": (lambda server: setattr(server, "default", by_kind({"semantic_query": "x"}, GOOD_ANSWER)),
-                       "reply missing fields: is_follow_up, is_meta, topic_shift", False),
-    "unknown-model": (lambda server: setattr(server, "models", ["mistral:latest"]),
-                      f"model '{MODEL}' not found", True),
+    "slow": (
+        lambda server: setattr(server, "default", lambda r: Slow(3, Content("too late"))),
+        "timed out after 1s",
+        True,
+    ),
+    "http-500": (
+        lambda server: setattr(server, "default", lambda r: Failure(500, "boom")),
+        "HTTP 500: boom",
+        True,
+    ),
+    "invalid-json": (
+        lambda server: setattr(server, "default", by_kind("{not json at all", GOOD_ANSWER)),
+        "invalid JSON in reply",
+        False,
+    ),
+    "missing-fields": (
+        lambda server: setattr(server, "default", by_kind({"semantic_query": "x"}, GOOD_ANSWER)),
+        "reply missing fields: is_follow_up, is_meta, topic_shift",
+        False,
+    ),
+    "unknown-model": (
+        lambda server: setattr(server, "models", ["mistral:latest"]),
+        f"model '{MODEL}' not found",
+        True,
+    ),
 }
 
 
@@ -161,7 +181,9 @@ def ollama_on(monkeypatch) -> Iterator[Callable[[str], None]]:
 
 
 @pytest.mark.parametrize("case", list(FAILURES))
-def test_a_failing_ollama_falls_back_with_one_notice_and_records_the_path(db: Path, runner, ollama_on, case) -> None:
+def test_a_failing_ollama_falls_back_with_one_notice_and_records_the_path(
+    db: Path, runner, ollama_on, case
+) -> None:
     misbehave, reason, answer_falls_back = FAILURES[case]
     with FakeOllama(model=MODEL) as server:
         url = free_port_url() if case == "down" else server.url
@@ -191,13 +213,16 @@ def test_a_failing_ollama_falls_back_with_one_notice_and_records_the_path(db: Pa
         assert any(r.get("format") == SCHEMA for r in server.requests)
 
 
-def test_a_healthy_ollama_reformulates_with_the_schema_and_answers_with_citations(db: Path, runner,
-                                                                                    ollama_on) -> None:
+def test_a_healthy_ollama_reformulates_with_the_schema_and_answers_with_citations(
+    db: Path, runner, ollama_on
+) -> None:
     with FakeOllama(model=MODEL) as server:
         ollama_on(server.url)
         server.default = by_kind(GOOD_REFORMULATION, GOOD_ANSWER)
         first = ask_json(runner, db, "h", WILL_QUESTION)
-        server.default = by_kind(GOOD_REFORMULATION, Stream(("At least 14 years old [2]", ", and competent [1].")))
+        server.default = by_kind(
+            GOOD_REFORMULATION, Stream(("At least 14 years old [2]", ", and competent [1]."))
+        )
         second = ask(runner, db, "h", "what age must a witness be")
         assert_clean(second)
         turn = last_turn(runner, db, "h")
@@ -209,18 +234,29 @@ def test_a_healthy_ollama_reformulates_with_the_schema_and_answers_with_citation
 
     assert turn["reformulation"]["reformulator"] == f"heuristic+ollama:{MODEL}"
     assert turn["reformulation"]["model_query"] == GOOD_REFORMULATION["semantic_query"]
-    assert turn["reformulation"]["model_weight"] > 0  # the rewrite comes closer than the question: its lists join
+    assert (
+        turn["reformulation"]["model_weight"] > 0
+    )  # the rewrite comes closer than the question: its lists join
     assert {"model/vector", "model/fts"} <= {q["name"] for q in turn["queries"]}
     assert turn["answer_mode"] == "llm" and turn["notices"] == []
     assert turn["answer"] == "At least 14 years old [2], and competent [1]."
     assert [c["used"] for c in turn["chunks"]] == [c["rank"] in (1, 2) for c in turn["chunks"]]
-    assert "At least 14 years old [2], and competent [1]." in " ".join(second.stdout.split())  # streamed
+    assert "At least 14 years old [2], and competent [1]." in " ".join(
+        second.stdout.split()
+    )  # streamed
 
     formatted = [r for r in requests if r.get("format")]
-    assert len(formatted) == 1 and formatted[0]["format"] == SCHEMA and formatted[0]["stream"] is False
+    assert (
+        len(formatted) == 1 and formatted[0]["format"] == SCHEMA and formatted[0]["stream"] is False
+    )
     prompt = formatted[0]["messages"][-1]["content"]
-    assert f"RECENT EXCHANGE:\nUser: {WILL_QUESTION}\nAssistant: A will needs two witnesses [1]." in prompt
-    assert "KEYWORDS" not in prompt and len(prompt) < 2500  # small-model friendly: the exchange and the message
+    assert (
+        f"RECENT EXCHANGE:\nUser: {WILL_QUESTION}\nAssistant: A will needs two witnesses [1]."
+        in prompt
+    )
+    assert (
+        "KEYWORDS" not in prompt and len(prompt) < 2500
+    )  # small-model friendly: the exchange and the message
     assert prompt.rstrip().endswith("LATEST USER MESSAGE: what age must a witness be")
     answers = [r for r in requests if r.get("stream") and not r.get("format")]
     assert len(answers) == 2 and "Sources:" in answers[-1]["messages"][-1]["content"]
@@ -249,10 +285,14 @@ def test_hostile_user_text_gets_an_answer_never_a_traceback(db: Path, runner, ca
     assert "Sources" in result.stdout
     if case == "100-kb":
         assert len(turn["question"]) == 4000, "the stored question is the cut one"
-        assert turn["notices"] == [f"question cut to its first 4000 characters (it had {len(text.strip())})"]
+        assert turn["notices"] == [
+            f"question cut to its first 4000 characters (it had {len(text.strip())})"
+        ]
         assert "will" in turn["answer"].lower()
     if case in ("punctuation", "stop-words"):
-        assert turn["answer"].startswith("The documents may not cover this question."), turn["answer"]
+        assert turn["answer"].startswith("The documents may not cover this question."), turn[
+            "answer"
+        ]
     check = open_db(db)  # the SQL-looking text did nothing to the tables
     assert check.execute("SELECT count(*) FROM documents").fetchone()[0] == len(DOCS)
     check.close()
@@ -262,7 +302,9 @@ def test_hostile_user_text_gets_an_answer_never_a_traceback(db: Path, runner, ca
 def test_an_empty_question_is_one_error_line(db: Path, runner, text: str) -> None:
     result = ask(runner, db, "e", text)
     assert_clean(result, exit_code=1)
-    assert result.output.strip().splitlines() == ["Error: empty question: type a question about your documents"]
+    assert result.output.strip().splitlines() == [
+        "Error: empty question: type a question about your documents"
+    ]
 
 
 # --- anchors whose documents vanished ----------------------------------------------------------
@@ -274,8 +316,10 @@ def change_or_remove(folder: Path, db_path: Path, runner, how: str) -> None:
         result = invoke(runner, "ingest", folder, "--prune", "--db", db_path)
         assert "1 removed" in result.output, result.output
     else:
-        (folder / "wills.md").write_text("# Wills in South Africa\n\nSince the 2031 reform a will may be "
-                                         "recorded on video; no witness needs to sign it any longer.\n")
+        (folder / "wills.md").write_text(
+            "# Wills in South Africa\n\nSince the 2031 reform a will may be "
+            "recorded on video; no witness needs to sign it any longer.\n"
+        )
         result = invoke(runner, "ingest", folder, "--db", db_path)
         assert "1 updated" in result.output, result.output
     assert result.exit_code == 0
@@ -312,7 +356,10 @@ def test_a_meta_request_after_its_chunks_vanished(own_library, runner, how: str)
     assert_clean(result)
     turn = last_turn(runner, db_path, "m")
     assert turn["plan"] == "reuse"
-    assert f"{len(gone)} reused chunk(s) no longer exist (document changed or removed)" in turn["notices"]
+    assert (
+        f"{len(gone)} reused chunk(s) no longer exist (document changed or removed)"
+        in turn["notices"]
+    )
     assert all(c["document"] != "wills.md" for c in turn["chunks"] if c["reused"])
     assert turn["answer"].strip()
     assert "anchor gone: wills.md" in result.stdout

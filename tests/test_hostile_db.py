@@ -11,7 +11,14 @@ from pathlib import Path
 
 import pytest
 from helpers import invoke, settings_for
-from test_hostile_ingest import RAGCHAT, chunk_ids_by_path, documents_written, library_problems, run_cli, write_corpus
+from test_hostile_ingest import (
+    RAGCHAT,
+    chunk_ids_by_path,
+    documents_written,
+    library_problems,
+    run_cli,
+    write_corpus,
+)
 
 from ragchat.cli import app
 from ragchat.errors import RagchatError
@@ -45,8 +52,11 @@ def small_library(tmp_path: Path, embedder) -> Path:
 
 def fingerprint(path: Path) -> tuple[str, int, list[str]]:
     """The file's bytes, its mtime and what lies beside it."""
-    return (hashlib.sha256(path.read_bytes()).hexdigest(), path.stat().st_mtime_ns,
-            sorted(p.name for p in path.parent.iterdir()))
+    return (
+        hashlib.sha256(path.read_bytes()).hexdigest(),
+        path.stat().st_mtime_ns,
+        sorted(p.name for p in path.parent.iterdir()),
+    )
 
 
 def assert_one_error_line(result: subprocess.CompletedProcess[str], *expected: str) -> None:
@@ -60,24 +70,42 @@ def assert_one_error_line(result: subprocess.CompletedProcess[str], *expected: s
 
 # --- two processes at once ---------------------------------------------------------------------
 
-QUESTIONS = ["Who may witness a will?", "How often is a compost heap turned?", "summarize it",
-             "what age must a witness be", "What does survey 3 say about the glacier?"]
+QUESTIONS = [
+    "Who may witness a will?",
+    "How often is a compost heap turned?",
+    "summarize it",
+    "what age must a witness be",
+    "What does survey 3 say about the glacier?",
+]
 
 
 def test_asking_while_another_process_ingests(small_library: Path, tmp_path: Path, runner) -> None:
     folder = tmp_path / "corpus"
     write_corpus(folder, 16)
-    ingesting = subprocess.Popen([RAGCHAT, "ingest", str(folder), "--db", str(small_library)],
-                                 env={**os.environ, "RAGCHAT_EMBED_BATCH": "4"},  # many short write transactions
-                                 stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+    ingesting = subprocess.Popen(
+        [RAGCHAT, "ingest", str(folder), "--db", str(small_library)],
+        env={**os.environ, "RAGCHAT_EMBED_BATCH": "4"},  # many short write transactions
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+    )
     asked, interleaved, deadline = [], 0, time.monotonic() + 180
     try:
         while ingesting.poll() is None or len(asked) < len(QUESTIONS):
             assert time.monotonic() < deadline, "ingest did not finish in 180 s"
             documents_before = documents_written(small_library)
-            result = invoke(runner, "ask", QUESTIONS[len(asked) % len(QUESTIONS)], "--session", "busy",
-                            "--db", small_library)
-            interleaved += documents_written(small_library) > documents_before  # the ingest wrote meanwhile
+            result = invoke(
+                runner,
+                "ask",
+                QUESTIONS[len(asked) % len(QUESTIONS)],
+                "--session",
+                "busy",
+                "--db",
+                small_library,
+            )
+            interleaved += (
+                documents_written(small_library) > documents_before
+            )  # the ingest wrote meanwhile
             asked.append(result)
     finally:
         stdout, stderr = ingesting.communicate(timeout=120)
@@ -106,8 +134,13 @@ def not_sqlite(path: Path) -> None:
 
 def future_schema(path: Path) -> None:
     db = open_db(path)
-    db["_sqlite_migrations"].insert({"migration_set": "ragchat", "name": "m099_from_the_future",
-                                     "applied_at": "2099-01-01T00:00:00"})
+    db["_sqlite_migrations"].insert(
+        {
+            "migration_set": "ragchat",
+            "name": "m099_from_the_future",
+            "applied_at": "2099-01-01T00:00:00",
+        }
+    )
     db.execute("UPDATE settings SET value = '99' WHERE key = 'schema_version'")
     db.close()
 
@@ -115,31 +148,56 @@ def future_schema(path: Path) -> None:
 def other_model(path: Path) -> None:
     """Rows as a library embedded by another 384-dimension model would hold them."""
     db = open_db(path)
-    db.execute("INSERT INTO settings(key, value) VALUES ('embedding_model', 'BAAI/bge-small-en-v1.5'), "
-               "('embedding_dim', '384')")
-    db.execute("CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, "
-               "embedding float[384] distance_metric=cosine)")
-    db["documents"].insert({"id": 1, "source": "/elsewhere/a.md", "path": "a.md", "content_hash": "h",
-                            "title": "A", "chunk_count": 1, "keywords": "[]"})
-    db.execute("INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
-               "VALUES (1, 1, 0, 'Some text about wills.', '', 0, 22)")
-    db.execute("INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (1, 'A', '', 'Some text about wills.')")
+    db.execute(
+        "INSERT INTO settings(key, value) VALUES ('embedding_model', 'BAAI/bge-small-en-v1.5'), "
+        "('embedding_dim', '384')"
+    )
+    db.execute(
+        "CREATE VIRTUAL TABLE chunk_vectors USING vec0(chunk_id INTEGER PRIMARY KEY, "
+        "embedding float[384] distance_metric=cosine)"
+    )
+    db["documents"].insert(
+        {
+            "id": 1,
+            "source": "/elsewhere/a.md",
+            "path": "a.md",
+            "content_hash": "h",
+            "title": "A",
+            "chunk_count": 1,
+            "keywords": "[]",
+        }
+    )
+    db.execute(
+        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char) "
+        "VALUES (1, 1, 0, 'Some text about wills.', '', 0, 22)"
+    )
+    db.execute(
+        "INSERT INTO chunks_fts(rowid, title, heading, text) VALUES (1, 'A', '', 'Some text "
+        "about wills.')"
+    )
     db.close()
 
 
 REFUSALS = {
     "not-sqlite": (not_sqlite, ["is not a SQLite database; refusing to touch it"]),
-    "future-schema": (future_schema, ["the database has schema version 99", f"(schema version {len(KNOWN)})",
-                                      "upgrade ragchat"]),
-    "other-model": (other_model, ["this database was embedded with BAAI/bge-small-en-v1.5 (dim 384)",
-                                  "ingest --reembed"]),
+    "future-schema": (
+        future_schema,
+        ["the database has schema version 99", f"(schema version {len(KNOWN)})", "upgrade ragchat"],
+    ),
+    "other-model": (
+        other_model,
+        ["this database was embedded with BAAI/bge-small-en-v1.5 (dim 384)", "ingest --reembed"],
+    ),
 }
 
 
 @pytest.mark.parametrize("case", list(REFUSALS))
-@pytest.mark.parametrize("command", [["ask", "Who may witness a will?"], ["ingest", "{docs}"]],
-                         ids=["ask", "ingest"])
-def test_a_database_that_is_not_ours_is_refused_in_one_line_and_left_untouched(tmp_path: Path, case, command) -> None:
+@pytest.mark.parametrize(
+    "command", [["ask", "Who may witness a will?"], ["ingest", "{docs}"]], ids=["ask", "ingest"]
+)
+def test_a_database_that_is_not_ours_is_refused_in_one_line_and_left_untouched(
+    tmp_path: Path, case, command
+) -> None:
     make, expected = REFUSALS[case]
     docs = tmp_path / "docs"
     docs.mkdir()
@@ -189,33 +247,62 @@ def bad_top_k(tmp_path: Path) -> dict[str, str]:
 
 # name -> (prepare the working folder, returning extra environment; arguments; what the error says)
 KNOWN_ERRORS = {
-    "not-sqlite": (notes_named_db, ["ask", "hello", "--db", "notes.db"], "notes.db is not a SQLite database"),
-    "db-folder-blocked": (file_where_the_db_folder_goes, ["ingest", ".", "--db", "afile/x.db"],
-                          "cannot create folder afile for database afile/x.db: File exists"),
-    "no-library": (nothing, ["ask", "hello", "--db", "x.db"], "no library at x.db: `ragchat ingest PATH` creates it"),
+    "not-sqlite": (
+        notes_named_db,
+        ["ask", "hello", "--db", "notes.db"],
+        "notes.db is not a SQLite database",
+    ),
+    "db-folder-blocked": (
+        file_where_the_db_folder_goes,
+        ["ingest", ".", "--db", "afile/x.db"],
+        "cannot create folder afile for database afile/x.db: File exists",
+    ),
+    "no-library": (
+        nothing,
+        ["ask", "hello", "--db", "x.db"],
+        "no library at x.db: `ragchat ingest PATH` creates it",
+    ),
     "empty-library": (empty_library, ["ask", "hello", "--db", "empty.db"], "the library is empty"),
-    "bad-setting": (bad_top_k, ["search", "hello", "--db", "x.db"],
-                    "invalid value for top_k: 'many' (expected an integer) in env RAGCHAT_TOP_K"),
+    "bad-setting": (
+        bad_top_k,
+        ["search", "hello", "--db", "x.db"],
+        "invalid value for top_k: 'many' (expected an integer) in env RAGCHAT_TOP_K",
+    ),
     "broken-config-file": (broken_toml, ["config"], "ragchat.toml"),
-    "nothing-to-ingest": (nothing, ["ingest", "no-such-folder", "--db", "x.db"],
-                          "nothing could be ingested: 1 file(s) skipped "
-                          "(first: no-such-folder: no such file or folder)"),
+    "nothing-to-ingest": (
+        nothing,
+        ["ingest", "no-such-folder", "--db", "x.db"],
+        "nothing could be ingested: 1 file(s) skipped "
+        "(first: no-such-folder: no such file or folder)",
+    ),
     "no-sessions": (empty_library, ["inspect", "last-turn", "--db", "empty.db"], "no sessions yet"),
 }
 
 
-def run_in(tmp_path: Path, args: list[str], env: dict[str, str]) -> subprocess.CompletedProcess[str]:
-    return subprocess.run([RAGCHAT, *args], capture_output=True, text=True, timeout=60, cwd=tmp_path,
-                          env={**os.environ, **env})
+def run_in(
+    tmp_path: Path, args: list[str], env: dict[str, str]
+) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [RAGCHAT, *args],
+        capture_output=True,
+        text=True,
+        timeout=60,
+        cwd=tmp_path,
+        env={**os.environ, **env},
+    )
 
 
 @pytest.mark.parametrize("case", list(KNOWN_ERRORS))
-def test_a_known_error_is_one_line_and_ragchat_debug_reraises_it(tmp_path: Path, runner, case) -> None:
+def test_a_known_error_is_one_line_and_ragchat_debug_reraises_it(
+    tmp_path: Path, runner, case
+) -> None:
     prepare, args, message = KNOWN_ERRORS[case]
     env = prepare(tmp_path)
 
     plain = run_in(tmp_path, args, env)
-    debug = runner.invoke(app, args, env={**env, "RAGCHAT_DEBUG": "1"})  # in-process: the exception itself
+    debug = runner.invoke(
+        app, args, env={**env, "RAGCHAT_DEBUG": "1"}
+    )  # in-process: the exception itself
 
     assert_one_error_line(plain, message)
     assert "unexpected" not in plain.stderr  # a known error is not reported as a surprise
@@ -224,7 +311,9 @@ def test_a_known_error_is_one_line_and_ragchat_debug_reraises_it(tmp_path: Path,
 
 
 @pytest.mark.parametrize("case", ["not-sqlite", "nothing-to-ingest"])
-def test_the_same_failing_command_shows_its_traceback_only_with_ragchat_debug(tmp_path: Path, case) -> None:
+def test_the_same_failing_command_shows_its_traceback_only_with_ragchat_debug(
+    tmp_path: Path, case
+) -> None:
     prepare, args, message = KNOWN_ERRORS[case]
     env = prepare(tmp_path)
 
@@ -234,4 +323,6 @@ def test_the_same_failing_command_shows_its_traceback_only_with_ragchat_debug(tm
     assert_one_error_line(plain, message)
     assert debug.returncode != 0
     assert "Traceback (most recent call last)" in debug.stderr
-    assert message in " ".join(debug.stderr.split())  # the same error, wrapped in the traceback's box
+    assert message in " ".join(
+        debug.stderr.split()
+    )  # the same error, wrapped in the traceback's box

@@ -23,7 +23,8 @@ from ragchat.store.db import open_db
 RAGCHAT = str(Path(sys.executable).parent / "ragchat")
 DOCS = {
     "wills.md": "# Wills\n\nA will needs two witnesses who sign in the presence of the testator.\n",
-    "compost.md": "# Compost\n\nA compost heap needs green and brown material, turned every week.\n",
+    "compost.md": "# Compost\n\nA compost heap needs green and brown material, turned every "
+    "week.\n",
 }
 
 
@@ -46,22 +47,32 @@ def cli_env(db: Path) -> dict[str, str]:
     return {**os.environ, "RAGCHAT_OLLAMA": "off", "RAGCHAT_DB": str(db)}
 
 
-# --- 1. turns numbered by the database --------------------------------------------------------------
+# --- 1. turns numbered by the database ------------------------------------------------------------
 
 
-def test_concurrent_asks_on_one_session_make_complete_consecutive_turns(small_db: Path, runner) -> None:
+def test_concurrent_asks_on_one_session_make_complete_consecutive_turns(
+    small_db: Path, runner
+) -> None:
     count = 6
-    processes = [subprocess.Popen([RAGCHAT, "ask", f"q{n} witness", "-s", "same"], env=cli_env(small_db),
-                                  stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
-                 for n in range(count)]
+    processes = [
+        subprocess.Popen(
+            [RAGCHAT, "ask", f"q{n} witness", "-s", "same"],
+            env=cli_env(small_db),
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            text=True,
+        )
+        for n in range(count)
+    ]
     for process in processes:
         stdout, stderr = process.communicate(timeout=120)
         assert process.returncode == 0, stdout + stderr
 
     db = open_db(small_db)
     history = sessions.messages(db, sessions.session_id(db, "same", create=False))
-    assert [(m.turn, m.role) for m in history] == [(n, role) for n in range(1, count + 1)
-                                                  for role in ("user", "assistant")]
+    assert [(m.turn, m.role) for m in history] == [
+        (n, role) for n in range(1, count + 1) for role in ("user", "assistant")
+    ]
     for question, answer in zip(history[::2], history[1::2]):
         assert answer.lineage is not None and answer.lineage["question"] == question.content
         assert answer.lineage["turn"] == question.turn
@@ -71,7 +82,11 @@ def test_concurrent_asks_on_one_session_make_complete_consecutive_turns(small_db
 
     exported = invoke(runner, "export", "same", "--db", small_db)
     assert exported.exit_code == 0, exported.output
-    numbers = [int(line.split(".")[0][3:]) for line in exported.output.splitlines() if line.startswith("## ")]
+    numbers = [
+        int(line.split(".")[0][3:])
+        for line in exported.output.splitlines()
+        if line.startswith("## ")
+    ]
     assert numbers == list(range(1, count + 1))
     for n in (1, count):
         shown = invoke(runner, "inspect", "turn", n, "-s", "same", "--json", "--db", small_db)
@@ -89,7 +104,8 @@ def message_turn(db, message_id: int) -> int:
 
 
 def bad_name_folder(base: Path) -> Path:
-    """A folder holding `bad\\xff.md` (not UTF-8: made through bytes paths) between two plain files."""
+    """A folder holding `bad\\xff.md` (not UTF-8: made through bytes paths) between
+    two plain files."""
     folder = write_docs(base / "docs")
     with open(os.path.join(os.fsencode(folder), b"bad\xff.md"), "w") as handle:
         handle.write("# Invalid name\n\nThe zanzibarite witness signs in front of the notary.\n")
@@ -111,9 +127,13 @@ def test_a_file_name_that_is_not_utf8_is_ingested_stored_and_shown_escaped(tmp_p
 
     found = run("search", "zanzibarite notary", "--json", db=db_path)
     assert found.returncode == 0, found.stderr
-    assert json.loads(found.stdout.splitlines()[0])["document"] == "bad\\xff.md"  # reversible: \xff is the byte
+    assert (
+        json.loads(found.stdout.splitlines()[0])["document"] == "bad\\xff.md"
+    )  # reversible: \xff is the byte
     db = open_db(db_path)
-    row = db.execute("SELECT source, source_bytes FROM documents WHERE path = 'bad\\xff.md'").fetchone()
+    row = db.execute(
+        "SELECT source, source_bytes FROM documents WHERE path = 'bad\\xff.md'"
+    ).fetchone()
     db.close()
     assert row[0].endswith("/docs/bad\\xff.md") and row[1] == os.fsencode(folder) + b"/bad\xff.md"
 
@@ -157,7 +177,9 @@ def test_a_piped_chat_line_with_bytes_that_are_not_utf8_is_answered(small_db: Pa
     done = run("chat", "-s", "piped", db=small_db, stdin=b"witness \xff\n")
     assert done.returncode == 0, done.stdout + done.stderr
     db = open_db(small_db)
-    asked = [m.content for m in sessions.messages(db, sessions.session_id(db, "piped", create=False))]
+    asked = [
+        m.content for m in sessions.messages(db, sessions.session_id(db, "piped", create=False))
+    ]
     db.close()
     assert asked[0] == "witness \ufffd" and asked[1]  # read with replacement, and answered
 
@@ -188,8 +210,11 @@ def rows(db_path: Path, sql: str) -> list[tuple]:
 def test_a_renamed_file_keeps_its_document_and_vectors(tmp_path: Path, embedder) -> None:
     folder, db_path = write_docs(tmp_path / "docs"), tmp_path / "lib.db"
     ingest_into(db_path, embedder, folder)
-    before = rows(db_path, "SELECT d.id, c.id FROM documents d JOIN chunks c ON c.document_id = d.id "
-                           "WHERE d.path = 'wills.md'")
+    before = rows(
+        db_path,
+        "SELECT d.id, c.id FROM documents d JOIN chunks c ON c.document_id = d.id "
+        "WHERE d.path = 'wills.md'",
+    )
     (folder / "archive").mkdir()
     (folder / "wills.md").rename(folder / "archive" / "estate.md")
 
@@ -197,15 +222,23 @@ def test_a_renamed_file_keeps_its_document_and_vectors(tmp_path: Path, embedder)
 
     assert report.moved == [("wills.md", "archive/estate.md")]
     assert report.added == [] and report.chunks == 0  # nothing parsed or embedded again
-    after = rows(db_path, "SELECT d.id, c.id FROM documents d JOIN chunks c ON c.document_id = d.id "
-                          "WHERE d.path = 'archive/estate.md'")
+    after = rows(
+        db_path,
+        "SELECT d.id, c.id FROM documents d JOIN chunks c ON c.document_id = d.id "
+        "WHERE d.path = 'archive/estate.md'",
+    )
     assert after == before  # the same document and chunk ids: turns that cited them still resolve
     assert rows(db_path, "SELECT count(*) FROM documents") == [(2,)]
 
 
-def test_the_same_content_under_two_paths_is_stored_once_and_shown_with_both(tmp_path: Path, embedder,
-                                                                               runner) -> None:
-    first, second, db_path = write_docs(tmp_path / "one"), write_docs(tmp_path / "two"), tmp_path / "lib.db"
+def test_the_same_content_under_two_paths_is_stored_once_and_shown_with_both(
+    tmp_path: Path, embedder, runner
+) -> None:
+    first, second, db_path = (
+        write_docs(tmp_path / "one"),
+        write_docs(tmp_path / "two"),
+        tmp_path / "lib.db",
+    )
     report = ingest_into(db_path, embedder, first, second)
 
     assert sorted(report.added) == ["compost.md", "wills.md"]
@@ -230,9 +263,17 @@ def test_a_newline_in_a_file_name_is_shown_escaped(tmp_path: Path, runner) -> No
     assert not any(line.strip().startswith("lines.md") for line in found.output.splitlines())
 
 
-@pytest.mark.parametrize("args", [["ask", "witness", "-s", ""], ["inspect", "last-turn", "-s", ""],
-                                  ["ask", "witness", "-s", "two\nlines"]])
-def test_blank_or_multiline_session_names_are_refused(small_db: Path, runner, args: list[str]) -> None:
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["ask", "witness", "-s", ""],
+        ["inspect", "last-turn", "-s", ""],
+        ["ask", "witness", "-s", "two\nlines"],
+    ],
+)
+def test_blank_or_multiline_session_names_are_refused(
+    small_db: Path, runner, args: list[str]
+) -> None:
     invoke(runner, "ask", "witness", "-s", "other", "--db", small_db)
     result = runner.invoke(app, [*args, "--db", str(small_db)])
     assert result.exit_code == 1
@@ -243,7 +284,11 @@ def test_blank_or_multiline_session_names_are_refused(small_db: Path, runner, ar
 
 
 def test_prune_moves_a_document_whose_file_is_gone_to_its_copy(tmp_path: Path, embedder) -> None:
-    first, second, db_path = write_docs(tmp_path / "one"), write_docs(tmp_path / "two"), tmp_path / "lib.db"
+    first, second, db_path = (
+        write_docs(tmp_path / "one"),
+        write_docs(tmp_path / "two"),
+        tmp_path / "lib.db",
+    )
     ingest_into(db_path, embedder, first, second)
     before = rows(db_path, "SELECT id, chunk_count FROM documents ORDER BY id")
     (first / "wills.md").unlink()
@@ -254,5 +299,7 @@ def test_prune_moves_a_document_whose_file_is_gone_to_its_copy(tmp_path: Path, e
 
     assert pruned.moved == [("wills.md", "wills.md")] and pruned.removed == []
     assert rows(db_path, "SELECT id, chunk_count FROM documents ORDER BY id") == before
-    assert rows(db_path, "SELECT source FROM documents WHERE path = 'wills.md'") == [(str(second / "wills.md"),)]
+    assert rows(db_path, "SELECT source FROM documents WHERE path = 'wills.md'") == [
+        (str(second / "wills.md"),)
+    ]
     assert rows(db_path, "SELECT count(*) FROM document_copies") == [(1,)]  # compost.md's

@@ -43,11 +43,16 @@ WITHOUT_READ_OVERRIDE = (
 # --- helpers -----------------------------------------------------------------------------------
 
 
-def run_cli(*args: object, env: dict[str, str] | None = None, timeout: float = 120,
-            launcher: list[str] | None = None) -> subprocess.CompletedProcess[str]:
+def run_cli(
+    *args: object,
+    env: dict[str, str] | None = None,
+    timeout: float = 120,
+    launcher: list[str] | None = None,
+) -> subprocess.CompletedProcess[str]:
     command = [*(launcher or []), RAGCHAT, *map(str, args)]
-    return subprocess.run(command, capture_output=True, text=True, timeout=timeout,
-                          env={**os.environ, **(env or {})})
+    return subprocess.run(
+        command, capture_output=True, text=True, timeout=timeout, env={**os.environ, **(env or {})}
+    )
 
 
 def one_page_pdf(text: str) -> bytes:
@@ -67,20 +72,38 @@ def library_problems(db_path: Path) -> list[str]:
     """Everything that would betray a half-written document; [] for a sound library."""
     db = open_db(db_path)
     try:
-        problems = [f"integrity_check: {row[0]}" for row in db.execute("PRAGMA integrity_check") if row[0] != "ok"]
-        db.execute("INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')")  # raises if corrupt
+        problems = [
+            f"integrity_check: {row[0]}"
+            for row in db.execute("PRAGMA integrity_check")
+            if row[0] != "ok"
+        ]
+        db.execute(
+            "INSERT INTO chunks_fts(chunks_fts) VALUES ('integrity-check')"
+        )  # raises if corrupt
         has_vectors = db["chunk_vectors"].exists()
-        vector_ids = {row[0] for row in db.execute("SELECT chunk_id FROM chunk_vectors")} if has_vectors else set()
+        vector_ids = (
+            {row[0] for row in db.execute("SELECT chunk_id FROM chunk_vectors")}
+            if has_vectors
+            else set()
+        )
         fts_ids = {row[0] for row in db.execute("SELECT rowid FROM chunks_fts")}
         chunk_ids: set[int] = set()
-        for doc_id, path, declared in db.execute("SELECT id, path, chunk_count FROM documents").fetchall():
-            ids = {row[0] for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", [doc_id])}
+        for doc_id, path, declared in db.execute(
+            "SELECT id, path, chunk_count FROM documents"
+        ).fetchall():
+            ids = {
+                row[0]
+                for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", [doc_id])
+            }
             chunk_ids |= ids
             counts = (len(ids), len(ids & fts_ids), len(ids & vector_ids), declared)
             if len(set(counts)) != 1 or not ids:
                 problems.append(f"{path}: chunks/fts/vectors/chunk_count = {counts}")
         if fts_ids - chunk_ids or vector_ids - chunk_ids:
-            problems.append(f"orphans: fts {sorted(fts_ids - chunk_ids)}, vectors {sorted(vector_ids - chunk_ids)}")
+            problems.append(
+                f"orphans: fts {sorted(fts_ids - chunk_ids)}, vectors "
+                f"{sorted(vector_ids - chunk_ids)}"
+            )
         return problems
     finally:
         db.close()
@@ -89,7 +112,10 @@ def library_problems(db_path: Path) -> list[str]:
 def chunk_ids_by_path(db_path: Path) -> dict[str, list[int]]:
     db = open_db(db_path)
     try:
-        rows = db.execute("SELECT d.path, c.id FROM documents d JOIN chunks c ON c.document_id = d.id ORDER BY c.id")
+        rows = db.execute(
+            "SELECT d.path, c.id FROM documents d JOIN chunks c ON c.document_id = d.id ORDER BY "
+            "c.id"
+        )
         found: dict[str, list[int]] = {}
         for path, chunk_id in rows:
             found.setdefault(path, []).append(chunk_id)
@@ -100,15 +126,21 @@ def chunk_ids_by_path(db_path: Path) -> dict[str, list[int]]:
 
 def summary_counts(output: str) -> dict[str, int]:
     line = next(line for line in output.splitlines() if line.startswith("Ingest:"))
-    return {name: int(count) for count, name in re.findall(r"(\d+) (added|updated|unchanged|removed|skipped)", line)}
+    return {
+        name: int(count)
+        for count, name in re.findall(r"(\d+) (added|updated|unchanged|removed|skipped)", line)
+    }
 
 
 # --- a tree of hostile files -------------------------------------------------------------------
 
 GOOD_FILES = {
-    "lighthouse.md": "# Lighthouse keeping\n\nThe keeper trims the lamp wick at dusk and logs the tide.\n",
-    "sub/orchard.txt": "Orchard care\n\nPrune the apple trees in late winter, before the sap rises.\n",
-    "dossier été/naïve résumé.md": "# Résumé naïf\n\nLe glacier recule de trente mètres chaque été.\n",
+    "lighthouse.md": "# Lighthouse keeping\n\nThe keeper trims the lamp wick at dusk and logs "
+    "the tide.\n",
+    "sub/orchard.txt": "Orchard care\n\nPrune the apple trees in late winter, before the sap "
+    "rises.\n",
+    "dossier été/naïve résumé.md": "# Résumé naïf\n\nLe glacier recule de trente mètres chaque "
+    "été.\n",
 }
 INVALID_UTF8 = b"Cr\xe8me br\xfbl\xe9e needs a caramel crust torched just before serving.\n"
 GOOD_PDF_TEXT = "The quarry yields basalt for the harbour wall."
@@ -124,8 +156,12 @@ def hostile_tree(root: Path) -> dict[str, str]:
     (root / "image.txt").write_bytes(b"\x89PNG\r\n\x1a\n" + bytes(range(256)) * 8)
     (root / "empty.md").write_bytes(b"")
     (root / "zero.pdf").write_bytes(b"")
-    (root / "corrupt.pdf").write_bytes(b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R\ntruncated")
-    (root / "locked.pdf").write_bytes(encrypted_pdf(one_page_pdf("Secret minutes of the board."), "hunter2"))
+    (root / "corrupt.pdf").write_bytes(
+        b"%PDF-1.4\n1 0 obj\n<< /Type /Catalog /Pages 9 0 R\ntruncated"
+    )
+    (root / "locked.pdf").write_bytes(
+        encrypted_pdf(one_page_pdf("Secret minutes of the board."), "hunter2")
+    )
     with (root / "huge.txt").open("w") as handle:  # 20 MB: a line repeated
         handle.write(("All work and no play makes Jack a dull boy. " * 2 + "\n") * 240_000)
     os.symlink("self.md", root / "self.md")  # a symlink to itself
@@ -157,8 +193,14 @@ def test_a_hostile_tree_ingests_every_good_file_and_names_every_skipped_one(tmp_
     assert (tree / "huge.txt").stat().st_size > 20 * 1_048_576
     db_path = tmp_path / "db" / "lib.db"
 
-    result = run_cli("ingest", tree, "--db", db_path, launcher=[sys.executable, "-c", WITHOUT_READ_OVERRIDE],
-                     env={"COLUMNS": "80"})  # as narrow as a pipe
+    result = run_cli(
+        "ingest",
+        tree,
+        "--db",
+        db_path,
+        launcher=[sys.executable, "-c", WITHOUT_READ_OVERRIDE],
+        env={"COLUMNS": "80"},
+    )  # as narrow as a pipe
 
     assert result.returncode == 0, result.stdout + result.stderr
     assert "Traceback" not in result.stdout + result.stderr
@@ -169,8 +211,13 @@ def test_a_hostile_tree_ingests_every_good_file_and_names_every_skipped_one(tmp_
         assert shown[0].startswith(f"skipped {path}: {reason}"), shown[0]
     assert "warning dessert.txt: not valid UTF-8; read as cp1252" in lines
     good = {*GOOD_FILES, "dessert.txt", "report.pdf"}
-    assert summary_counts(result.stdout) == {"added": len(good), "updated": 0, "unchanged": 0, "removed": 0,
-                                             "skipped": len(skipped)}
+    assert summary_counts(result.stdout) == {
+        "added": len(good),
+        "updated": 0,
+        "unchanged": 0,
+        "removed": 0,
+        "skipped": len(skipped),
+    }
     assert set(chunk_ids_by_path(db_path)) == good  # each once: the loop did not ingest sub/ twice
     assert library_problems(db_path) == []
     db = open_db(db_path)
@@ -179,12 +226,16 @@ def test_a_hostile_tree_ingests_every_good_file_and_names_every_skipped_one(tmp_
     assert "Crème brûlée" in texts and "glacier recule" in texts and "basalt" in texts
 
 
-def test_raising_max_file_mb_admits_a_file_the_default_refuses(tmp_path: Path, runner, monkeypatch) -> None:
-    """The limit is a setting: a 24 KB file is refused at 0.02 MB and ingested at 0.03 MB (a 20 MB file
-    stays refused at the default: embedding 20 MB of text is not a test-sized job)."""
+def test_raising_max_file_mb_admits_a_file_the_default_refuses(
+    tmp_path: Path, runner, monkeypatch
+) -> None:
+    """The limit is a setting: a 24 KB file is refused at 0.02 MB and ingested at 0.03 MB (a 20 MB
+    file stays refused at the default: embedding 20 MB of text is not a test-sized job)."""
     folder = tmp_path / "docs"
     folder.mkdir()
-    paragraph = "The ferry timetable changes with the tides and the season; check the harbour board. "
+    paragraph = (
+        "The ferry timetable changes with the tides and the season; check the harbour board. "
+    )
     (folder / "timetable.txt").write_text("Ferry timetable\n\n" + paragraph * 285)
     (folder / "note.md").write_text("# Note\n\nA short note about the ferry.\n")
     size = (folder / "timetable.txt").stat().st_size
@@ -194,14 +245,22 @@ def test_raising_max_file_mb_admits_a_file_the_default_refuses(tmp_path: Path, r
     monkeypatch.setenv("RAGCHAT_MAX_FILE_MB", "0.02")
     refused = invoke(runner, "ingest", folder, "--db", db_path)
     assert refused.exit_code == 0, refused.output
-    assert "skipped timetable.txt: larger than the 0.02 MB limit (max_file_mb)" in " ".join(refused.output.split())
+    assert "skipped timetable.txt: larger than the 0.02 MB limit (max_file_mb)" in " ".join(
+        refused.output.split()
+    )
     assert set(chunk_ids_by_path(db_path)) == {"note.md"}
 
     monkeypatch.setenv("RAGCHAT_MAX_FILE_MB", "0.03")
     started = time.monotonic()
     admitted = invoke(runner, "ingest", folder, "--db", db_path)
     assert admitted.exit_code == 0, admitted.output
-    assert summary_counts(admitted.output) == {"added": 1, "updated": 0, "unchanged": 1, "removed": 0, "skipped": 0}
+    assert summary_counts(admitted.output) == {
+        "added": 1,
+        "updated": 0,
+        "unchanged": 1,
+        "removed": 0,
+        "skipped": 0,
+    }
     assert len(chunk_ids_by_path(db_path)["timetable.txt"]) > 10
     assert time.monotonic() - started < 60
     assert library_problems(db_path) == []
@@ -209,7 +268,18 @@ def test_raising_max_file_mb_admits_a_file_the_default_refuses(tmp_path: Path, r
 
 # --- interrupted ingest ------------------------------------------------------------------------
 
-TOPICS = ["lighthouse", "orchard", "glacier", "quarry", "harbour", "falcon", "willow", "copper", "meadow", "lantern"]
+TOPICS = [
+    "lighthouse",
+    "orchard",
+    "glacier",
+    "quarry",
+    "harbour",
+    "falcon",
+    "willow",
+    "copper",
+    "meadow",
+    "lantern",
+]
 
 
 def write_corpus(folder: Path, count: int) -> None:
@@ -226,8 +296,8 @@ def write_corpus(folder: Path, count: int) -> None:
 
 
 def documents_written(db_path: Path) -> int:
-    """Documents committed so far, read with the SQLite library ragchat uses (two SQLite copies in one
-    process break each other's POSIX locks on a shared file)."""
+    """Documents committed so far, read with the SQLite library ragchat uses (two SQLite copies in
+    one process break each other's POSIX locks on a shared file)."""
     try:
         conn = sqlite.connect(db_path, timeout=1)
         try:
@@ -238,14 +308,24 @@ def documents_written(db_path: Path) -> int:
         return 0
 
 
-def start_and_interrupt(folder: Path, db_path: Path, sig: signal.Signals) -> subprocess.CompletedProcess[str]:
+def start_and_interrupt(
+    folder: Path, db_path: Path, sig: signal.Signals
+) -> subprocess.CompletedProcess[str]:
     """Start a real ingest; send `sig` once at least one document is in the database."""
-    env = {**os.environ, "RAGCHAT_EMBED_BATCH": "2"}  # small batches: documents land one after another
+    env = {
+        **os.environ,
+        "RAGCHAT_EMBED_BATCH": "2",
+    }  # small batches: documents land one after another
     # a shell that starts the tests in the background hands them SIGINT ignored, and Python keeps
     # an ignored SIGINT ignored: the child gets the default back, as a terminal's ingest has it
-    process = subprocess.Popen([RAGCHAT, "ingest", str(folder), "--db", str(db_path)], env=env,
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
-                               preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
+    process = subprocess.Popen(
+        [RAGCHAT, "ingest", str(folder), "--db", str(db_path)],
+        env=env,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL),
+    )
     deadline = time.monotonic() + 120
     while documents_written(db_path) == 0:
         assert process.poll() is None, f"ingest ended before the signal: {process.communicate()}"
@@ -257,7 +337,9 @@ def start_and_interrupt(folder: Path, db_path: Path, sig: signal.Signals) -> sub
 
 
 @pytest.mark.parametrize("sig", [signal.SIGINT, signal.SIGKILL], ids=["sigint", "sigkill"])
-def test_an_interrupted_ingest_leaves_whole_documents_and_a_rerun_completes(tmp_path: Path, sig) -> None:
+def test_an_interrupted_ingest_leaves_whole_documents_and_a_rerun_completes(
+    tmp_path: Path, sig
+) -> None:
     folder, db_path, total = tmp_path / "corpus", tmp_path / "db" / "lib.db", 30
     write_corpus(folder, total)
 
@@ -275,8 +357,13 @@ def test_an_interrupted_ingest_leaves_whole_documents_and_a_rerun_completes(tmp_
 
     rerun = run_cli("ingest", folder, "--db", db_path)
     assert rerun.returncode == 0, rerun.stdout + rerun.stderr
-    assert summary_counts(rerun.stdout) == {"added": total - len(before), "updated": 0, "unchanged": len(before),
-                                            "removed": 0, "skipped": 0}
+    assert summary_counts(rerun.stdout) == {
+        "added": total - len(before),
+        "updated": 0,
+        "unchanged": len(before),
+        "removed": 0,
+        "skipped": 0,
+    }
     after = chunk_ids_by_path(db_path)
     assert set(after) == {f"doc{n:02d}.md" for n in range(total)}
     assert {path: after[path] for path in before} == before  # not re-embedded: same chunk rows
@@ -289,7 +376,8 @@ OLD_VERSION = """# Ferry rules
 
 ## Boarding
 
-Passengers board the ferry through the zanzibarite gate on the east quay, ten minutes before sailing.
+Passengers board the ferry through the zanzibarite \
+gate on the east quay, ten minutes before sailing.
 
 ## Luggage
 
@@ -308,7 +396,9 @@ Passengers board the ferry at the west quay turnstile five minutes before sailin
 """
 
 
-def test_a_changed_document_keeps_no_stale_chunks_fts_rows_or_vectors(tmp_path: Path, runner, monkeypatch) -> None:
+def test_a_changed_document_keeps_no_stale_chunks_fts_rows_or_vectors(
+    tmp_path: Path, runner, monkeypatch
+) -> None:
     monkeypatch.setenv("RAGCHAT_CHUNK_SIZE", "150")
     monkeypatch.setenv("RAGCHAT_CHUNK_MAX", "200")
     monkeypatch.setenv("RAGCHAT_CHUNK_OVERLAP", "0")
@@ -328,15 +418,43 @@ def test_a_changed_document_keeps_no_stale_chunks_fts_rows_or_vectors(tmp_path: 
     db = open_db(db_path)
     try:
         marks = ",".join("?" * len(old_ids))
-        assert db.execute(f"SELECT count(*) FROM chunks WHERE id IN ({marks})", old_ids).fetchone()[0] == 0
-        assert db.execute(f"SELECT count(*) FROM chunks_fts WHERE rowid IN ({marks})", old_ids).fetchone()[0] == 0
-        assert db.execute(f"SELECT count(*) FROM chunk_vectors WHERE chunk_id IN ({marks})", old_ids).fetchone()[0] == 0
+        assert (
+            db.execute(f"SELECT count(*) FROM chunks WHERE id IN ({marks})", old_ids).fetchone()[0]
+            == 0
+        )
+        assert (
+            db.execute(
+                f"SELECT count(*) FROM chunks_fts WHERE rowid IN ({marks})", old_ids
+            ).fetchone()[0]
+            == 0
+        )
+        assert (
+            db.execute(
+                f"SELECT count(*) FROM chunk_vectors WHERE chunk_id IN ({marks})", old_ids
+            ).fetchone()[0]
+            == 0
+        )
         for gone in ("zanzibarite", "bicycles", "basket"):
-            assert db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [gone]).fetchone()[0] == 0
-        assert db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'turnstile'").fetchone()[0] == 1
-        assert db.execute("SELECT chunk_count FROM documents WHERE path = 'ferry.md'").fetchone()[0] == 1
+            assert (
+                db.execute(
+                    "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [gone]
+                ).fetchone()[0]
+                == 0
+            )
+        assert (
+            db.execute(
+                "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH 'turnstile'"
+            ).fetchone()[0]
+            == 1
+        )
+        assert (
+            db.execute("SELECT chunk_count FROM documents WHERE path = 'ferry.md'").fetchone()[0]
+            == 1
+        )
     finally:
         db.close()
     assert library_problems(db_path) == []
-    search = invoke(runner, "search", "zanzibarite gate", "--mode", "fts", "--json", "--db", db_path)
+    search = invoke(
+        runner, "search", "zanzibarite gate", "--mode", "fts", "--json", "--db", db_path
+    )
     assert search.exit_code == 0 and search.output.strip() == ""

@@ -25,7 +25,9 @@ def paths(db_path: Path) -> list[str]:
 def fts_hits(db_path: Path, word: str) -> int:
     db = open_db(db_path)
     try:
-        return db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [word]).fetchone()[0]
+        return db.execute(
+            "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [word]
+        ).fetchone()[0]
     finally:
         db.close()
 
@@ -37,23 +39,31 @@ def test_rules_follow_gitignore_semantics(tmp_path: Path) -> None:
     (root / "sub" / ".ragchatignore").write_text("!keep.log.md\nsecret*\n")
     rules = Rules(root)
     assert rules.reason(root / "a.log.md", False) == ".gitignore"
-    assert rules.reason(root / "sub" / "keep.log.md", False) is None  # a deeper file's negation wins
+    assert (
+        rules.reason(root / "sub" / "keep.log.md", False) is None
+    )  # a deeper file's negation wins
     assert rules.reason(root / "sub" / "deep" / "keep.log.md", False) is None
     assert rules.reason(root / "sub" / "secret-plan.md", False) == ".ragchatignore"
-    assert rules.reason(root / "secret-plan.md", False) is None  # the nested file rules its subtree only
+    assert (
+        rules.reason(root / "secret-plan.md", False) is None
+    )  # the nested file rules its subtree only
     assert rules.reason(root / "drafts", True) == ".gitignore"
     assert rules.reason(root / "drafts", False) is None  # `drafts/` names folders only
     assert rules.reason(root / "top.md", False) == ".gitignore"
     assert rules.reason(root / "sub" / "top.md", False) is None  # anchored at its file's folder
     assert rules.reason(root / ".env.md", False) == "hidden"
     assert Rules(root, hidden=True).reason(root / ".env.md", False) is None
-    assert Rules(root, ("sub/deep/",)).reason_anywhere(root / "sub" / "deep" / "x.md") == "--exclude"
+    assert (
+        Rules(root, ("sub/deep/",)).reason_anywhere(root / "sub" / "deep" / "x.md") == "--exclude"
+    )
 
 
 def test_ignored_files_and_excluded_folders_never_reach_the_library(tmp_path: Path, runner) -> None:
     docs = make_corpus(tmp_path)
     (docs / "notes").mkdir()
-    (docs / "notes" / "zebra.md").write_text("# Zebras\n\nThe zebra grazes on the savanna at dawn.\n")
+    (docs / "notes" / "zebra.md").write_text(
+        "# Zebras\n\nThe zebra grazes on the savanna at dawn.\n"
+    )
     (docs / "release-notes.md").write_text("# Release notes\n\nAdd sponsor quokka. PR 9650.\n")
     (docs / "keep.md").write_text("# Keep\n\nThe okapi lives in the forest.\n")
     (docs / ".gitignore").write_text("release-*.md\n")
@@ -84,7 +94,9 @@ def test_a_later_exclude_with_prune_removes_what_is_now_left_out(tmp_path: Path,
 
     (docs / ".ragchatignore").write_text("draft.md\n")
     kept = invoke(runner, "ingest", docs, "--exclude", "changelog", "--db", db)
-    assert kept.exit_code == 0 and {"changelog/v1.md", "draft.md"} <= set(paths(db))  # no --prune: kept
+    assert kept.exit_code == 0 and {"changelog/v1.md", "draft.md"} <= set(
+        paths(db)
+    )  # no --prune: kept
     pruned = invoke(runner, "ingest", docs, "--prune", "--db", db)
     assert pruned.exit_code == 0, pruned.output
     assert paths(db) == ["bread.html", "cars.txt", "garden/compost.md"]

@@ -119,17 +119,25 @@ def document_id(db, path: str) -> int:
 
 
 def chunk_ids(db, doc_id: int) -> list[int]:
-    return [r[0] for r in db.execute("SELECT id FROM chunks WHERE document_id = ? ORDER BY id", [doc_id])]
+    return [
+        r[0]
+        for r in db.execute("SELECT id FROM chunks WHERE document_id = ? ORDER BY id", [doc_id])
+    ]
 
 
 def rows_for(db, ids: list[int]) -> dict[str, int]:
     """How many chunks, FTS rows and vectors exist for these chunk ids."""
     marks = ",".join("?" * len(ids)) or "NULL"
     return {
-        "chunks": db.execute(f"SELECT count(*) FROM chunks WHERE id IN ({marks})", ids).fetchone()[0],
-        "fts": db.execute(f"SELECT count(*) FROM chunks_fts WHERE rowid IN ({marks})", ids).fetchone()[0],
+        "chunks": db.execute(f"SELECT count(*) FROM chunks WHERE id IN ({marks})", ids).fetchone()[
+            0
+        ],
+        "fts": db.execute(
+            f"SELECT count(*) FROM chunks_fts WHERE rowid IN ({marks})", ids
+        ).fetchone()[0],
         "vectors": db.execute(
-            f"SELECT count(*) FROM chunk_vectors WHERE chunk_id IN ({marks})", ids).fetchone()[0],
+            f"SELECT count(*) FROM chunk_vectors WHERE chunk_id IN ({marks})", ids
+        ).fetchone()[0],
     }
 
 
@@ -158,7 +166,9 @@ def fts_paths(db, word: str) -> list[str]:
 # --- the library function --------------------------------------------------------------------
 
 
-def test_first_ingest_adds_every_document_with_agreeing_rows(corpus: Path, db_path: Path, embedder) -> None:
+def test_first_ingest_adds_every_document_with_agreeing_rows(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     loader = CountingLoader(embedder)
     report = run(db_path, [corpus], loader)
     assert sorted(report.added) == ["bread.html", "cars.txt", "garden/compost.md"]
@@ -170,7 +180,9 @@ def test_first_ingest_adds_every_document_with_agreeing_rows(corpus: Path, db_pa
     assert counts["garden/compost.md"] >= 3  # small chunk settings: several chunks per document
     assert report.chunks == sum(counts.values())
     vocabulary = keywords.all_keywords(db)
-    assert loader.embedded == report.chunks + len(vocabulary)  # every chunk once, every keyword once
+    assert loader.embedded == report.chunks + len(
+        vocabulary
+    )  # every chunk once, every keyword once
     assert get_setting(db, "embedding_model") == MINILM
     assert get_setting(db, "embedding_dim") == "384"
     doc = library.document_by_source(db, str((corpus / "garden" / "compost.md").resolve()))
@@ -178,32 +190,49 @@ def test_first_ingest_adds_every_document_with_agreeing_rows(corpus: Path, db_pa
     db.close()
 
 
-def test_reingesting_an_unchanged_tree_embeds_nothing(corpus: Path, db_path: Path, embedder) -> None:
+def test_reingesting_an_unchanged_tree_embeds_nothing(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     run(db_path, [corpus], lambda: embedder)
     before = open_db(db_path)
-    snapshot = list(before.query("SELECT id, path, content_hash, ingested_at, keywords FROM documents"))
+    snapshot = list(
+        before.query("SELECT id, path, content_hash, ingested_at, keywords FROM documents")
+    )
     chunks_before = list(before.query("SELECT * FROM chunks ORDER BY id"))
     before.close()
 
     report = run(db_path, [corpus], never_needed)
     assert sorted(report.unchanged) == ["bread.html", "cars.txt", "garden/compost.md"]
-    assert (report.added, report.updated, report.removed, report.skipped, report.chunks) == ([], [], [], [], 0)
+    assert (report.added, report.updated, report.removed, report.skipped, report.chunks) == (
+        [],
+        [],
+        [],
+        [],
+        0,
+    )
     assert report.ok
 
     db = open_db(db_path)
-    assert list(db.query("SELECT id, path, content_hash, ingested_at, keywords FROM documents")) == snapshot
+    assert (
+        list(db.query("SELECT id, path, content_hash, ingested_at, keywords FROM documents"))
+        == snapshot
+    )
     assert list(db.query("SELECT * FROM chunks ORDER BY id")) == chunks_before
     db.close()
 
 
-def test_a_changed_file_is_replaced_without_stale_rows(corpus: Path, db_path: Path, embedder) -> None:
+def test_a_changed_file_is_replaced_without_stale_rows(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     run(db_path, [corpus], lambda: embedder)
     db = open_db(db_path)
     assert fts_paths(db, "kilometres") == ["cars.txt"]
     doc_id = document_id(db, "cars.txt")
     old_ids = chunk_ids(db, doc_id)
     assert len(old_ids) >= 2
-    other_ids = {path: chunk_ids(db, document_id(db, path)) for path in ("bread.html", "garden/compost.md")}
+    other_ids = {
+        path: chunk_ids(db, document_id(db, path)) for path in ("bread.html", "garden/compost.md")
+    }
     db.close()
 
     # cars.txt is not the last document written, so its new chunks cannot take over its old ids
@@ -231,7 +260,9 @@ def test_a_changed_file_is_replaced_without_stale_rows(corpus: Path, db_path: Pa
     db.close()
 
 
-def test_a_changed_last_document_leaves_no_stale_text(corpus: Path, db_path: Path, embedder) -> None:
+def test_a_changed_last_document_leaves_no_stale_text(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     run(db_path, [corpus], lambda: embedder)
     changed = COMPOST.replace("into humus", "into vermicast")
     (corpus / "garden" / "compost.md").write_text(changed)
@@ -259,7 +290,11 @@ def test_a_deleted_file_stays_until_prune(corpus: Path, db_path: Path, embedder)
     assert report.removed == []
     assert sorted(report.unchanged) == ["bread.html", "garden/compost.md"]
     db = open_db(db_path)
-    assert rows_for(db, cars_ids) == {"chunks": len(cars_ids), "fts": len(cars_ids), "vectors": len(cars_ids)}
+    assert rows_for(db, cars_ids) == {
+        "chunks": len(cars_ids),
+        "fts": len(cars_ids),
+        "vectors": len(cars_ids),
+    }
     assert fts_paths(db, "automobile") == ["cars.txt"]
     db.close()
 
@@ -281,7 +316,9 @@ def test_hidden_folders_and_the_database_folder_are_skipped(tmp_path: Path, embe
     (docs / ".dotfile.md").write_text("# Dot\n\nA hidden file about plutonium.\n")
     db_dir = docs / "dbdir"  # a visible folder, excluded only because the database lives there
     db_dir.mkdir()
-    (db_dir / "notes.md").write_text("# Notes beside the database\n\nPlutonium is not for the garden.\n")
+    (db_dir / "notes.md").write_text(
+        "# Notes beside the database\n\nPlutonium is not for the garden.\n"
+    )
     db_path = db_dir / "ragchat.db"
 
     report = run(db_path, [docs], lambda: embedder)
@@ -292,16 +329,22 @@ def test_hidden_folders_and_the_database_folder_are_skipped(tmp_path: Path, embe
     db.close()
 
 
-def test_binary_and_empty_files_are_skipped_with_reasons(corpus: Path, db_path: Path, embedder) -> None:
+def test_binary_and_empty_files_are_skipped_with_reasons(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     (corpus / "blob.txt").write_bytes(bytes(range(256)) * 8)
     (corpus / "empty.md").write_text("")
     (corpus / "blank.txt").write_text("   \n\n  \n")
-    (corpus / "photo.jpg").write_bytes(b"\xff\xd8\xff" + bytes(100))  # another type: ignored, not skipped
+    (corpus / "photo.jpg").write_bytes(
+        b"\xff\xd8\xff" + bytes(100)
+    )  # another type: ignored, not skipped
 
     report = run(db_path, [corpus], lambda: embedder)
     assert sorted(report.added) == ["bread.html", "cars.txt", "garden/compost.md"]
     assert sorted(report.skipped) == [
-        ("blank.txt", "empty file"), ("blob.txt", "binary file"), ("empty.md", "empty file")
+        ("blank.txt", "empty file"),
+        ("blob.txt", "binary file"),
+        ("empty.md", "empty file"),
     ]
     assert report.ignored == 1
     db = open_db(db_path)
@@ -313,7 +356,9 @@ def test_nothing_readable_is_an_ingest_error(tmp_path: Path, db_path: Path) -> N
     docs = tmp_path / "docs"
     docs.mkdir()
     (docs / "empty.md").write_text("")
-    with pytest.raises(IngestError, match=r"nothing could be ingested: 1 file\(s\) skipped.*empty\.md: empty file"):
+    with pytest.raises(
+        IngestError, match=r"nothing could be ingested: 1 file\(s\) skipped.*empty\.md: empty file"
+    ):
         run(db_path, [docs], never_needed)
     pictures = tmp_path / "pictures"
     pictures.mkdir()
@@ -331,7 +376,10 @@ def test_keywords_are_stored_and_characteristic(corpus: Path, db_path: Path, emb
     assert "compost" in stored["garden/compost.md"]
     assert "automobile" in stored["cars.txt"]
     assert "sourdough" in stored["bread.html"]
-    assert "automobile" not in stored["garden/compost.md"] and "sourdough" not in stored["garden/compost.md"]
+    assert (
+        "automobile" not in stored["garden/compost.md"]
+        and "sourdough" not in stored["garden/compost.md"]
+    )
     assert "compost" not in stored["cars.txt"] and "compost" not in stored["bread.html"]
     # each keyword has a stored vector for mapping user words onto the corpus vocabulary
     names, matrix = keywords.keyword_vectors(db)
@@ -340,7 +388,9 @@ def test_keywords_are_stored_and_characteristic(corpus: Path, db_path: Path, emb
     db.close()
 
 
-def test_reembed_rewrites_every_vector_and_keeps_the_model(corpus: Path, db_path: Path, embedder) -> None:
+def test_reembed_rewrites_every_vector_and_keeps_the_model(
+    corpus: Path, db_path: Path, embedder
+) -> None:
     run(db_path, [corpus], lambda: embedder)
     db = open_db(db_path)
     ids = [r[0] for r in db.execute("SELECT id FROM chunks ORDER BY id")]
@@ -405,7 +455,11 @@ def test_cli_ingest_summary_and_exit_codes(corpus: Path, tmp_path: Path, runner)
     assert summary(changed.output) == (1, 1, 1, 1, 1)
 
     conn = open_db(db)
-    assert [d["path"] for d in library.documents(conn)] == ["cars.txt", "garden/compost.md", "new.txt"]
+    assert [d["path"] for d in library.documents(conn)] == [
+        "cars.txt",
+        "garden/compost.md",
+        "new.txt",
+    ]
     assert_consistent(conn)
     conn.close()
 
@@ -478,14 +532,18 @@ def test_chunks_sorted_for_embedding_are_stored_in_document_order(tmp_path: Path
     expected, stored = [], []
     for path in sorted(SAMPLE_DOCS.iterdir()):
         parsed = load_document(path)
-        chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
+        chunks = chunk_document(
+            parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap
+        )
         expected += [embedding_text(parsed.title, chunk) for chunk in chunks]
         ids = chunk_ids(db, document_id(db, path.name))
         assert len(ids) == len(chunks)
         found = vectors.vectors_of(db, ids)
         stored += [found[i] for i in ids]
     db.close()
-    assert len(stored) == report.chunks > 2 * settings.embed_batch  # several batches, sorted by length
+    assert (
+        len(stored) == report.chunks > 2 * settings.embed_batch
+    )  # several batches, sorted by length
     one_by_one = np.vstack([embedder.embed([text]) for text in expected])
     assert np.allclose(np.vstack(stored), one_by_one, atol=1e-5)
     assert sum(progress.steps) == progress.totals[-1] == report.chunks

@@ -13,9 +13,17 @@ from helpers import invoke
 
 from ragchat.config import find_library, user_data_dir
 
-READ_ONLY = [("search", "witness"), ("ask", "who may witness a will?"), ("chat",), ("inspect", "last-turn"),
-             ("inspect", "turn", "1"), ("sessions",), ("sessions", "rm", "s1"), ("sessions", "rename", "a", "b"),
-             ("export", "s1")]
+READ_ONLY = [
+    ("search", "witness"),
+    ("ask", "who may witness a will?"),
+    ("chat",),
+    ("inspect", "last-turn"),
+    ("inspect", "turn", "1"),
+    ("sessions",),
+    ("sessions", "rm", "s1"),
+    ("sessions", "rename", "a", "b"),
+    ("export", "s1"),
+]
 NOTE = "# Beekeeping\n\nA hive needs a laying queen, dry frames and a calm keeper in spring.\n"
 
 
@@ -44,7 +52,9 @@ def test_no_parent_of_the_test_folders_holds_a_library(tmp_path: Path) -> None:
 
 
 @pytest.mark.parametrize("args", READ_ONLY, ids=" ".join)
-def test_read_only_commands_never_create_a_database(args: tuple[str, ...], tmp_path: Path, runner) -> None:
+def test_read_only_commands_never_create_a_database(
+    args: tuple[str, ...], tmp_path: Path, runner
+) -> None:
     target = tmp_path / "nowhere" / "x.db"
     line = one_error_line(invoke(runner, *args, "--db", target))
     assert f"no library at {target}" in line and "ragchat ingest" in line
@@ -52,21 +62,28 @@ def test_read_only_commands_never_create_a_database(args: tuple[str, ...], tmp_p
 
 
 @pytest.mark.parametrize("args", READ_ONLY, ids=" ".join)
-def test_read_only_commands_create_nothing_in_the_default_places(args: tuple[str, ...], tmp_path: Path,
-                                                                 runner) -> None:
+def test_read_only_commands_create_nothing_in_the_default_places(
+    args: tuple[str, ...], tmp_path: Path, runner
+) -> None:
     line = one_error_line(invoke(runner, *args))
     assert str(user_data_dir() / "ragchat.db") in line
     assert not user_data_dir().exists() and not (tmp_path / ".ragchat").exists()
 
 
-NOT_A_LIBRARY = [(args, content) for args in [*READ_ONLY, ("ingest", "docs")]
-                 for content in ("text", "foreign-sqlite", "empty")
-                 if (args[0], content) != ("ingest", "empty")]  # ingest may fill an empty file: next test
+NOT_A_LIBRARY = [
+    (args, content)
+    for args in [*READ_ONLY, ("ingest", "docs")]
+    for content in ("text", "foreign-sqlite", "empty")
+    if (args[0], content) != ("ingest", "empty")
+]  # ingest may fill an empty file: next test
 
 
-@pytest.mark.parametrize("args, content", NOT_A_LIBRARY, ids=lambda v: " ".join(v) if isinstance(v, tuple) else v)
-def test_a_file_that_is_not_a_library_is_never_written(args: tuple[str, ...], content: str, tmp_path: Path,
-                                                       docs: Path, runner) -> None:
+@pytest.mark.parametrize(
+    "args, content", NOT_A_LIBRARY, ids=lambda v: " ".join(v) if isinstance(v, tuple) else v
+)
+def test_a_file_that_is_not_a_library_is_never_written(
+    args: tuple[str, ...], content: str, tmp_path: Path, docs: Path, runner
+) -> None:
     target = tmp_path / "README.md"
     if content == "text":
         target.write_text("# My project\n\nNot a database.\n")
@@ -78,8 +95,11 @@ def test_a_file_that_is_not_a_library_is_never_written(args: tuple[str, ...], co
         target.write_bytes(b"")
     before = digest(target)
     line = one_error_line(invoke(runner, *args, "--db", target))
-    expected = {"text": "is not a SQLite database", "foreign-sqlite": "a SQLite database of another program",
-                "empty": "is an empty file, not a library"}[content]
+    expected = {
+        "text": "is not a SQLite database",
+        "foreign-sqlite": "a SQLite database of another program",
+        "empty": "is an empty file, not a library",
+    }[content]
     assert expected in line and str(target) in line
     assert digest(target) == before
     assert sorted(p.name for p in tmp_path.iterdir()) == ["README.md", "docs"]  # no -wal, no -shm
@@ -93,8 +113,9 @@ def test_ingest_fills_an_empty_file(tmp_path: Path, docs: Path, runner) -> None:
     assert "1 added" in result.output and f"written to {target}" in result.output
 
 
-def test_the_nearest_ragchat_folder_above_is_the_library(tmp_path: Path, docs: Path, runner,
-                                                          monkeypatch) -> None:
+def test_the_nearest_ragchat_folder_above_is_the_library(
+    tmp_path: Path, docs: Path, runner, monkeypatch
+) -> None:
     project = tmp_path / "project"
     (project / ".ragchat").mkdir(parents=True)
     deeper = project / "src" / "module"
@@ -116,7 +137,9 @@ def test_the_nearest_ragchat_folder_above_is_the_library(tmp_path: Path, docs: P
     assert "bees.md" in invoke(runner, "search", "laying queen", "--mode", "fts").output
 
 
-def test_without_a_project_folder_the_per_user_library_is_used(tmp_path: Path, docs: Path, runner) -> None:
+def test_without_a_project_folder_the_per_user_library_is_used(
+    tmp_path: Path, docs: Path, runner
+) -> None:
     expected = tmp_path / "xdg-data" / "ragchat" / "ragchat.db"
     config = invoke(runner, "config").output
     assert f"database: {expected} (not created yet: `ragchat ingest PATH` creates it)" in config
@@ -128,7 +151,9 @@ def test_without_a_project_folder_the_per_user_library_is_used(tmp_path: Path, d
     assert "bees.md" in invoke(runner, "search", "laying queen", "--mode", "fts").output
 
 
-def test_db_flag_and_environment_beat_the_project_folder(tmp_path: Path, docs: Path, runner, monkeypatch) -> None:
+def test_db_flag_and_environment_beat_the_project_folder(
+    tmp_path: Path, docs: Path, runner, monkeypatch
+) -> None:
     (tmp_path / ".ragchat").mkdir()
     from_env = tmp_path / "env.db"
     monkeypatch.setenv("RAGCHAT_DB", str(from_env))

@@ -48,7 +48,9 @@ def assert_well_formed(doc: ParsedDocument) -> None:
         previous_end = section.end
 
 
-def body_lines(texts: list[str], top: float = 720, size: float = 11) -> list[tuple[str, float, float]]:
+def body_lines(
+    texts: list[str], top: float = 720, size: float = 11
+) -> list[tuple[str, float, float]]:
     return [(text, size, top - 14 * n) for n, text in enumerate(texts)]
 
 
@@ -74,8 +76,18 @@ TWO_PAGE_PDF = pdf_bytes(
 
 @pytest.mark.parametrize(
     ("name", "supported"),
-    [("a.md", True), ("b.MARKDOWN", True), ("c.txt", True), ("d.rst", True), ("e.HTML", True),
-     ("f.htm", True), ("g.Pdf", True), ("h.docx", True), ("i.doc", False), ("README", False)],
+    [
+        ("a.md", True),
+        ("b.MARKDOWN", True),
+        ("c.txt", True),
+        ("d.rst", True),
+        ("e.HTML", True),
+        ("f.htm", True),
+        ("g.Pdf", True),
+        ("h.docx", True),
+        ("i.doc", False),
+        ("README", False),
+    ],
 )
 def test_is_supported_by_suffix_case_insensitively(name: str, supported: bool) -> None:
     assert is_supported(Path(name)) is supported
@@ -142,7 +154,9 @@ def test_markdown_code_fences_are_kept_verbatim_and_hide_hash_lines(tmp_path: Pa
     witness = bodies(doc)[("Making a will", "Who may witness a will")]
     assert "# not a heading, just a shell comment" in witness
     assert 'echo "keep *this* verbatim"' in witness
-    assert '```sh\n# not a heading, just a shell comment\necho "keep *this* verbatim"\n```' in witness
+    assert (
+        '```sh\n# not a heading, just a shell comment\necho "keep *this* verbatim"\n```' in witness
+    )
 
 
 def test_markdown_markup_and_front_matter_are_removed(tmp_path: Path) -> None:
@@ -155,7 +169,9 @@ def test_markdown_markup_and_front_matter_are_removed(tmp_path: Path) -> None:
 
 
 def test_markdown_setext_headings(tmp_path: Path) -> None:
-    text = "Heat Pumps\n==========\n\nIntro text.\n\nHow they work\n-------------\n\nThey move heat.\n"
+    text = (
+        "Heat Pumps\n==========\n\nIntro text.\n\nHow they work\n-------------\n\nThey move heat.\n"
+    )
     doc = load_document(write(tmp_path, "heat.md", text))
     assert doc.title == "Heat Pumps"
     assert bodies(doc) == {
@@ -165,7 +181,9 @@ def test_markdown_setext_headings(tmp_path: Path) -> None:
     assert "===" not in doc.text and "---" not in doc.text
 
 
-def test_markdown_hashtags_and_dash_lines_after_lists_or_paragraphs_are_not_headings(tmp_path: Path) -> None:
+def test_markdown_hashtags_and_dash_lines_after_lists_or_paragraphs_are_not_headings(
+    tmp_path: Path,
+) -> None:
     text = "#hashtag\n\n# Notes\n\n- first item\n---\n\nLine one\nline two\n---\n\nEnd.\n"
     doc = load_document(write(tmp_path, "notes.md", text))
     assert [s.heading_path for s in doc.sections] == [(), ("Notes",)]
@@ -174,7 +192,9 @@ def test_markdown_hashtags_and_dash_lines_after_lists_or_paragraphs_are_not_head
 
 
 def test_markdown_title_falls_back_to_front_matter_then_file_stem(tmp_path: Path) -> None:
-    with_meta = load_document(write(tmp_path, "x.md", "---\ntitle: \"Budget 2024\"\n---\n## Costs\n\nRent.\n"))
+    with_meta = load_document(
+        write(tmp_path, "x.md", '---\ntitle: "Budget 2024"\n---\n## Costs\n\nRent.\n')
+    )
     assert with_meta.title == "Budget 2024"
     assert "title" not in with_meta.text
     without = load_document(write(tmp_path, "south_africa_wills.md", "## Costs\n\nRent.\n"))
@@ -249,7 +269,8 @@ def test_rst_markup_directives_and_comments(tmp_path: Path) -> None:
     doc = load_document(write(tmp_path, "handbook.rst", HANDBOOK_RST))
     composting = bodies(doc)[("The Small Homestead Handbook", "1. Composting")]
     assert composting == (
-        "Composting is controlled decomposition, see the guide.\n\nNote\n\nKeep the heap moist.\n\nTurn it weekly."
+        "Composting is controlled decomposition, see the guide.\n\nNote\n\nKeep the heap "
+        "moist.\n\nTurn it weekly."
     )
     greens = bodies(doc)[("The Small Homestead Handbook", "1. Composting", "Greens and browns")]
     assert greens.startswith("Mix them roughly 1:3:\n\n```\ngreens = 1\nbrowns = 3\n```")
@@ -313,7 +334,9 @@ def test_html_drops_script_style_nav_footer_and_noscript(tmp_path: Path) -> None
 
 
 def test_html_title_falls_back_to_first_h1(tmp_path: Path) -> None:
-    doc = load_document(write(tmp_path, "page.htm", "<h2>Intro</h2><p>x y</p><h1>Real Title</h1><p>z</p>"))
+    doc = load_document(
+        write(tmp_path, "page.htm", "<h2>Intro</h2><p>x y</p><h1>Real Title</h1><p>z</p>")
+    )
     assert doc.title == "Real Title"
     assert [s.heading_path for s in doc.sections] == [("Intro",), ("Real Title",)]
 
@@ -324,7 +347,9 @@ def test_html_tables_and_preformatted_text(tmp_path: Path) -> None:
         "</table><pre>  total = 900\n    # indented</pre><p>a <b>b</b>c</p>"
     )
     doc = load_document(write(tmp_path, "costs.html", html))
-    assert bodies(doc) == {("Costs",): "Item | Price\nRent | 900\n\n```\n  total = 900\n    # indented\n```\n\na bc"}
+    assert bodies(doc) == {
+        ("Costs",): "Item | Price\nRent | 900\n\n```\n  total = 900\n    # indented\n```\n\na bc"
+    }
 
 
 # --- plain text ------------------------------------------------------------------------------
@@ -410,7 +435,9 @@ def test_bytes_undefined_in_cp1252_fall_back_to_latin1(tmp_path: Path) -> None:
 
 
 def test_utf8_with_bom_and_crlf(tmp_path: Path) -> None:
-    doc = load_document(write(tmp_path, "bom.md", "\ufeff# Title\r\n\r\nBody ✓\r\n".encode("utf-8")))
+    doc = load_document(
+        write(tmp_path, "bom.md", "\ufeff# Title\r\n\r\nBody ✓\r\n".encode("utf-8"))
+    )
     assert (doc.encoding, doc.title, doc.text) == ("utf-8", "Title", "Title\n\nBody ✓")
 
 
@@ -572,14 +599,17 @@ def test_pdf_plain_text_headings_and_paragraph_gaps(tmp_path: Path) -> None:
     assert doc.title == "INTRODUCTION"  # "report.docx" is not a sensible title
     assert bodies(doc) == {
         ("INTRODUCTION",): (
-            "Line one of the intro.\nLine two of the intro.\n\nA new paragraph after a gap.\nIt has two lines."
+            "Line one of the intro.\nLine two of the intro.\n\nA new paragraph after a gap.\nIt "
+            "has two lines."
         ),
         ("INTRODUCTION", "1. Method"): "We measured things.\nThen we wrote them down.",
     }
 
 
 def test_pdf_without_title_or_headings_uses_file_stem(tmp_path: Path) -> None:
-    doc = load_document(write(tmp_path, "bank-statement_march.pdf", pdf_bytes([body_lines(["Balance: 10"])])))
+    doc = load_document(
+        write(tmp_path, "bank-statement_march.pdf", pdf_bytes([body_lines(["Balance: 10"])]))
+    )
     assert doc.title == "Bank Statement March"
 
 
@@ -596,7 +626,11 @@ def test_pdf_encrypted_with_empty_user_password_opens(tmp_path: Path) -> None:
 
 @pytest.mark.parametrize(
     "content",
-    [TWO_PAGE_PDF[: len(TWO_PAGE_PDF) // 2], b"%PDF-1.4\nthis is not really a pdf", b"garbage" * 20],
+    [
+        TWO_PAGE_PDF[: len(TWO_PAGE_PDF) // 2],
+        b"%PDF-1.4\nthis is not really a pdf",
+        b"garbage" * 20,
+    ],
     ids=["truncated", "header-only", "garbage"],
 )
 def test_corrupt_pdf(tmp_path: Path, content: bytes, caplog: pytest.LogCaptureFixture) -> None:
@@ -620,11 +654,18 @@ def test_pdf_without_text_layer(tmp_path: Path) -> None:
 @pytest.mark.parametrize(
     ("markup", "shown"),
     [
-        (":pep:`634`", "PEP 634"), (":pep:`8#naming`", "PEP 8"), (":pep:`the style guide <8>`", "the style guide"),
-        (":rfc:`2822`", "RFC 2822"), (":func:`len`", "len()"), (":func:`~os.path.join`", "join()"),
-        (":py:meth:`str.split`", "str.split()"), (":class:`~pathlib.Path`", "Path"),
-        (":ref:`the specification <spec>`", "the specification"), (":doc:`faq`", "faq"),
-        (":nosuchrole:`kept text`", "kept text"), ("`the site <https://example.org>`_", "the site"),
+        (":pep:`634`", "PEP 634"),
+        (":pep:`8#naming`", "PEP 8"),
+        (":pep:`the style guide <8>`", "the style guide"),
+        (":rfc:`2822`", "RFC 2822"),
+        (":func:`len`", "len()"),
+        (":func:`~os.path.join`", "join()"),
+        (":py:meth:`str.split`", "str.split()"),
+        (":class:`~pathlib.Path`", "Path"),
+        (":ref:`the specification <spec>`", "the specification"),
+        (":doc:`faq`", "faq"),
+        (":nosuchrole:`kept text`", "kept text"),
+        ("`the site <https://example.org>`_", "the site"),
         ("``x = 1``", "x = 1"),
     ],
 )

@@ -21,10 +21,15 @@ def lines(texts: list[str], top: float = 700) -> list[tuple[str, float, float]]:
 
 def write_corpus(folder: Path) -> None:
     folder.mkdir()
-    (folder / "trusts.pdf").write_bytes(pdf_bytes([
-        [("Trusts", 16, 740)] + lines(["A trust holds property for beneficiaries."]),
-        [("Trustees", 16, 740)] + lines(["A trustee must keep accounts of the trust property."]),
-    ]))
+    (folder / "trusts.pdf").write_bytes(
+        pdf_bytes(
+            [
+                [("Trusts", 16, 740)] + lines(["A trust holds property for beneficiaries."]),
+                [("Trustees", 16, 740)]
+                + lines(["A trustee must keep accounts of the trust property."]),
+            ]
+        )
+    )
     (folder / "notes.md").write_text("# Notes\n\nTrustees meet once a year.\n", encoding="utf-8")
 
 
@@ -48,7 +53,10 @@ def test_search_shows_pdf_pages_in_table_and_json(tmp_path: Path, runner) -> Non
     assert result.exit_code == 0, result.output
     rows = [json.loads(line) for line in result.stdout.splitlines() if line.startswith("{")]
     by_source = {row["source"]: row for row in rows}
-    assert by_source["trusts.pdf p. 2"]["page_start"] == 2 and by_source["trusts.pdf p. 2"]["page_end"] == 2
+    assert (
+        by_source["trusts.pdf p. 2"]["page_start"] == 2
+        and by_source["trusts.pdf p. 2"]["page_end"] == 2
+    )
     assert "notes.md" in by_source and by_source["notes.md"]["page_start"] is None
 
     table = invoke(runner, "search", "trustee keep accounts", "--db", db)
@@ -70,11 +78,18 @@ def test_documents_from_an_older_parser_are_reparsed(tmp_path: Path, runner) -> 
     again = invoke(runner, "ingest", tmp_path / "docs", "--db", db)
     assert again.exit_code == 0, again.output
     flat = " ".join(again.output.split())
-    assert re.search(r"0 added, 0 updated, 1 unchanged, 0 removed, 0 skipped, 1 re-parsed", flat), flat
+    assert re.search(r"0 added, 0 updated, 1 unchanged, 0 removed, 0 skipped, 1 re-parsed", flat), (
+        flat
+    )
     conn = open_db(db)
     assert {d["path"]: d["parser_version"] for d in library.documents(conn)} == {
-        "notes.md": PARSER_VERSION, "trusts.pdf": PARSER_VERSION}
-    assert {row["page_start"] for row in conn["chunks"].rows_where("page_start IS NOT NULL")} == {1, 2}
+        "notes.md": PARSER_VERSION,
+        "trusts.pdf": PARSER_VERSION,
+    }
+    assert {row["page_start"] for row in conn["chunks"].rows_where("page_start IS NOT NULL")} == {
+        1,
+        2,
+    }
     conn.close()
 
     third = invoke(runner, "ingest", tmp_path / "docs", "--db", db)
@@ -87,9 +102,23 @@ def test_sources_panel_shows_pages() -> None:
     from ragchat.conversation.models import RetrievedChunk
     from ragchat.render import sources_panel
 
-    chunk = RetrievedChunk(rank=1, chunk_id=7, document_id=1, document="trusts.pdf", heading="Trustees",
-                           vector_rank=1, fts_rank=None, similarity=0.5, rrf=0.1, boost=0.0, score=0.1,
-                           anchored=False, reused=False, page_start=2, page_end=3)
+    chunk = RetrievedChunk(
+        rank=1,
+        chunk_id=7,
+        document_id=1,
+        document="trusts.pdf",
+        heading="Trustees",
+        vector_rank=1,
+        fts_rank=None,
+        similarity=0.5,
+        rrf=0.1,
+        boost=0.0,
+        score=0.1,
+        anchored=False,
+        reused=False,
+        page_start=2,
+        page_end=3,
+    )
     console = Console(width=100, record=True, color_system=None)
     console.print(sources_panel([chunk], [], []))
     assert "trusts.pdf pp. 2-3" in console.export_text()

@@ -1,4 +1,5 @@
-"""The chat REPL driven with scripted keyboard input (prompt-toolkit pipe input), on a real library."""
+"""The chat REPL driven with scripted keyboard input (prompt-toolkit pipe input), on
+a real library."""
 
 from __future__ import annotations
 
@@ -33,19 +34,22 @@ def run_repl(db: Path, lines: list[str], session: str = "r1", **settings) -> Non
 
 
 def test_a_scripted_session_with_slash_commands(library_db: Path, capsys) -> None:
-    run_repl(library_db, [
-        "/help",
-        "What makes a will legally binding in South Africa?",
-        "what age must a witness be?",
-        "/sources",
-        "/inspect",
-        "/inspect 1",
-        "/sessions",
-        "/bogus",
-        "",
-        "/new other",
-        "/sessions",
-    ])
+    run_repl(
+        library_db,
+        [
+            "/help",
+            "What makes a will legally binding in South Africa?",
+            "what age must a witness be?",
+            "/sources",
+            "/inspect",
+            "/inspect 1",
+            "/sessions",
+            "/bogus",
+            "",
+            "/new other",
+            "/sessions",
+        ],
+    )
     captured = capsys.readouterr()
     out = captured.out + captured.err
     assert "/ingest PATH" in out and "/new NAME" in out  # the help
@@ -57,7 +61,10 @@ def test_a_scripted_session_with_slash_commands(library_db: Path, capsys) -> Non
     assert "session other" in out
     assert "bye" in out
     db = App(settings_for(library_db)).db
-    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "r1"))] == ["user", "assistant"] * 2
+    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "r1"))] == [
+        "user",
+        "assistant",
+    ] * 2
     assert {row["name"] for row in sessions.sessions(db)} >= {"r1", "other"}
 
 
@@ -91,15 +98,25 @@ def test_ingest_from_the_repl(tmp_path: Path, capsys) -> None:
 def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> None:
     """A real SIGINT while Ollama streams: the answer stops, the turn is kept, the REPL goes on."""
     with FakeOllama() as server:
+
         def reply(request: dict):
             if request.get("format"):
-                return {"semantic_query": request["messages"][-1]["content"].split("LATEST USER MESSAGE: ")[-1],
-                        "keyword_query": "rainwater, tank", "is_follow_up": False, "is_meta": False,
-                        "topic_shift": False, "reasoning": "standalone"}
+                return {
+                    "semantic_query": request["messages"][-1]["content"].split(
+                        "LATEST USER MESSAGE: "
+                    )[-1],
+                    "keyword_query": "rainwater, tank",
+                    "is_follow_up": False,
+                    "is_meta": False,
+                    "topic_shift": False,
+                    "reasoning": "standalone",
+                }
             return "unused"
 
         server.default = reply
-        server.stream(["Rainwater ", "tanks ", "are ", "sized ", "by ", "roof ", "area ", "[1]."], delay=0.4)
+        server.stream(
+            ["Rainwater ", "tanks ", "are ", "sized ", "by ", "roof ", "area ", "[1]."], delay=0.4
+        )
         done = threading.Event()
 
         def interrupt_while_streaming() -> None:
@@ -117,8 +134,14 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
         previous = signal.signal(signal.SIGINT, signal.default_int_handler)
         watcher.start()
         try:
-            run_repl(library_db, ["How big should a rainwater tank be?", "/sources"], session="cc",
-                     ollama="on", ollama_host=server.url, ollama_timeout=5.0)
+            run_repl(
+                library_db,
+                ["How big should a rainwater tank be?", "/sources"],
+                session="cc",
+                ollama="on",
+                ollama_host=server.url,
+                ollama_timeout=5.0,
+            )
         finally:
             done.set()
             watcher.join(timeout=5)
@@ -137,48 +160,79 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
 def test_ollama_failure_is_announced_once_per_session(library_db: Path, capsys) -> None:
     with FakeOllama() as server:
         server.default = lambda request: "not json at all"  # garbage for every request
-        run_repl(library_db, ["Tell me about heat pumps", "How does it work?", "and the defrost cycle?"],
-                 session="once", ollama="on", ollama_host=server.url, ollama_timeout=5.0)
+        run_repl(
+            library_db,
+            ["Tell me about heat pumps", "How does it work?", "and the defrost cycle?"],
+            session="once",
+            ollama="on",
+            ollama_host=server.url,
+            ollama_timeout=5.0,
+        )
     captured = capsys.readouterr()
     out = captured.out + captured.err
-    assert out.count("Ollama reformulation failed (invalid JSON in reply); using the heuristic reformulator") == 1
+    assert (
+        out.count(
+            "Ollama reformulation failed (invalid JSON in reply); using the heuristic reformulator"
+        )
+        == 1
+    )
     db = App(settings_for(library_db)).db
-    lineages = [m.lineage for m in sessions.messages(db, sessions.session_id(db, "once")) if m.lineage]
+    lineages = [
+        m.lineage for m in sessions.messages(db, sessions.session_id(db, "once")) if m.lineage
+    ]
     assert [lineage["reformulation"]["reformulator"] for lineage in lineages] == ["heuristic"] * 3
-    assert all(any("invalid JSON" in n for n in lineage["notices"]) for lineage in lineages[1:])  # recorded every turn
+    assert all(
+        any("invalid JSON" in n for n in lineage["notices"]) for lineage in lineages[1:]
+    )  # recorded every turn
 
 
-# --- conventions: bare words, bad arguments, /new on an existing name, /sources N, completion ------
+# --- conventions: bare words, bad arguments, /new on an existing name, /sources N, completion
+# ------
 
 
 def test_bare_help_exit_quit_clear_are_commands_not_questions(library_db: Path, capsys) -> None:
-    run_repl(library_db, ["help", "clear", "Tell me about heat pumps", "exit", "never asked"], session="bare")
+    run_repl(
+        library_db,
+        ["help", "clear", "Tell me about heat pumps", "exit", "never asked"],
+        session="bare",
+    )
     out = capsys.readouterr().out
     assert "/sources [N]" in out and "bye" in out
     db = App(settings_for(library_db)).db
-    asked = [m.content for m in sessions.messages(db, sessions.session_id(db, "bare")) if m.role == "user"]
+    asked = [
+        m.content
+        for m in sessions.messages(db, sessions.session_id(db, "bare"))
+        if m.role == "user"
+    ]
     assert asked == ["Tell me about heat pumps"]  # neither "help" nor "clear" reached the documents
     run_repl(library_db, ["quit", "never asked either"], session="bare")
     assert len(sessions.messages(db, sessions.session_id(db, "bare"))) == 2
 
 
-@pytest.mark.parametrize("line, expected", [
-    ("/inspect abc", "Error: /inspect wants a turn number, not 'abc'"),
-    ("/inspect 9", "Error: session 'args' has no turn 9 (it has turns 1-1)"),
-    ("/sources x", "Error: /sources wants a source number, not 'x'"),
-    ("/sources 99", "Error: the last answer has no source 99 (it has 1-"),
-    ("/sessions now", "Error: /sessions takes no argument (got 'now')"),
-    ("/new", "Error: usage: /new NAME"),
-    ("/resume nobody", "Error: no session named 'nobody'"),
-    ("/ingest 'unclosed", "Error: /ingest: No closing quotation"),
-])
-def test_bad_arguments_are_one_error_line(line: str, expected: str, library_db: Path, capsys) -> None:
+@pytest.mark.parametrize(
+    "line, expected",
+    [
+        ("/inspect abc", "Error: /inspect wants a turn number, not 'abc'"),
+        ("/inspect 9", "Error: session 'args' has no turn 9 (it has turns 1-1)"),
+        ("/sources x", "Error: /sources wants a source number, not 'x'"),
+        ("/sources 99", "Error: the last answer has no source 99 (it has 1-"),
+        ("/sessions now", "Error: /sessions takes no argument (got 'now')"),
+        ("/new", "Error: usage: /new NAME"),
+        ("/resume nobody", "Error: no session named 'nobody'"),
+        ("/ingest 'unclosed", "Error: /ingest: No closing quotation"),
+    ],
+)
+def test_bad_arguments_are_one_error_line(
+    line: str, expected: str, library_db: Path, capsys
+) -> None:
     run_repl(library_db, ["Tell me about heat pumps", line, "/sources"], session="args")
     captured = capsys.readouterr()
     errors = [line for line in captured.err.splitlines() if line.startswith("Error:")]
     assert len(errors) == 1 and errors[0].startswith(expected), captured.err
     assert "Turn 1" not in captured.out  # `/inspect abc` no longer shows the last turn
-    assert captured.out.count("Sources") == 2  # the answer's panel, and the REPL went on to /sources
+    assert (
+        captured.out.count("Sources") == 2
+    )  # the answer's panel, and the REPL went on to /sources
 
 
 def test_new_on_an_existing_session_offers_to_resume_it(library_db: Path, capsys) -> None:
@@ -186,13 +240,21 @@ def test_new_on_an_existing_session_offers_to_resume_it(library_db: Path, capsys
     capsys.readouterr()
     run_repl(library_db, ["/new old", "/resume old", "How does it work?"], session="other")
     out = capsys.readouterr().out
-    assert "session old exists already (1 turn(s), last used just now): /resume old continues it" in out
+    assert (
+        "session old exists already (1 turn(s), last used just now): /resume old continues it"
+        in out
+    )
     assert "resuming: 1 earlier turn(s)" in out and "anchored on heat_pumps_explained.md" in out
     db = App(settings_for(library_db)).db
-    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "old"))] == ["user", "assistant"] * 2
+    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "old"))] == [
+        "user",
+        "assistant",
+    ] * 2
 
 
-def test_sources_n_shows_the_passage_with_the_cited_sentences(library_db: Path, capsys, monkeypatch) -> None:
+def test_sources_n_shows_the_passage_with_the_cited_sentences(
+    library_db: Path, capsys, monkeypatch
+) -> None:
     from rich.console import Console
 
     from ragchat import render
@@ -201,28 +263,39 @@ def test_sources_n_shows_the_passage_with_the_cited_sentences(library_db: Path, 
     run_repl(library_db, ["What makes a will legally binding in South Africa?"], session="src")
     app = App(settings_for(library_db))
     last = app.turn("src")
-    number = next(c.rank for c in last.lineage.chunks if render.cited_sentences(last.answer, c.rank))
+    number = next(
+        c.rank for c in last.lineage.chunks if render.cited_sentences(last.answer, c.rank)
+    )
     chosen = next(c for c in last.lineage.chunks if c.rank == number)
     chunk_text = library.chunks_by_ids(app.db, [chosen.chunk_id])[chosen.chunk_id].text
     app.close()
 
-    screen = Console(width=100, force_terminal=True, color_system="standard", highlight=False, record=True)
+    screen = Console(
+        width=100, force_terminal=True, color_system="standard", highlight=False, record=True
+    )
     monkeypatch.setattr(render, "console", screen)
     run_repl(library_db, [f"/sources {number}"], session="src")
     plain = " ".join(screen.export_text(clear=False).split())
-    where = chosen.document + (f" › {chosen.heading.replace(' > ', ' › ')}" if chosen.heading else "")
+    where = chosen.document + (
+        f" › {chosen.heading.replace(' > ', ' › ')}" if chosen.heading else ""
+    )
     assert f"[{number}] {where}" in plain
     assert " ".join(chunk_text.split()) in plain  # the whole passage
     assert "highlighted: what the answer took from this passage" in plain
     styled = screen.export_text(styles=True)
     sentence = render.cited_sentences(last.answer, number)[0]
-    assert "\x1b[1;33m" + sentence.split()[0] in styled  # the cited sentence starts a bold yellow span
+    assert (
+        "\x1b[1;33m" + sentence.split()[0] in styled
+    )  # the cited sentence starts a bold yellow span
 
 
 def test_cited_sentences_are_found_without_markers_and_bullets() -> None:
     from ragchat.render import cited_sentences
 
-    answer = "- A will needs two witnesses. [1]\n- Witnesses must be 14. [2][1]\n- Unrelated text here. [3]"
+    answer = (
+        "- A will needs two witnesses. [1]\n- Witnesses must be 14. [2][1]\n- Unrelated "
+        "text here. [3]"
+    )
     assert cited_sentences(answer, 1) == ["A will needs two witnesses.", "Witnesses must be 14."]
     assert cited_sentences(answer, 4) == []
 
@@ -236,7 +309,12 @@ def test_tab_completes_commands_and_session_names(library_db: Path) -> None:
         assert completer is not None
 
         def complete(text: str) -> list[str]:
-            return [c.text for c in completer.get_completions(Document(text), CompleteEvent(completion_requested=True))]
+            return [
+                c.text
+                for c in completer.get_completions(
+                    Document(text), CompleteEvent(completion_requested=True)
+                )
+            ]
 
         assert complete("/ses") == ["/sessions"]
         assert complete("/in") == ["/ingest", "/inspect"]
@@ -244,5 +322,6 @@ def test_tab_completes_commands_and_session_names(library_db: Path) -> None:
         assert complete("/new ") == sorted(complete("/new "))
         assert "heatpumps" in complete("/new ") and complete("what about /new") == []
         keyboard.close()
-    # (Tab itself is prompt-toolkit's: it completes asynchronously, after a piped Enter would submit)
+    # (Tab itself is prompt-toolkit's: it completes asynchronously, after a piped Enter would
+    # submit)
     app.close()

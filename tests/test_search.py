@@ -19,13 +19,53 @@ from ragchat.store.db import open_db
 # --- FTS escaping ----------------------------------------------------------------------------
 
 HOSTILE = [
-    '"', '"unbalanced', "*", "wit*", "AND OR NOT", "NEAR(a b)", "-foo", "title:foo", "col:", "(", ")",
-    "^", "'", ";DROP TABLE chunks;--", "Zürich", "日本語の文書", "🔥🎉", "", "   ", "?!...,;:",
-    "the and of", 'witness" OR "*', "will AND", "NOT will", "heading:wills", "{text}: witness",
-    "a - b", "O'Brien's will", "witness NEAR/2 will", "x" * 500, "will " * 60,
+    '"',
+    '"unbalanced',
+    "*",
+    "wit*",
+    "AND OR NOT",
+    "NEAR(a b)",
+    "-foo",
+    "title:foo",
+    "col:",
+    "(",
+    ")",
+    "^",
+    "'",
+    ";DROP TABLE chunks;--",
+    "Zürich",
+    "日本語の文書",
+    "🔥🎉",
+    "",
+    "   ",
+    "?!...,;:",
+    "the and of",
+    'witness" OR "*',
+    "will AND",
+    "NOT will",
+    "heading:wills",
+    "{text}: witness",
+    "a - b",
+    "O'Brien's will",
+    "witness NEAR/2 will",
+    "x" * 500,
+    "will " * 60,
 ]
 
-NOTHING_SEARCHABLE = ['"', "*", "AND OR NOT", "(", ")", "^", "'", "🔥🎉", "", "   ", "?!...,;:", "the and of"]
+NOTHING_SEARCHABLE = [
+    '"',
+    "*",
+    "AND OR NOT",
+    "(",
+    ")",
+    "^",
+    "'",
+    "🔥🎉",
+    "",
+    "   ",
+    "?!...,;:",
+    "the and of",
+]
 
 
 @pytest.mark.parametrize("query", HOSTILE)
@@ -99,37 +139,40 @@ def test_cli_fts_search_survives_hostile_queries(corpus_db: Path, runner, query:
 
 CORPUS = {
     "beekeeping.md": (
-        "# Beekeeping basics\n\nA healthy colony needs a dry hive, a laying queen and enough stores "
-        "of honey for winter. Inspect the brood frames every week in spring and look for swarm cells. "
-        "Smoke calms the bees before you open the hive. The replacement frame kit we use is catalogued "
-        "as XQ-7793-B at the cooperative.\n"
+        "# Beekeeping basics\n\nA healthy colony needs a dry hive, a laying queen and enough "
+        "stores of honey for winter. Inspect the brood frames every week in spring and look for "
+        "swarm cells. Smoke calms the bees before you open the hive. The replacement frame kit "
+        "we use is catalogued as XQ-7793-B at the cooperative.\n"
     ),
     "parts_catalogue.md": (
         "# Spare parts catalogue\n\nPump housing: ZR-4410-K. Valve seal: PL-2281-Q. Drive belt: "
         "MV-5567-T. Filter cartridge: KT-9034-A. Gasket set: JD-1187-R.\n"
     ),
     "serial_numbers.txt": (
-        "Serial numbers\n\nUnits shipped in March: SN-3321-C, SN-8876-D, SN-4409-F, TQ-6612-H and WB-2290-L.\n"
+        "Serial numbers\n\nUnits shipped in March: SN-3321-C, SN-8876-D, SN-4409-F, TQ-6612-H "
+        "and WB-2290-L.\n"
     ),
     "upkeep.txt": (
-        "Automobile upkeep\n\nChange the engine oil of your automobile every ten thousand kilometres. "
-        "Check the tyre pressure of the vehicle monthly and rotate the tyres each season.\n"
+        "Automobile upkeep\n\nChange the engine oil of your automobile every ten thousand "
+        "kilometres. Check the tyre pressure of the vehicle monthly and rotate the tyres each "
+        "season.\n"
     ),
     "compost.md": (
-        "# Composting at home\n\nCompost turns kitchen scraps into humus. A compost heap needs greens "
-        "and browns. Turn the compost pile every week so it stays aerobic.\n"
+        "# Composting at home\n\nCompost turns kitchen scraps into humus. A compost heap needs "
+        "greens and browns. Turn the compost pile every week so it stays aerobic.\n"
     ),
     "bread.html": (
-        "<html><head><title>Sourdough</title></head><body><h1>Sourdough</h1><p>Feed the starter with "
-        "flour and water. Knead the dough and let it rise overnight before baking the loaf.</p></body></html>"
+        "<html><head><title>Sourdough</title></head><body><h1>Sourdough</h1><p>Feed the starter "
+        "with flour and water. Knead the dough and let it rise overnight before baking the "
+        "loaf.</p></body></html>"
     ),
     "tax.md": (
         "# Filing income tax\n\nSubmit the annual return before the deadline. Keep receipts for "
         "deductible expenses such as medical costs and retirement contributions.\n"
     ),
     "hiking.md": (
-        "# Mountain hiking\n\nPack water, a map and a warm layer. Start early to avoid afternoon storms "
-        "on exposed ridges and tell someone your route.\n"
+        "# Mountain hiking\n\nPack water, a map and a warm layer. Start early to avoid afternoon "
+        "storms on exposed ridges and tell someone your route.\n"
     ),
 }
 
@@ -151,7 +194,9 @@ def corpus_db(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
 def paths(db_path: Path, embedder, query: str, mode: str, k: int) -> list[str]:
     db = open_db(db_path)
     try:
-        hits = search(db, embedder, settings_for(db_path), SearchRequest(query, query, k=k, mode=mode))
+        hits = search(
+            db, embedder, settings_for(db_path), SearchRequest(query, query, k=k, mode=mode)
+        )
     finally:
         db.close()
     assert [hit.rank for hit in hits] == list(range(1, len(hits) + 1))
@@ -175,8 +220,12 @@ def test_a_paraphrase_only_the_vectors_can_find(corpus_db: Path, embedder) -> No
 def test_hits_carry_their_ranks_and_similarity(corpus_db: Path, embedder) -> None:
     db = open_db(corpus_db)
     try:
-        hits = search(db, embedder, settings_for(corpus_db), SearchRequest("XQ-7793-B", "XQ-7793-B", k=3))
-        fts_only = search(db, None, settings_for(corpus_db), SearchRequest("compost", "compost", k=3, mode="fts"))
+        hits = search(
+            db, embedder, settings_for(corpus_db), SearchRequest("XQ-7793-B", "XQ-7793-B", k=3)
+        )
+        fts_only = search(
+            db, None, settings_for(corpus_db), SearchRequest("compost", "compost", k=3, mode="fts")
+        )
     finally:
         db.close()
     top = hits[0]
@@ -190,7 +239,16 @@ def test_hits_carry_their_ranks_and_similarity(corpus_db: Path, embedder) -> Non
     ]
 
 
-JSON_KEYS = {"rank", "score", "vector_rank", "fts_rank", "document", "heading", "snippet", "chunk_id"}
+JSON_KEYS = {
+    "rank",
+    "score",
+    "vector_rank",
+    "fts_rank",
+    "document",
+    "heading",
+    "snippet",
+    "chunk_id",
+}
 
 
 def test_cli_search_json_lines(corpus_db: Path, runner) -> None:
@@ -202,7 +260,9 @@ def test_cli_search_json_lines(corpus_db: Path, runner) -> None:
     assert [row["rank"] for row in rows] == [1, 2, 3]
     assert rows[0]["document"] == "beekeeping.md" and rows[0]["fts_rank"] == 1
     # the snippet is the chunk's opening (flattened, at most 200 characters), not the matched part
-    assert len(rows[0]["snippet"]) <= 200 and rows[0]["snippet"].startswith("A healthy colony needs a dry hive")
+    assert len(rows[0]["snippet"]) <= 200 and rows[0]["snippet"].startswith(
+        "A healthy colony needs a dry hive"
+    )
     assert rows[0]["heading"] == ""
     assert [row["score"] for row in rows] == sorted((row["score"] for row in rows), reverse=True)
     db = open_db(corpus_db)
@@ -219,30 +279,44 @@ def test_cli_search_table(corpus_db: Path, runner) -> None:
     assert "bread.html" in result.output
 
 
-
 @pytest.mark.parametrize(
     "args, message",
-    [(["--mode", "semantic"], "'semantic' is not one of 'hybrid', 'vector', 'fts'"), (["-k", "0"], "must be from 1 to 4096, not 0"),
-     (["--bogus"], "No such option: --bogus")],
+    [
+        (["--mode", "semantic"], "'semantic' is not one of 'hybrid', 'vector', 'fts'"),
+        (["-k", "0"], "must be from 1 to 4096, not 0"),
+        (["--bogus"], "No such option: --bogus"),
+    ],
 )
-def test_cli_search_usage_errors_exit_2(corpus_db: Path, runner, args: list[str], message: str) -> None:
+def test_cli_search_usage_errors_exit_2(
+    corpus_db: Path, runner, args: list[str], message: str
+) -> None:
     bad = invoke(runner, "search", "x", *args, "--db", corpus_db)
     assert bad.exit_code == 2, bad.output
     assert message in bad.output and "unexpected" not in bad.output
 
 
 @pytest.mark.parametrize("mode", ["hybrid", "vector", "fts"])
-def test_search_on_an_empty_library_says_to_ingest_first(tmp_path: Path, runner, embedder, mode: str) -> None:
+def test_search_on_an_empty_library_says_to_ingest_first(
+    tmp_path: Path, runner, embedder, mode: str
+) -> None:
     path = tmp_path / "empty.db"
     db = open_db(path)
     try:
-        assert search(db, embedder, settings_for(path), SearchRequest("wills", "wills", mode=mode)) == []
+        assert (
+            search(db, embedder, settings_for(path), SearchRequest("wills", "wills", mode=mode))
+            == []
+        )
     finally:
         db.close()
     for extra in ([], ["--json"]):
-        result = invoke(runner, "search", "who may witness a will", "--mode", mode, *extra, "--db", path)
+        result = invoke(
+            runner, "search", "who may witness a will", "--mode", mode, *extra, "--db", path
+        )
         assert result.exit_code == 1 and result.stdout == ""
-        assert result.output.count("\n") == 1 and "the library is empty: run `ragchat ingest PATH` first" in result.output
+        assert (
+            result.output.count("\n") == 1
+            and "the library is empty: run `ragchat ingest PATH` first" in result.output
+        )
 
 
 def test_corpus_statistics_count_a_term_as_a_phrase_in_the_real_fts_table(corpus_db: Path) -> None:

@@ -1,5 +1,5 @@
-"""The one sentence splitter (ragchat.text): the answer's rule, chunking's and the follow-up
-heuristic's."""
+"""The one sentence splitter (ragchat.text): the answer's rule, chunking's and
+the follow-up heuristic's."""
 
 from __future__ import annotations
 

@@ -25,10 +25,17 @@ def two_sessions(library_db: Path, runner) -> Path:
 NOW = datetime(2026, 11, 22, 12, 0, tzinfo=UTC)
 
 
-@pytest.mark.parametrize("delta, shown", [
-    (timedelta(seconds=5), "just now"), (timedelta(minutes=5), "5 min ago"), (timedelta(hours=2), "2 h ago"),
-    (timedelta(days=1, hours=3), "yesterday"), (timedelta(days=3), "3 days ago"), (timedelta(days=40), "2026-10-13"),
-])
+@pytest.mark.parametrize(
+    "delta, shown",
+    [
+        (timedelta(seconds=5), "just now"),
+        (timedelta(minutes=5), "5 min ago"),
+        (timedelta(hours=2), "2 h ago"),
+        (timedelta(days=1, hours=3), "yesterday"),
+        (timedelta(days=3), "3 days ago"),
+        (timedelta(days=40), "2026-10-13"),
+    ],
+)
 def test_ago_is_humane(delta: timedelta, shown: str) -> None:
     assert render.ago((NOW - delta).isoformat(timespec="seconds"), NOW) == shown
 
@@ -46,10 +53,14 @@ def test_sessions_lists_time_ago_and_first_question(two_sessions: Path, runner) 
 
 
 def test_sessions_json(two_sessions: Path, runner) -> None:
-    rows = [json.loads(line) for line in invoke(runner, "sessions", "--json", "--db", two_sessions).stdout.splitlines()]
+    rows = [
+        json.loads(line)
+        for line in invoke(runner, "sessions", "--json", "--db", two_sessions).stdout.splitlines()
+    ]
     assert [(r["name"], r["turns"], r["first_question"]) for r in rows] == [
         ("tanks", 1, "How big should a rainwater tank be?"),
-        ("wills", 2, "What makes a will legally binding in South Africa?")]
+        ("wills", 2, "What makes a will legally binding in South Africa?"),
+    ]
     assert all(datetime.fromisoformat(r["updated_at"]) for r in rows)
 
 
@@ -57,17 +68,24 @@ def test_rename_and_remove(two_sessions: Path, runner) -> None:
     result = invoke(runner, "sessions", "rename", "wills", "estate", "--db", two_sessions)
     assert result.exit_code == 0 and "Renamed session wills to estate." in result.output
     db = App(settings_for(two_sessions)).db
-    assert [m.role for m in sessions.messages(db, sessions.session_id(db, "estate", create=False))] == \
-        ["user", "assistant"] * 2
+    assert [
+        m.role for m in sessions.messages(db, sessions.session_id(db, "estate", create=False))
+    ] == ["user", "assistant"] * 2
     taken = invoke(runner, "sessions", "rename", "estate", "tanks", "--db", two_sessions)
-    assert taken.exit_code == 1 and taken.output.startswith("Error: a session named 'tanks' exists already")
+    assert taken.exit_code == 1 and taken.output.startswith(
+        "Error: a session named 'tanks' exists already"
+    )
     missing = invoke(runner, "sessions", "rm", "wills", "--db", two_sessions)
     assert missing.exit_code == 1 and missing.output.startswith("Error: no session named 'wills'")
 
-    removed = invoke(runner, "sessions", "--db", two_sessions, "rm", "estate")  # the group's --db counts too
+    removed = invoke(
+        runner, "sessions", "--db", two_sessions, "rm", "estate"
+    )  # the group's --db counts too
     assert removed.exit_code == 0 and "Removed session estate (2 turn(s))." in removed.output
     assert [r["name"] for r in sessions.sessions(db)] == ["tanks"]
-    assert db.execute("SELECT count(*) FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)").fetchone() == (0,)
+    assert db.execute(
+        "SELECT count(*) FROM messages WHERE session_id NOT IN (SELECT id FROM sessions)"
+    ).fetchone() == (0,)
 
 
 def test_export_writes_markdown_with_sources(two_sessions: Path, runner, tmp_path: Path) -> None:
@@ -92,14 +110,21 @@ def test_export_writes_markdown_with_sources(two_sessions: Path, runner, tmp_pat
     refused = invoke(runner, "export", "wills", "-o", target, "--db", two_sessions)
     assert refused.exit_code == 1 and "exists; add --force to overwrite it" in refused.output
     assert target.read_text() == "my notes"
-    assert invoke(runner, "export", "wills", "-o", target, "--force", "--db", two_sessions).exit_code == 0
+    assert (
+        invoke(runner, "export", "wills", "-o", target, "--force", "--db", two_sessions).exit_code
+        == 0
+    )
     assert target.read_text() == text
 
 
-def test_export_of_a_missing_session_is_one_error_line(two_sessions: Path, runner, tmp_path: Path) -> None:
+def test_export_of_a_missing_session_is_one_error_line(
+    two_sessions: Path, runner, tmp_path: Path
+) -> None:
     result = invoke(runner, "export", "nobody", "-o", tmp_path / "x.md", "--db", two_sessions)
-    assert result.exit_code == 1 and result.output.strip() == \
-        "Error: no session named 'nobody' (see `ragchat sessions`)"
+    assert (
+        result.exit_code == 1
+        and result.output.strip() == "Error: no session named 'nobody' (see `ragchat sessions`)"
+    )
     assert not (tmp_path / "x.md").exists()
 
 

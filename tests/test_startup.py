@@ -27,11 +27,15 @@ print("PROBE " + json.dumps({{"code": code, "loaded": loaded, "numpy": "numpy" i
 
 
 def run_probe(*args: object) -> tuple[dict, str]:
-    done = subprocess.run([sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *map(str, args)],
-                          capture_output=True, text=True, timeout=120)
+    done = subprocess.run(
+        [sys.executable, "-c", PROBE.format(heavy=set(HEAVY)), *map(str, args)],
+        capture_output=True,
+        text=True,
+        timeout=120,
+    )
     lines = done.stdout.splitlines()
     assert lines and lines[-1].startswith("PROBE "), done.stdout + done.stderr
-    return json.loads(lines[-1][len("PROBE "):]), "\n".join(lines[:-1])
+    return json.loads(lines[-1][len("PROBE ") :]), "\n".join(lines[:-1])
 
 
 @pytest.fixture
@@ -46,12 +50,18 @@ def test_help_imports_no_database_or_model_code() -> None:
     assert "ingest" in output and "inspect" in output
 
 
-@pytest.mark.parametrize("args, shown", [
-    (("config",), "embed_batch"), (("sessions",), "probe"), (("inspect", "last-turn"), "witness"),
-    (("inspect", "turn", "1", "--json"), '"question": "who may witness a will?"'),
-])
-def test_read_only_commands_load_no_model_client_or_eval(db_with_a_turn: Path, args: tuple[str, ...],
-                                                         shown: str) -> None:
+@pytest.mark.parametrize(
+    "args, shown",
+    [
+        (("config",), "embed_batch"),
+        (("sessions",), "probe"),
+        (("inspect", "last-turn"), "witness"),
+        (("inspect", "turn", "1", "--json"), '"question": "who may witness a will?"'),
+    ],
+)
+def test_read_only_commands_load_no_model_client_or_eval(
+    db_with_a_turn: Path, args: tuple[str, ...], shown: str
+) -> None:
     probe, output = run_probe(*args, "--db", db_with_a_turn)
     assert probe["code"] == 0, output
     assert probe["loaded"] == []
@@ -62,12 +72,16 @@ def test_search_loads_the_model_runtime_but_not_ollama_or_eval(db_with_a_turn: P
     """The counter-check: the probe does see a model being loaded."""
     probe, output = run_probe("search", "witness", "--db", db_with_a_turn)
     assert probe["code"] == 0, output
-    assert "onnxruntime" in probe["loaded"] and not {"ollama", "ragchat.evaluate", "pandas"} & set(probe["loaded"])
+    assert "onnxruntime" in probe["loaded"] and not {"ollama", "ragchat.evaluate", "pandas"} & set(
+        probe["loaded"]
+    )
 
 
 def test_ask_without_ollama_listening_never_imports_its_client(db_with_a_turn: Path) -> None:
     """Nothing listens at the configured Ollama host (see conftest): a refused connection is
     enough to fall back, without the client's import."""
-    probe, output = run_probe("ask", "what age must a witness be?", "--session", "probe", "--db", db_with_a_turn)
+    probe, output = run_probe(
+        "ask", "what age must a witness be?", "--session", "probe", "--db", db_with_a_turn
+    )
     assert probe["code"] == 0, output
     assert "connection refused" in output and "ollama" not in probe["loaded"]

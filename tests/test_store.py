@@ -20,13 +20,23 @@ from ragchat.store.db import BUSY_TIMEOUT_MS, get_setting, open_db
 from ragchat.store.schema import KNOWN, MIGRATIONS
 
 FIRST_MIGRATIONS = ["m001_library", "m002_conversation", "m003_keyword_vectors"]
-TABLES = {"settings", "documents", "chunks", "chunks_fts", "sessions", "messages", "keyword_vectors",
-          "_sqlite_migrations"}
+TABLES = {
+    "settings",
+    "documents",
+    "chunks",
+    "chunks_fts",
+    "sessions",
+    "messages",
+    "keyword_vectors",
+    "_sqlite_migrations",
+}
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 
 
 def applied(db: Database) -> list[dict]:
-    return list(db.query("SELECT migration_set, name, applied_at FROM _sqlite_migrations ORDER BY id"))
+    return list(
+        db.query("SELECT migration_set, name, applied_at FROM _sqlite_migrations ORDER BY id")
+    )
 
 
 def raw_db(path: Path) -> Database:
@@ -42,11 +52,19 @@ def dump(path: Path) -> list[str]:
     """Every row of every ordinary table, read without sqlite-vec or open_db."""
     conn = sqlite3.connect(f"file:{path}?mode=ro", uri=True)
     try:
-        tables = [row[0] for row in conn.execute(
-            "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE VIRTUAL%' "
-            "AND name NOT LIKE 'chunks_fts_%' AND name NOT LIKE 'documents_fts_%' ORDER BY name")]
-        return [f"{table}: {row!r}" for table in tables
-                for row in conn.execute(f"SELECT * FROM [{table}] ORDER BY rowid")]
+        tables = [
+            row[0]
+            for row in conn.execute(
+                "SELECT name FROM sqlite_master WHERE type = 'table' AND sql NOT LIKE 'CREATE "
+                "VIRTUAL%' AND name NOT LIKE 'chunks_fts_%' AND name NOT LIKE 'documents_fts_%' "
+                "ORDER BY name"
+            )
+        ]
+        return [
+            f"{table}: {row!r}"
+            for table in tables
+            for row in conn.execute(f"SELECT * FROM [{table}] ORDER BY rowid")
+        ]
     finally:
         conn.close()
 
@@ -64,12 +82,17 @@ def test_blank_database_gets_every_table_and_records_its_migrations(tmp_path: Pa
     assert path.is_file()
     assert TABLES <= set(db.table_names())
     assert KNOWN[:3] == FIRST_MIGRATIONS
-    assert [(row["migration_set"], row["name"]) for row in applied(db)] == [("ragchat", n) for n in KNOWN]
+    assert [(row["migration_set"], row["name"]) for row in applied(db)] == [
+        ("ragchat", n) for n in KNOWN
+    ]
     assert get_setting(db, "schema_version") == str(len(KNOWN))
     assert MIGRATIONS.pending(db) == []
     # the FTS table is a real FTS5 table with the documented columns
     assert db["chunks_fts"].columns_dict.keys() == {"title", "heading", "text"}
-    assert "fts5" in db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    assert (
+        "fts5"
+        in db.execute("SELECT sql FROM sqlite_master WHERE name = 'chunks_fts'").fetchone()[0]
+    )
     db.close()
 
 
@@ -91,7 +114,9 @@ def test_half_migrated_database_is_upgraded_keeping_its_rows(tmp_path: Path) -> 
     path = tmp_path / "old.db"
     old = raw_db(path)
     MIGRATIONS.apply(old, stop_before="m002_conversation")
-    old["documents"].insert({"source": "/x/a.md", "path": "a.md", "content_hash": "h1", "title": "A"})
+    old["documents"].insert(
+        {"source": "/x/a.md", "path": "a.md", "content_hash": "h1", "title": "A"}
+    )
     old["settings"].insert({"key": "embedding_model", "value": MINILM})
     assert [row["name"] for row in applied(old)] == ["m001_library"]
     assert not old["sessions"].exists()
@@ -127,7 +152,9 @@ def test_pragmas_wal_foreign_keys_and_busy_timeout(tmp_path: Path) -> None:
 # --- refusing files that are not ours --------------------------------------------------------
 
 
-@pytest.mark.parametrize("content", [b"# my notes\n\nnot a database at all\n", b"PK\x03\x04" + bytes(200), b"x"])
+@pytest.mark.parametrize(
+    "content", [b"# my notes\n\nnot a database at all\n", b"PK\x03\x04" + bytes(200), b"x"]
+)
 def test_a_file_that_is_not_sqlite_is_refused_untouched(tmp_path: Path, content: bytes) -> None:
     path = tmp_path / "notes.db"
     path.write_bytes(content)
@@ -169,8 +196,11 @@ def _future_database(path: Path, *, wal: bool, fake_row: bool, version: str | No
 @pytest.mark.parametrize("wal", [True, False], ids=["wal-file", "rollback-journal-file"])
 @pytest.mark.parametrize(
     "fake_row, version, shown",
-    [(True, "99", "schema version 99"), (False, "99", "schema version 99"),
-     (True, None, "unknown migration(s) m099_from_the_future")],
+    [
+        (True, "99", "schema version 99"),
+        (False, "99", "schema version 99"),
+        (True, None, "unknown migration(s) m099_from_the_future"),
+    ],
     ids=["row-and-version", "version-only", "row-only"],
 )
 def test_a_future_schema_is_refused_and_left_unchanged(
@@ -236,7 +266,9 @@ def test_the_model_is_recorded_and_a_mismatch_is_refused(embedded_db: Path, embe
     db.close()
 
 
-def test_ingest_refuses_another_model_before_touching_anything(embedded_db: Path, tmp_path: Path) -> None:
+def test_ingest_refuses_another_model_before_touching_anything(
+    embedded_db: Path, tmp_path: Path
+) -> None:
     docs = tmp_path / "more"
     docs.mkdir()
     (docs / "new.md").write_text("# New\n\nSomething new to add.\n")

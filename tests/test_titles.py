@@ -12,7 +12,7 @@ from ragchat.search.titles import name_words, question_terms
 from ragchat.store.db import open_db
 
 PEPS = {
-"pep-0001.rst": """PEP: 1
+    "pep-0001.rst": """PEP: 1
 Title: PEP Purpose and Guidelines
 Status: Active
 Type: Process
@@ -30,7 +30,7 @@ PEP Workflow
 A PEP author drafts the PEP, discusses it, and submits it. The steering council accepts or rejects
 the PEP. PEP 723 was discussed on the forum before it was accepted, like PEP 8 long before.
 """,
-"pep-0008.rst": """PEP: 8
+    "pep-0008.rst": """PEP: 8
 Title: Style Guide for Python Code
 Status: Active
 Type: Process
@@ -47,7 +47,7 @@ Naming Conventions
 Function names should be lowercase, with words separated by underscores as necessary to improve
 readability. Class names should normally use the CapWords convention.
 """,
-"pep-0723.rst": """PEP: 723
+    "pep-0723.rst": """PEP: 723
 Title: Inline script metadata
 Status: Final
 Type: Standards Track
@@ -64,7 +64,7 @@ Specification
 Any Python script may have top-level comment blocks that start with the line ``# /// script``
 and end with the line ``# ///``. The TOML block lists the dependencies and requires-python.
 """,
-"pep-0020.rst": """PEP: 20
+    "pep-0020.rst": """PEP: 20
 Title: The Zen of Python
 Status: Active
 Type: Informational
@@ -75,7 +75,7 @@ The Zen of Python
 Beautiful is better than ugly. Explicit is better than implicit. Simple is better than complex.
 Readability counts. There should be one obvious way to do it.
 """,
-"deployment-guide.md": """# Shipping the service
+    "deployment-guide.md": """# Shipping the service
 
 Build the container image, push it to the registry, then roll it out one replica at a time.
 Watch the health checks during the rollout and roll back when they fail.
@@ -104,12 +104,17 @@ def test_file_names_become_words_with_plain_numbers() -> None:
     assert question_terms("What is PEP 0008 about?") == ["pep", "8"]
 
 
-@pytest.mark.parametrize(("question", "document"), [
-    ("What is PEP 723 about?", "pep-0723.rst"),
-    ("what is pep 8?", "pep-0008.rst"),
-    ("the deployment guide", "deployment-guide.md"),
-])
-def test_a_question_naming_a_document_cites_it_first(peps: App, question: str, document: str) -> None:
+@pytest.mark.parametrize(
+    ("question", "document"),
+    [
+        ("What is PEP 723 about?", "pep-0723.rst"),
+        ("what is pep 8?", "pep-0008.rst"),
+        ("the deployment guide", "deployment-guide.md"),
+    ],
+)
+def test_a_question_naming_a_document_cites_it_first(
+    peps: App, question: str, document: str
+) -> None:
     result = peps.conversation(f"s-{question}").ask(question)
     assert result.lineage.chunks[0].document == document
     assert "question/title" in [q.name for q in result.lineage.queries]

@@ -10,7 +10,13 @@ import pytest
 from helpers import invoke
 
 from ragchat import cli
-from ragchat.config import TRUSTED_FILE, UntrustedProjectConfig, load_settings, trust_folder, user_config_dir
+from ragchat.config import (
+    TRUSTED_FILE,
+    UntrustedProjectConfig,
+    load_settings,
+    trust_folder,
+    user_config_dir,
+)
 from ragchat.errors import ConfigError
 
 REMOTE = "http://ollama.attacker.example:11434"
@@ -32,13 +38,16 @@ def user_toml(text: str) -> Path:
     return path
 
 
-@pytest.mark.parametrize("content, reason", [
-    (f'ollama_host = "{REMOTE}"\n', f"ollama_host = '{REMOTE}' (not this machine)"),
-    ('ollama_host = "10.0.0.5:11434"\n', "ollama_host = '10.0.0.5:11434' (not this machine)"),
-    ('db = "../elsewhere.db"\n', "db = '../elsewhere.db' (outside"),
-    ('db = "/tmp/collect/lib.db"\n', "db = '/tmp/collect/lib.db' (outside"),
-    ('db = "~/lib.db"\n', "(outside"),
-])
+@pytest.mark.parametrize(
+    "content, reason",
+    [
+        (f'ollama_host = "{REMOTE}"\n', f"ollama_host = '{REMOTE}' (not this machine)"),
+        ('ollama_host = "10.0.0.5:11434"\n', "ollama_host = '10.0.0.5:11434' (not this machine)"),
+        ('db = "../elsewhere.db"\n', "db = '../elsewhere.db' (outside"),
+        ('db = "/tmp/collect/lib.db"\n', "db = '/tmp/collect/lib.db' (outside"),
+        ('db = "~/lib.db"\n', "(outside"),
+    ],
+)
 def test_a_project_file_may_not_redirect_data(project: Path, content: str, reason: str) -> None:
     (project / "ragchat.toml").write_text(content + "top_k = 5\n")
     with pytest.raises(UntrustedProjectConfig) as caught:
@@ -48,7 +57,9 @@ def test_a_project_file_may_not_redirect_data(project: Path, content: str, reaso
     assert "trust_project_config = true" in message and "\n" not in message
 
 
-def test_a_db_reached_through_a_symlink_out_of_the_folder_is_outside(project: Path, tmp_path: Path) -> None:
+def test_a_db_reached_through_a_symlink_out_of_the_folder_is_outside(
+    project: Path, tmp_path: Path
+) -> None:
     (tmp_path / "far").mkdir()
     (project / "data").symlink_to(tmp_path / "far")
     (project / "ragchat.toml").write_text('db = "data/lib.db"\n')
@@ -56,11 +67,17 @@ def test_a_db_reached_through_a_symlink_out_of_the_folder_is_outside(project: Pa
         load_settings(environ={}, cwd=project)
 
 
-@pytest.mark.parametrize("content", [
-    'db = "lib.db"\n', 'db = "sub/../lib.db"\n', 'ollama_host = "http://127.0.0.1:11500"\n',
-    'ollama_host = "localhost:11434"\n', f'ollama_host = "{REMOTE}"\nollama = "off"\n',  # off: nothing is sent
-    "top_k = 3\nvector_weight = 0.5\n",
-])
+@pytest.mark.parametrize(
+    "content",
+    [
+        'db = "lib.db"\n',
+        'db = "sub/../lib.db"\n',
+        'ollama_host = "http://127.0.0.1:11500"\n',
+        'ollama_host = "localhost:11434"\n',
+        f'ollama_host = "{REMOTE}"\nollama = "off"\n',  # off: nothing is sent
+        "top_k = 3\nvector_weight = 0.5\n",
+    ],
+)
 def test_what_keeps_data_here_is_allowed(project: Path, content: str) -> None:
     (project / "ragchat.toml").write_text(content)
     load_settings(environ={}, cwd=project)
@@ -87,7 +104,9 @@ def test_the_users_config_may_trust_every_project_file(project: Path) -> None:
 
 
 def test_a_project_file_cannot_trust_itself(project: Path) -> None:
-    (project / "ragchat.toml").write_text(f'trust_project_config = true\nollama_host = "{REMOTE}"\n')
+    (project / "ragchat.toml").write_text(
+        f'trust_project_config = true\nollama_host = "{REMOTE}"\n'
+    )
     with pytest.raises(ConfigError, match="trust_project_config can only be set in your own"):
         load_settings(environ={}, cwd=project)
 
@@ -118,7 +137,9 @@ def test_without_a_terminal_the_command_is_refused_in_one_line(project: Path, ru
 
 
 @pytest.mark.parametrize("answer", ["y", "n"])
-def test_in_a_terminal_the_user_confirms_once_per_folder(project: Path, runner, monkeypatch, answer: str) -> None:
+def test_in_a_terminal_the_user_confirms_once_per_folder(
+    project: Path, runner, monkeypatch, answer: str
+) -> None:
     (project / "ragchat.toml").write_text(f'ollama_host = "{REMOTE}"\n')
     monkeypatch.setattr(cli, "_interactive", lambda: True)
     result = invoke(runner, "config", input=f"{answer}\n")
@@ -129,6 +150,8 @@ def test_in_a_terminal_the_user_confirms_once_per_folder(project: Path, runner, 
         return
     assert result.exit_code == 0, result.output
     assert REMOTE in result.output
-    monkeypatch.setattr(cli, "_interactive", lambda: False)  # remembered: not asked again, even in a script
+    monkeypatch.setattr(
+        cli, "_interactive", lambda: False
+    )  # remembered: not asked again, even in a script
     again = invoke(runner, "config")
     assert again.exit_code == 0 and "asks to send" not in again.output

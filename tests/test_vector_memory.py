@@ -9,11 +9,17 @@ import numpy as np
 import pytest
 from helpers import settings_for
 
+from ragchat.app import App
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import library, vectors
 from ragchat.store.db import open_db
 
-QUERIES = ["who may witness a will", "rainwater tank size", "sourdough starter", "heat pump defrost"]
+QUERIES = [
+    "who may witness a will",
+    "rainwater tank size",
+    "sourdough starter",
+    "heat pump defrost",
+]
 
 
 def searched(db, embedder, query: str, k: int = 8) -> list[tuple[int, float]]:
@@ -49,13 +55,17 @@ def test_in_memory_copy_follows_writes_from_another_connection_and_its_own(
     ingest(writer, settings_for(library_db), [docs], lambda: embedder)
     writer.close()
     top = searched(reader, embedder, "descale the kettle with citric acid", 1)
-    new_ids = library.chunk_ids_of_documents(reader, [library.document_by_source(reader, str((docs / "kettle.md").resolve()))["id"]])
+    new_ids = library.chunk_ids_of_documents(
+        reader, [library.document_by_source(reader, str((docs / "kettle.md").resolve()))["id"]]
+    )
     assert top[0][0] in new_ids, "another connection's new chunk is found at once"
     document = library.document_by_source(reader, str((docs / "kettle.md").resolve()))
     library.delete_document(reader, document["id"])
     for _ in range(vectors.MEMORY_AFTER_SEARCHES + 1):
         after = searched(reader, embedder, "descale the kettle with citric acid", 20)
-    assert not set(new_ids) & {i for i, _ in after}, "its own delete is never served from a stale copy"
+    assert not set(new_ids) & {i for i, _ in after}, (
+        "its own delete is never served from a stale copy"
+    )
     reader.close()
 
 
@@ -70,3 +80,20 @@ def test_every_vector_write_changes_the_version(library_db: Path, embedder, writ
         vectors.ensure_vector_table(db, embedder.model_id, embedder.dim, reset=True)
     assert library.get_setting(db, "vectors_version") != before
     db.close()
+
+
+def test_the_app_owns_its_vector_index_and_close_releases_it(library_db: Path, embedder) -> None:
+    """The app makes the index when it opens the database (what `index_of` gives for that
+    database); `App.close()` drops the in-memory copy and the registration."""
+    app = App(settings_for(library_db))
+    assert app.vector_index is None, "nothing before the database is opened"
+    db = app.db
+    index = app.vector_index
+    assert index is not None and vectors.index_of(db) is index
+    for _ in range(vectors.MEMORY_AFTER_SEARCHES):
+        searched(db, embedder, QUERIES[0])
+    assert index.loaded and index.in_memory() is not None
+    app.close()
+    assert app.vector_index is None and index.closed and not index.loaded
+    assert vectors.index_of(db) is not index, "no longer the database's index"
+    app.close()  # twice is harmless

@@ -26,8 +26,9 @@ LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
 CODE_LINE = re.compile(
-    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ |>>> |"
-    r"[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with \S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)"
+    r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ "
+    r"|>>> |[\w.\[\]'\"]+\s*[+\-*/]?=\s*\S|[\w.]+\([^()]*(?:\([^()]*\)[^()]*)*\)\s*;?$|with "
+    r"\S.*:$|for \S.* in .*:$|if .*:$|[{}\[\]()]+[,;]?$)"
 )
 _KINDS = {
     "fence": "code",

@@ -10,11 +10,12 @@ import numpy as np
 from sqlite_utils import Database
 
 from .. import answer as answers
-from ..answer import ANSWER_PARAMS, Request
+from ..answer import Request
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
+from ..params import AnswerParams
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
 from .corpus import CorpusStats
@@ -43,28 +44,42 @@ class AnswerInputs:
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
-    return tuple(answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored)
+    return tuple(
+        answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored
+    )
 
 
-def supported(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> tuple[frozenset[int], np.ndarray]:
+def supported(
+    db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
+) -> tuple[frozenset[int], np.ndarray]:
     """For an answer without citations: the chunks most like the answer are what it used."""
-    vector = embedder.embed_query(text[: ANSWER_PARAMS.embed_chars] or " ")
+    vector = embedder.embed_query(text[: params.embed_chars] or " ")
     if not text.strip() or not lineage.chunks:
         return frozenset(), vector
     vectors = vectors_of(db, [c.chunk_id for c in lineage.chunks])
-    return frozenset(answers.supported_by(vector, vectors)), vector
+    return frozenset(answers.supported_by(vector, vectors, params)), vector
 
 
-def recorded(db: Database, embedder: Embedder, lineage: Lineage, text: str) -> Answered:
-    used, vector = supported(db, embedder, lineage, text)
+def recorded(
+    db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
+) -> Answered:
+    used, vector = supported(db, embedder, lineage, text, params)
     return Answered(text, "recorded", used, vector=vector)
 
 
-def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None) -> Answered:
+def llm_answer(
+    backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None, params: AnswerParams
+) -> Answered:
     """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
     lineage = inputs.lineage
-    prompt = answers.build_prompt(lineage.question, lineage.reformulation.leading_query,
-                                  inputs.window.messages, inputs.sources[: ANSWER_PARAMS.prompt_sources], lineage.weak)
+    prompt = answers.build_prompt(
+        lineage.question,
+        lineage.reformulation.leading_query,
+        inputs.window.messages,
+        inputs.sources[: params.prompt_sources],
+        lineage.weak,
+        params,
+    )
     pieces: list[str] = []
     try:
         for piece in answers.stream(backend, prompt):
@@ -72,7 +87,9 @@ def llm_answer(backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink |
             if on_token:
                 on_token(piece)
     except KeyboardInterrupt:
-        return Answered(("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",))
+        return Answered(
+            ("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",)
+        )
     text = "".join(pieces)
     if not text.strip():
         raise BackendUnavailable("empty answer")
@@ -88,16 +105,17 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     lineage = inputs.lineage
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
+    params = settings.params.answer
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
-        sources=answers.answer_pool(inputs.sources, meta),
-        count=settings.extractive_sentences + (ANSWER_PARAMS.meta_extra_units if meta else 0),
+        sources=answers.answer_pool(inputs.sources, meta, params),
+        count=settings.extractive_sentences + (params.meta_extra_units if meta else 0),
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),
         cover=[c.rank for c in lineage.chunks if c.reused],
     )
-    reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf)
+    reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
 
@@ -109,12 +127,19 @@ def _shown(inputs: AnswerInputs, meta: bool) -> str:
     return "\n\n".join(dict.fromkeys([*older, inputs.window.last.assistant]))
 
 
-def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusStats, settings: Settings,
-           on_token: TokenSink | None, on_fallback: Callable[[str], None]) -> Answered:
+def answer(
+    inputs: AnswerInputs,
+    *,
+    backend: ChatBackend | None,
+    corpus: CorpusStats,
+    settings: Settings,
+    on_token: TokenSink | None,
+    on_fallback: Callable[[str], None],
+) -> Answered:
     """The backend's answer when there is one and sources to give it, else extractive."""
     if inputs.sources and backend is not None:
         try:
-            return llm_answer(backend, inputs, on_token)
+            return llm_answer(backend, inputs, on_token, settings.params.answer)
         except BackendUnavailable as exc:
             notice = fallback_notice("answer", exc.reason)
             on_fallback(notice)
@@ -123,7 +148,9 @@ def answer(inputs: AnswerInputs, *, backend: ChatBackend | None, corpus: CorpusS
     return extractive_answer(inputs, corpus, settings)
 
 
-def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: Lineage) -> np.ndarray:
+def reply_vector(
+    db: Database, embedder: Embedder, answered: Answered, lineage: Lineage, params: AnswerParams
+) -> np.ndarray:
     """The reply's vector for later history windows. An extractive answer is made of its
     chunks' sentences, so the mean of their vectors stands in for embedding it again."""
     if answered.vector is not None:
@@ -133,4 +160,4 @@ def reply_vector(db: Database, embedder: Embedder, answered: Answered, lineage: 
     if vectors:
         mean = np.mean(vectors, axis=0)
         return (mean / max(float(np.linalg.norm(mean)), 1e-12)).astype(np.float32)
-    return embedder.embed_query(answered.text[: ANSWER_PARAMS.embed_chars] or " ")
+    return embedder.embed_query(answered.text[: params.embed_chars] or " ")

@@ -51,9 +51,9 @@ def repeats_the_user(rewrite: str, question: str, earlier: tuple[str, ...]) -> b
     if same_query(rewrite, question):
         return True
     text, own = _normalised(rewrite), _normalised(question)
-    if not own or own not in (text[: len(own)], text[-len(own):]):
+    if not own or own not in (text[: len(own)], text[-len(own) :]):
         return False
-    rest = (text[len(own):] if text.startswith(own) else text[: -len(own)]).strip()
+    rest = (text[len(own) :] if text.startswith(own) else text[: -len(own)]).strip()
     return any(rest == _normalised(message) for message in earlier)
 
 
@@ -69,48 +69,73 @@ def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
     return min(max(gain / params.trust_span, 0.0), 1.0)
 
 
-def combine(heuristic: Reformulation, reading: ModelReading | None, evidence: Evidence,
-            params: Params = DEFAULT) -> Reformulation:
+def combine(
+    heuristic: Reformulation,
+    reading: ModelReading | None,
+    evidence: Evidence,
+    params: Params = DEFAULT,
+) -> Reformulation:
     """The turn's reformulation: the heuristic's, with the model's rewrite and flags weighed in."""
     if reading is None:
         return heuristic
     tuning, closeness = params.combine, own_closeness(evidence.question_best, params.followup)
     shift = _shift(heuristic, reading, evidence, params)
-    meta = heuristic.is_meta or (reading.is_meta and not shift.topic_shift
-                                 and closeness < tuning.meta_closeness)
+    meta = heuristic.is_meta or (
+        reading.is_meta and not shift.topic_shift and closeness < tuning.meta_closeness
+    )
     trusted = trust(evidence, tuning)
     weight = round(tuning.model_lead * trusted, 3) if evidence.rewrite_best is not None else 0.0
     need = 1.0 if meta and not heuristic.is_meta else shift.context_need * (1 - trusted)
     question = 1 - tuning.question_yield * trusted * (1 - closeness)
     return replace(
-        shift, is_meta=meta, is_follow_up=shift.is_follow_up or meta, context_need=round(need, 3),
+        shift,
+        is_meta=meta,
+        is_follow_up=shift.is_follow_up or meta,
+        context_need=round(need, 3),
         question_weight=round(question, 3),
-        model_query=reading.semantic_query if weight > 0 else "", model_weight=weight,
+        model_query=reading.semantic_query if weight > 0 else "",
+        model_weight=weight,
         reformulator=f"{heuristic.reformulator}+{reading.model}",
-        reasoning=f"{shift.reasoning}; {reading.model}: {_verdict(reading)}, {_rewrite_note(evidence, trusted)}",
+        reasoning=f"{shift.reasoning}; {reading.model}: {_verdict(reading)}, "
+        f"{_rewrite_note(evidence, trusted)}",
     )
 
 
-def _shift(heuristic: Reformulation, reading: ModelReading, evidence: Evidence,
-           params: Params) -> Reformulation:
+def _shift(
+    heuristic: Reformulation, reading: ModelReading, evidence: Evidence, params: Params
+) -> Reformulation:
     """The heuristic's reading with the model's topic shift followed, unless contradicted."""
     pointed_back = heuristic.is_follow_up and heuristic.context_need >= params.combine.cue_need
     if not reading.topic_shift or heuristic.topic_shift or heuristic.is_meta or pointed_back:
         return heuristic
     tuning = params.followup
     kept = tuning.new_topic_need + tuning.weak_need * own_weakness(evidence.question_best, tuning)
-    return replace(heuristic, is_follow_up=False, topic_shift=True, new_subject=False,
-                   context_need=min(heuristic.context_need, kept))
+    return replace(
+        heuristic,
+        is_follow_up=False,
+        topic_shift=True,
+        new_subject=False,
+        context_need=min(heuristic.context_need, kept),
+    )
 
 
 def _rewrite_note(evidence: Evidence, trusted: float) -> str:
     if evidence.rewrite_best is None:
         return "rewrite = the question"
-    return (f"rewrite trusted {trusted:.2f} (best chunk {evidence.rewrite_best:.2f}, "
-            f"the question's {evidence.question_best:.2f})")
+    return (
+        f"rewrite trusted {trusted:.2f} (best chunk {evidence.rewrite_best:.2f}, "
+        f"the question's {evidence.question_best:.2f})"
+    )
 
 
 def _verdict(reading: ModelReading) -> str:
-    flags = [name for name, on in (("follow-up", reading.is_follow_up), ("meta", reading.is_meta),
-                                   ("topic shift", reading.topic_shift)) if on]
+    flags = [
+        name
+        for name, on in (
+            ("follow-up", reading.is_follow_up),
+            ("meta", reading.is_meta),
+            ("topic shift", reading.topic_shift),
+        )
+        if on
+    ]
     return ", ".join(flags) or "stands alone"

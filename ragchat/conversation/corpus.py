@@ -87,7 +87,9 @@ class CorpusView:
 class MemoryCorpus:
     """Corpus statistics over a few texts held in memory (for unit tests and small tools)."""
 
-    def __init__(self, chunks: Iterable[tuple[int, str]], keywords: dict[int, list[str]] | None = None) -> None:
+    def __init__(
+        self, chunks: Iterable[tuple[int, str]], keywords: dict[int, list[str]] | None = None
+    ) -> None:
         self._stems = {chunk_id: tuple(stem(w) for w in words(text)) for chunk_id, text in chunks}
         self.total_chunks = max(len(self._stems), 1)
         self._keywords = keywords or {}
@@ -97,8 +99,13 @@ class MemoryCorpus:
         wanted = tuple(stem(w) for w in words(term))
         if not wanted:
             return set()
-        return {cid for cid, found in self._stems.items()
-                if any(found[i: i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1))}
+        return {
+            cid
+            for cid, found in self._stems.items()
+            if any(
+                found[i : i + len(wanted)] == wanted for i in range(len(found) - len(wanted) + 1)
+            )
+        }
 
     def chunk_frequency(self, term: str) -> int:
         return len(self._holding(term))

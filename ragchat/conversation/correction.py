@@ -26,17 +26,23 @@ CORRECTION_OPENERS = (
     r"(?:no[,.!]*\s+)?not\s+that[,.:;!-]*",
     r"(?:no[,.!]*\s+)?what\s+i\s+meant\s+(?:was|is)",
 )
-_OPENER = re.compile(rf"^\s*(?:{'|'.join(CORRECTION_OPENERS)})\s+(?P<subject>\S.*?)[\s.!?]*$", re.IGNORECASE)
-# X is a new question, a clause or a qualifier, not a subject ("I mean, how does it work?", "I meant
-# if there is ...", "I meant for the purchase loan"): the turn is no correction. It is read as typed,
-# an elliptical follow-up, which the reformulators handle (on the govt and switch sets, putting a
-# qualifier into the previous question lost a gold passage of "I meant for the purchase loan")
-_NOT_A_SUBJECT = re.compile(r"^(?:what|how|why|when|where|which|who|whom|whose|is|are|do|does|did|can|could|should"
-                            r"|if|whether|that|because|for|of|in|on|at|about|with|from|to|during|under|without)\b",
-                            re.IGNORECASE)
+_OPENER = re.compile(
+    rf"^\s*(?:{'|'.join(CORRECTION_OPENERS)})\s+(?P<subject>\S.*?)[\s.!?]*$", re.IGNORECASE
+)
+# X is a new question, a clause or a qualifier, not a subject ("I mean, how does it work?", "I
+# meant if there is ...", "I meant for the purchase loan"): the turn is no correction. It is
+# read as typed, an elliptical follow-up, which the reformulators handle (on the govt and
+# switch sets, putting a qualifier into the previous question lost a gold passage of "I meant
+# for the purchase loan")
+_NOT_A_SUBJECT = re.compile(
+    r"^(?:what|how|why|when|where|which|who|whom|whose|is|are|do|does|did|can|could|should"
+    r"|if|whether|that|because|for|of|in|on|at|about|with|from|to|during|under|without)\b",
+    re.IGNORECASE,
+)
 _PRONOUN = re.compile(r"\b(it|them|they|this|that|these|those)\b", re.IGNORECASE)
 _DETERMINER = re.compile(
-    r"\b(?:a|an|the|my|your|our|their|this|that)\s+(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*|[\w'-]+)")
+    r"\b(?:a|an|the|my|your|our|their|this|that)\s+(?:[A-Z][\w'-]*(?:\s+[A-Z][\w'-]*)*|[\w'-]+)"
+)
 
 
 def subject_of(turn: str) -> str | None:
@@ -57,5 +63,5 @@ def corrected(previous: str, subject: str) -> str:
     sharing = [m for m in phrases if said & {w.lower() for w in re.findall(r"\w+", m.group(0))[1:]}]
     found = next(iter(sharing), None) or _PRONOUN.search(question) or next(iter(phrases), None)
     if found:
-        return question[: found.start()] + subject + question[found.end():]
+        return question[: found.start()] + subject + question[found.end() :]
     return f"{subject}: {question}"

@@ -72,30 +72,52 @@ def agreement(chunks: Sequence[Ranked], params: CoverageParams) -> float:
     if not top:
         return 0.0
     reach = params.reach
-    both = [c for c in top if c.vector_rank is not None and c.vector_rank <= reach
-            and c.fts_rank is not None and c.fts_rank <= reach]
+    both = [
+        c
+        for c in top
+        if c.vector_rank is not None
+        and c.vector_rank <= reach
+        and c.fts_rank is not None
+        and c.fts_rank <= reach
+    ]
     return len(both) / len(top)
 
 
-def gather(question: str, best: float, margin: float, chunks: Sequence[Ranked], texts: Sequence[str],
-           corpus: CorpusStats, params: CoverageParams = DEFAULT.coverage) -> Evidence:
+def gather(
+    question: str,
+    best: float,
+    margin: float,
+    chunks: Sequence[Ranked],
+    texts: Sequence[str],
+    corpus: CorpusStats,
+    params: CoverageParams = DEFAULT.coverage,
+) -> Evidence:
     top = params.top
     retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
     rare = rare_share(question, texts[:top], corpus, params.rare_terms)
-    return Evidence(best=best, margin=margin, retrieved=retrieved, rare=rare,
-                    agreement=agreement(chunks, params))
+    return Evidence(
+        best=best,
+        margin=margin,
+        retrieved=retrieved,
+        rare=rare,
+        agreement=agreement(chunks, params),
+    )
 
 
 def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
     """The documents do not cover the question: the question comes only loosely close to any
     chunk, and the top chunks lack its distinctive words or only one index found them."""
-    score = (evidence.best + params.rare_weight * evidence.rare
-             + params.agreement_weight * evidence.agreement)
+    score = (
+        evidence.best
+        + params.rare_weight * evidence.rare
+        + params.agreement_weight * evidence.agreement
+    )
     return score < params.threshold
 
 
-def search_evidence(db: Database, query: str, hits: Sequence[Hit],
-                    params: CoverageParams = DEFAULT.coverage) -> Evidence:
+def search_evidence(
+    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams = DEFAULT.coverage
+) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
     from .corpus import CorpusView
 

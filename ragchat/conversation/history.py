@@ -29,7 +29,9 @@ def last_exchange(history: list[Message]) -> list[Message]:
     return history[-1:]
 
 
-def select_window(history: list[Message], question: np.ndarray, size: int, minimum: float = 0.2) -> HistoryWindow:
+def select_window(
+    history: list[Message], question: np.ndarray, size: int, minimum: float = 0.2
+) -> HistoryWindow:
     """Up to `size` older messages by cosine similarity to the question (at least `minimum`),
     never repeating the last exchange, returned in chronological order."""
     last = last_exchange(history)
@@ -40,7 +42,9 @@ def select_window(history: list[Message], question: np.ndarray, size: int, minim
         if m.id not in last_ids and m.embedding is not None and m.content.strip()
     ]
     scored.sort(key=lambda pair: (-pair[0], -pair[1].id))
-    older = sorted((m for score, m in scored[: max(size, 0)] if score >= minimum), key=lambda m: m.id)
+    older = sorted(
+        (m for score, m in scored[: max(size, 0)] if score >= minimum), key=lambda m: m.id
+    )
     user = next((m.content for m in last if m.role == "user"), "")
     assistant = next((m.content for m in last if m.role == "assistant"), "")
     window = tuple(sorted([*older, *last], key=lambda m: m.id))

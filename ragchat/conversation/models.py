@@ -48,9 +48,13 @@ class Reformulation:
     topic_shift: bool
     reasoning: str
     reformulator: str  # "heuristic" or "ollama:<model>"
-    context_need: float = 0.0  # 0 = stands alone .. 1 = cannot be understood without the conversation
+    context_need: float = (
+        0.0  # 0 = stands alone .. 1 = cannot be understood without the conversation
+    )
     fallback: str = ""  # why the preferred reformulator was not used ("" when it was)
-    new_subject: bool = False  # "what about X?": X replaces the last subject (no anchoring on its sources)
+    new_subject: bool = (
+        False  # "what about X?": X replaces the last subject (no anchoring on its sources)
+    )
     model_query: str = ""  # a model's rewrite, searched as its own lists ("" when there is none)
     model_weight: float = 0.0  # their weight in the fusion (combine.py), next to the question's
     question_weight: float = 1.0  # the question's own lists' weight (less beside a trusted rewrite)
@@ -59,7 +63,11 @@ class Reformulation:
     def leading_query(self) -> str:
         """What the turn searched for most: a model's rewrite where it leads the question, else
         the heuristic's query."""
-        return self.model_query if self.model_query and self.model_weight >= self.question_weight else self.semantic_query
+        return (
+            self.model_query
+            if self.model_query and self.model_weight >= self.question_weight
+            else self.semantic_query
+        )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -179,7 +187,9 @@ class Lineage:
     timings_ms: dict[str, float] = field(default_factory=dict)
     version: int = LINEAGE_VERSION
     coverage: dict[str, float] = field(default_factory=dict)  # the evidence `weak` was decided on
-    correction: str = ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
+    correction: str = (
+        ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
+    )
 
     @property
     def answer_document_ids(self) -> list[int]:
@@ -189,22 +199,38 @@ class Lineage:
     def used_chunks(self) -> list[RetrievedChunk]:
         return [c for c in self.chunks if c.used]
 
-    def with_answer(self, mode: str, used: frozenset[int] | None, notices: tuple[str, ...] = ()) -> Lineage:
+    def with_answer(
+        self, mode: str, used: frozenset[int] | None, notices: tuple[str, ...] = ()
+    ) -> Lineage:
         """The lineage once answered: the mode, which chunks the answer stood on, more notices."""
-        chunks = self.chunks if used is None else tuple(replace(c, used=c.chunk_id in used) for c in self.chunks)
+        chunks = (
+            self.chunks
+            if used is None
+            else tuple(replace(c, used=c.chunk_id in used) for c in self.chunks)
+        )
         return replace(self, answer_mode=mode, chunks=chunks, notices=(*self.notices, *notices))
 
     def to_dict(self) -> dict[str, Any]:
         return {
-            "version": self.version, "question": self.question, "turn": self.turn,
-            "history_window": list(self.history_window), "reformulation": self.reformulation.to_dict(),
-            "plan": self.plan, "context_weight": self.context_weight,
+            "version": self.version,
+            "question": self.question,
+            "turn": self.turn,
+            "history_window": list(self.history_window),
+            "reformulation": self.reformulation.to_dict(),
+            "plan": self.plan,
+            "context_weight": self.context_weight,
             "queries": [q.to_dict() for q in self.queries],
-            "anchor_document_ids": list(self.anchor_document_ids), "anchor_documents": list(self.anchor_documents),
-            "missing_anchors": list(self.missing_anchors), "chunks": [c.to_dict() for c in self.chunks],
-            "answer_mode": self.answer_mode, "answer_document_ids": self.answer_document_ids,
-            "weak": self.weak, "notices": list(self.notices), "timings_ms": dict(self.timings_ms),
-            "coverage": dict(self.coverage), "correction": self.correction,
+            "anchor_document_ids": list(self.anchor_document_ids),
+            "anchor_documents": list(self.anchor_documents),
+            "missing_anchors": list(self.missing_anchors),
+            "chunks": [c.to_dict() for c in self.chunks],
+            "answer_mode": self.answer_mode,
+            "answer_document_ids": self.answer_document_ids,
+            "weak": self.weak,
+            "notices": list(self.notices),
+            "timings_ms": dict(self.timings_ms),
+            "coverage": dict(self.coverage),
+            "correction": self.correction,
         }
 
     @classmethod
@@ -217,24 +243,37 @@ class Lineage:
         else:
             ids, paths = data.get("anchor_document_ids", []), data.get("anchor_documents", [])
         return cls(
-            question=str(data.get("question", "")), turn=int(data.get("turn", 0)),
-            reformulation=Reformulation.from_dict(data.get("reformulation") or _EMPTY_REFORMULATION),
-            plan=data.get("plan", "search"), history_window=tuple(data.get("history_window", [])),
+            question=str(data.get("question", "")),
+            turn=int(data.get("turn", 0)),
+            reformulation=Reformulation.from_dict(
+                data.get("reformulation") or _EMPTY_REFORMULATION
+            ),
+            plan=data.get("plan", "search"),
+            history_window=tuple(data.get("history_window", [])),
             context_weight=float(data.get("context_weight", 0.0)),
             queries=tuple(QueryList.from_dict(q) for q in data.get("queries", [])),
-            anchor_document_ids=tuple(ids), anchor_documents=tuple(paths),
+            anchor_document_ids=tuple(ids),
+            anchor_documents=tuple(paths),
             missing_anchors=tuple(data.get("missing_anchors", [])),
             chunks=tuple(RetrievedChunk.from_dict(c) for c in data.get("chunks", [])),
-            answer_mode=str(data.get("answer_mode", "pending")), weak=bool(data.get("weak", False)),
-            notices=tuple(data.get("notices", [])), timings_ms=dict(data.get("timings_ms", {})),
-            version=LINEAGE_VERSION, coverage=dict(data.get("coverage") or {}),
+            answer_mode=str(data.get("answer_mode", "pending")),
+            weak=bool(data.get("weak", False)),
+            notices=tuple(data.get("notices", [])),
+            timings_ms=dict(data.get("timings_ms", {})),
+            version=LINEAGE_VERSION,
+            coverage=dict(data.get("coverage") or {}),
             correction=str(data.get("correction") or ""),
         )
 
 
 _EMPTY_REFORMULATION: dict[str, Any] = {
-    "semantic_query": "", "keyword_query": "", "is_follow_up": False, "is_meta": False,
-    "topic_shift": False, "reasoning": "", "reformulator": "",
+    "semantic_query": "",
+    "keyword_query": "",
+    "is_follow_up": False,
+    "is_meta": False,
+    "topic_shift": False,
+    "reasoning": "",
+    "reformulator": "",
 }
 
 

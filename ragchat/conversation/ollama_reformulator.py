@@ -11,6 +11,7 @@ from dataclasses import dataclass
 
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
+from ..params import DEFAULT, AnswerParams
 from .models import ReformulationInput
 
 # Small-model friendly: four fields, no free text. The heuristic supplies the keyword query.
@@ -25,20 +26,19 @@ SCHEMA: dict = {
     "required": ["semantic_query", "is_follow_up", "is_meta", "topic_shift"],
 }
 
-SYSTEM = """You rewrite the user's latest message in a chat about their own documents into a search query.
+SYSTEM = """You rewrite the user's latest message in \
+a chat about their own documents into a search query.
 Return JSON with these fields:
 - semantic_query: one standalone question that can be understood without the conversation. Resolve
-  pronouns ("it", "that", "they") and ellipsis ("what about X?") using the recent exchange. A correction
+  pronouns ("it", "that", "they") and ellipsis ("what \
+about X?") using the recent exchange. A correction
   ("no, I meant X") is the previous question asked about X. If the message is already standalone, or
   starts a new topic, keep it as it is. Never answer the question.
 - is_follow_up: true if the message depends on the previous answer or continues its subject.
-- is_meta: true if the message asks something about the previous answer itself (summarize it, tell me
+- is_meta: true if the message asks something about \
+the previous answer itself (summarize it, tell me
   more, elaborate, give an example, rephrase, "why?") rather than a new question.
 - topic_shift: true if the message moves to a different subject than the recent exchange."""
-
-MAX_QUERY_CHARS = 1000
-WINDOW_CHARS = 500  # of each older message in the prompt
-ANSWER_CHARS = 1500  # of the last answer in the prompt
 
 
 @dataclass(frozen=True)
@@ -52,31 +52,47 @@ class ModelReading:
     model: str
 
 
-def build_messages(data: ReformulationInput) -> list[dict[str, str]]:
-    """The prompt: the history window, the recent exchange, the latest message."""
+def build_messages(
+    data: ReformulationInput, params: AnswerParams = DEFAULT.answer
+) -> list[dict[str, str]]:
+    """The prompt: the history window, the recent exchange, the latest message (each
+    cut at `params.reading_*_chars`)."""
     parts = []
     if data.window:
-        parts.append("EARLIER RELEVANT MESSAGES:\n" + "\n".join(f"- {text[:WINDOW_CHARS]}" for text in data.window))
-    parts.append(f"RECENT EXCHANGE:\nUser: {data.last.user}\nAssistant: {data.last.assistant[:ANSWER_CHARS]}")
+        cut = params.reading_window_chars
+        parts.append(
+            "EARLIER RELEVANT MESSAGES:\n" + "\n".join(f"- {text[:cut]}" for text in data.window)
+        )
+    answer = data.last.assistant[: params.reading_answer_chars]
+    parts.append(f"RECENT EXCHANGE:\nUser: {data.last.user}\nAssistant: {answer}")
     parts.append(f"LATEST USER MESSAGE: {data.question}")
     return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
 
 
-def read_reply(reply: dict, model: str) -> ModelReading:
+def read_reply(
+    reply: dict, model: str, max_chars: int = DEFAULT.answer.reading_query_chars
+) -> ModelReading:
     """The reply as a reading; a blank rewrite is no reading at all."""
     semantic = " ".join(str(reply["semantic_query"]).split())
     if not semantic:
         raise BackendUnavailable("empty semantic_query in reply")
-    return ModelReading(semantic_query=semantic[:MAX_QUERY_CHARS], is_follow_up=bool(reply["is_follow_up"]),
-                        is_meta=bool(reply["is_meta"]), topic_shift=bool(reply["topic_shift"]), model=model)
+    return ModelReading(
+        semantic_query=semantic[:max_chars],
+        is_follow_up=bool(reply["is_follow_up"]),
+        is_meta=bool(reply["is_meta"]),
+        topic_shift=bool(reply["topic_shift"]),
+        model=model,
+    )
 
 
 class OllamaReformulator:
     """Asks the backend's model for its reading of a turn that has history."""
 
-    def __init__(self, backend: ChatBackend) -> None:
+    def __init__(self, backend: ChatBackend, params: AnswerParams = DEFAULT.answer) -> None:
         self.backend = backend
         self.name = f"ollama:{backend.model}"
+        self.params = params
 
     def read(self, data: ReformulationInput) -> ModelReading:
-        return read_reply(self.backend.chat_json(build_messages(data), SCHEMA), self.name)
+        reply = self.backend.chat_json(build_messages(data, self.params), SCHEMA)
+        return read_reply(reply, self.name, self.params.reading_query_chars)

@@ -50,31 +50,53 @@ def context_weight(reformulation: Reformulation) -> float:
     return min(max(reformulation.context_need, 0.0), 1.0)
 
 
-def _queries(question: str, previous: str, reformulation: Reformulation, weight: float, settings: Settings,
-             ablations: Ablations) -> tuple[QueryList, ...]:
+def _queries(
+    question: str,
+    previous: str,
+    reformulation: Reformulation,
+    weight: float,
+    settings: Settings,
+    ablations: Ablations,
+) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
     if not ablations.fusion:  # one query per index
-        return (QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector, as_typed=semantic == question),
-                QueryList(Source.KEYWORDS, Index.FTS, keywords if ablations.use_keywords else semantic, fts))
+        return (
+            QueryList(
+                Source.CONTEXT, Index.VECTOR, semantic, vector, as_typed=semantic == question
+            ),
+            QueryList(
+                Source.KEYWORDS, Index.FTS, keywords if ablations.use_keywords else semantic, fts
+            ),
+        )
     own = reformulation.question_weight
-    lists = [QueryList(Source.QUESTION, Index.VECTOR, question, vector * own, as_typed=True),
-             QueryList(Source.QUESTION, Index.FTS, without_deixis(question), fts * own)]
-    if reformulation.model_weight > 0 and reformulation.model_query:  # a model's rewrite (combine.py)
+    lists = [
+        QueryList(Source.QUESTION, Index.VECTOR, question, vector * own, as_typed=True),
+        QueryList(Source.QUESTION, Index.FTS, without_deixis(question), fts * own),
+    ]
+    if (
+        reformulation.model_weight > 0 and reformulation.model_query
+    ):  # a model's rewrite (combine.py)
         model, model_weight = reformulation.model_query, reformulation.model_weight
-        lists.append(QueryList(Source.LLM, Index.VECTOR, model, vector * model_weight, as_typed=model == question))
+        lists.append(
+            QueryList(
+                Source.LLM, Index.VECTOR, model, vector * model_weight, as_typed=model == question
+            )
+        )
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
     if weight <= 0:
         return tuple(lists)
     if semantic.strip() and semantic != question:
         lists.append(QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector * weight))
-    # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword
-    # query alone did worse than the expanded question; together they keep "doctors" -> "physicians")
+    # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword query
+    # alone did worse than the expanded question; together they keep "doctors" -> "physicians")
     text = f"{semantic}, {keywords}" if ablations.use_keywords and keywords.strip() else semantic
     if text.strip() and text != question:
         lists.append(QueryList(Source.CONTEXT, Index.FTS, text, fts * weight))
     if previous and not reformulation.is_meta:  # the previous question with this one
-        lists.append(QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight))
+        lists.append(
+            QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight)
+        )
         lists.append(QueryList(Source.PREVIOUS, Index.FTS, f"{previous} {question}", fts * weight))
     return tuple(lists)
 
@@ -97,19 +119,38 @@ def _protect(context: TurnContext, ablations: Ablations, params: PlanParams) -> 
     return probe.ids[0] if confident else None
 
 
-def plan(context: TurnContext, reformulation: Reformulation, settings: Settings,
-         ablations: Ablations = Ablations()) -> RetrievalPlan:
+def plan(
+    context: TurnContext,
+    reformulation: Reformulation,
+    settings: Settings,
+    ablations: Ablations = Ablations(),
+) -> RetrievalPlan:
     weight = context_weight(reformulation)
-    reuse = (reformulation.is_meta and ablations.allow_reuse and context.searching is not None
-             and not reformulation.topic_shift)
-    follows = reformulation.is_follow_up and not reformulation.topic_shift and not reformulation.new_subject
+    reuse = (
+        reformulation.is_meta
+        and ablations.allow_reuse
+        and context.searching is not None
+        and not reformulation.topic_shift
+    )
+    follows = (
+        reformulation.is_follow_up
+        and not reformulation.topic_shift
+        and not reformulation.new_subject
+    )
     anchors = context.anchors
     anchoring = Anchoring()
-    if follows and anchors.document_ids and ablations.source_anchoring and settings.source_anchoring:
+    if (
+        follows
+        and anchors.document_ids
+        and ablations.source_anchoring
+        and settings.source_anchoring
+    ):
         boost = settings.anchor_boost * (weight if ablations.fusion else 1.0)
         reach = settings.params.plan.anchor_reach if ablations.fusion else 10**9
         anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
-    queries = _queries(context.question, _previous(context), reformulation, weight, settings, ablations)
+    queries = _queries(
+        context.question, _previous(context), reformulation, weight, settings, ablations
+    )
     protect = _protect(context, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

@@ -81,7 +81,9 @@ class TurnContext:
     probe: Probe
     notices: tuple[str, ...] = ()
     rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
-    keyword_ranking: KeywordRanking | None = None  # the question's own FTS list, when searched ahead
+    keyword_ranking: KeywordRanking | None = (
+        None  # the question's own FTS list, when searched ahead
+    )
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
 
     def loaded(self, db: Database) -> LoadedChunks:
@@ -103,10 +105,16 @@ class KeywordRanking:
 
     def with_anchors(self, anchored: bool) -> list[int]:
         seen = set(self.ids)
-        return [*self.ids, *(i for i in self.anchored if i not in seen)] if anchored else list(self.ids)
+        return (
+            [*self.ids, *(i for i in self.anchored if i not in seen)]
+            if anchored
+            else list(self.ids)
+        )
 
 
-def keyword_ranking(db: Database, query: str, depth: int, anchor_chunks: tuple[int, ...]) -> KeywordRanking:
+def keyword_ranking(
+    db: Database, query: str, depth: int, anchor_chunks: tuple[int, ...]
+) -> KeywordRanking:
     ids = fts_ranking(db, query, depth)
     anchored = fts_ranking(db, query, 0, anchor_chunks) if anchor_chunks and ids else []
     return KeywordRanking(query, tuple(ids), tuple(anchored))
@@ -116,7 +124,9 @@ def clean_question(question: str) -> tuple[str, tuple[str, ...]]:
     """One line of at most MAX_QUESTION_CHARS; an empty question is refused by the caller."""
     text = " ".join(readable_text(question).split())
     if len(text) > MAX_QUESTION_CHARS:
-        return text[:MAX_QUESTION_CHARS], (f"question cut to its first {MAX_QUESTION_CHARS} characters (it had {len(text)})",)
+        return text[:MAX_QUESTION_CHARS], (
+            f"question cut to its first {MAX_QUESTION_CHARS} characters (it had {len(text)})",
+        )
     return text, ()
 
 
@@ -150,13 +160,27 @@ def resolve_anchors(chunks: LoadedChunks, db: Database, last: Lineage | None) ->
     missing = tuple(paths.get(d, f"#{d}") for d in wanted if d not in alive)
     chunk_ids = library.chunk_ids_of_documents(db, alive)
     said_sections = {(c.document_id, c.heading or "") for c in used}
-    said = frozenset(cid for cid, chunk in chunks.get(chunk_ids).items()
-                     if (chunk.document_id, chunk.heading or "") in said_sections)
-    return Anchors(frozenset(alive), tuple(alive[d]["path"] for d in sorted(alive)), missing, tuple(chunk_ids), said)
+    said = frozenset(
+        cid
+        for cid, chunk in chunks.get(chunk_ids).items()
+        if (chunk.document_id, chunk.heading or "") in said_sections
+    )
+    return Anchors(
+        frozenset(alive),
+        tuple(alive[d]["path"] for d in sorted(alive)),
+        missing,
+        tuple(chunk_ids),
+        said,
+    )
 
 
-def probe(chunks: LoadedChunks, db: Database, vector: np.ndarray, depth: int,
-          anchor_chunks: tuple[int, ...]) -> Probe:
+def probe(
+    chunks: LoadedChunks,
+    db: Database,
+    vector: np.ndarray,
+    depth: int,
+    anchor_chunks: tuple[int, ...],
+) -> Probe:
     ids, similarity = vector_ranking(db, vector, depth, anchor_chunks)
     if not ids:
         return Probe()
@@ -164,7 +188,9 @@ def probe(chunks: LoadedChunks, db: Database, vector: np.ndarray, depth: int,
     best_id = ids[0]
     best = similarity[best_id]
     first_doc = top[best_id].document_id if best_id in top else None
-    other = next((similarity[i] for i in ids[1:depth] if i in top and top[i].document_id != first_doc), 0.0)
+    other = next(
+        (similarity[i] for i in ids[1:depth] if i in top and top[i].document_id != first_doc), 0.0
+    )
     return Probe(tuple(ids), similarity, best, best - other)
 
 
@@ -172,17 +198,37 @@ def window_of(history: tuple[Message, ...], vector: np.ndarray, window_size: int
     return select_window(list(history), vector, window_size)
 
 
-def read_turn(db: Database, question: str, vector: np.ndarray, history: tuple[Message, ...], *,
-              window: HistoryWindow, depth: int, notices: tuple[str, ...] = ()) -> TurnContext:
+def read_turn(
+    db: Database,
+    question: str,
+    vector: np.ndarray,
+    history: tuple[Message, ...],
+    *,
+    window: HistoryWindow,
+    depth: int,
+    notices: tuple[str, ...] = (),
+) -> TurnContext:
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
     chunks = LoadedChunks(db)
     anchors = resolve_anchors(chunks, db, last)
-    gone = (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",) if anchors.missing else ()
+    gone = (
+        (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",)
+        if anchors.missing
+        else ()
+    )
     return TurnContext(
-        question=question, vector=vector, turn=sum(1 for m in history if m.role == "user") + 1,
-        history=history, window=window,
-        last=last, searching=searching, topic_questions=topic_questions(history, turns), anchors=anchors,
-        probe=probe(chunks, db, vector, depth, anchors.chunk_ids), notices=(*notices, *gone), chunks=chunks,
+        question=question,
+        vector=vector,
+        turn=sum(1 for m in history if m.role == "user") + 1,
+        history=history,
+        window=window,
+        last=last,
+        searching=searching,
+        topic_questions=topic_questions(history, turns),
+        anchors=anchors,
+        probe=probe(chunks, db, vector, depth, anchors.chunk_ids),
+        notices=(*notices, *gone),
+        chunks=chunks,
     )

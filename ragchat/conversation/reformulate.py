@@ -24,7 +24,9 @@ class Reformulator(Protocol):
     @property
     def name(self) -> str: ...
 
-    def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation: ...
+    def reformulate(
+        self, data: ReformulationInput, question_vector: np.ndarray
+    ) -> Reformulation: ...
 
 
 def fallback_notice(stage: str, reason: str) -> str:
@@ -60,25 +62,39 @@ class PendingReading:
         return self._reading, self._notice
 
 
-def ask_model(model: OllamaReformulator, question: str, window: HistoryWindow) -> PendingReading | None:
+def ask_model(
+    model: OllamaReformulator, question: str, window: HistoryWindow
+) -> PendingReading | None:
     """Start asking the model about a question that has history (a first question is not asked)."""
-    data = ReformulationInput(question=question, last=window.last, window=tuple(m.content for m in window.older))
+    data = ReformulationInput(
+        question=question, last=window.last, window=tuple(m.content for m in window.older)
+    )
     return PendingReading(model, data) if data.has_history else None
 
 
-def reformulation_input(context: TurnContext, anchor_keywords: tuple[str, ...]) -> ReformulationInput:
+def reformulation_input(
+    context: TurnContext, anchor_keywords: tuple[str, ...]
+) -> ReformulationInput:
     last = context.searching.reformulation if context.searching else None
     window = context.window
     return ReformulationInput(
-        question=context.question, last=window.last, window=tuple(m.content for m in window.older),
-        anchor_keywords=anchor_keywords, anchor_chunk_ids=context.anchors.chunk_ids,
-        last_semantic_query=last.semantic_query if last else "", last_keyword_query=last.keyword_query if last else "",
+        question=context.question,
+        last=window.last,
+        window=tuple(m.content for m in window.older),
+        anchor_keywords=anchor_keywords,
+        anchor_chunk_ids=context.anchors.chunk_ids,
+        last_semantic_query=last.semantic_query if last else "",
+        last_keyword_query=last.keyword_query if last else "",
         earlier_questions=tuple(m.content for m in context.history if m.role == "user"),
         topic_questions=context.topic_questions,
-        own_best=context.probe.best, own_margin=context.probe.margin,
-        own_best_anchored=bool(context.probe.ids) and context.probe.ids[0] in set(context.anchors.chunk_ids),
+        own_best=context.probe.best,
+        own_margin=context.probe.margin,
+        own_best_anchored=bool(context.probe.ids)
+        and context.probe.ids[0] in set(context.anchors.chunk_ids),
     )
 
 
-def reformulate(context: TurnContext, reformulator: Reformulator, anchor_keywords: tuple[str, ...]) -> Reformulation:
+def reformulate(
+    context: TurnContext, reformulator: Reformulator, anchor_keywords: tuple[str, ...]
+) -> Reformulation:
     return reformulator.reformulate(reformulation_input(context, anchor_keywords), context.vector)

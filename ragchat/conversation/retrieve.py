@@ -24,12 +24,22 @@ class Retrieval:
     chunks: tuple[RetrievedChunk, ...]
     best: float | None  # best cosine similarity among them (None: no vector ranked them)
     notices: tuple[str, ...] = ()
-    extra: tuple[QueryList, ...] = ()  # lists the retrieval added to the plan's (documents named by the question)
-    stored: Mapping[int, StoredChunk] = field(default_factory=dict)  # the chunks, loaded: for coverage, the answer
+    extra: tuple[
+        QueryList, ...
+    ] = ()  # lists the retrieval added to the plan's (documents named by the question)
+    stored: Mapping[int, StoredChunk] = field(
+        default_factory=dict
+    )  # the chunks, loaded: for coverage, the answer
 
 
-def _vector_ids(db: Database, embedder: Embedder, query: QueryList, context: TurnContext, depth: int,
-                extra: tuple[int, ...]) -> tuple[list[int], dict[int, float] | None]:
+def _vector_ids(
+    db: Database,
+    embedder: Embedder,
+    query: QueryList,
+    context: TurnContext,
+    depth: int,
+    extra: tuple[int, ...],
+) -> tuple[list[int], dict[int, float] | None]:
     """A vector list's ranking, reusing what the turn already searched: the question's probe, the
     model's rewrite probe, the question's vector. The similarities when freshly searched."""
     if query.source is Source.QUESTION and query.as_typed:
@@ -40,15 +50,18 @@ def _vector_ids(db: Database, embedder: Embedder, query: QueryList, context: Tur
     return vector_ranking(db, vector, depth, extra)
 
 
-def _fts_ids(db: Database, query: QueryList, context: TurnContext, depth: int, extra: tuple[int, ...]) -> list[int]:
+def _fts_ids(
+    db: Database, query: QueryList, context: TurnContext, depth: int, extra: tuple[int, ...]
+) -> list[int]:
     ahead = context.keyword_ranking  # the question's own FTS list, searched while the model thought
     if query.source is Source.QUESTION and ahead is not None:
         return ahead.with_anchors(bool(extra))
     return fts_ranking(db, query.query, depth, extra)
 
 
-def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext,
-              depth: int) -> tuple[list[RankedList], dict[int, float]]:
+def _rankings(
+    db: Database, embedder: Embedder, plan: RetrievalPlan, context: TurnContext, depth: int
+) -> tuple[list[RankedList], dict[int, float]]:
     extra = context.anchors.chunk_ids if plan.anchoring.documents else ()
     similarity = dict(context.probe.similarity)
     lists = []
@@ -63,65 +76,114 @@ def _rankings(db: Database, embedder: Embedder, plan: RetrievalPlan, context: Tu
     return lists, similarity
 
 
-def _named(db: Database, settings: Settings, plan: RetrievalPlan,
-           context: TurnContext) -> tuple[QueryList, RankedList] | None:
+def _named(
+    db: Database, settings: Settings, plan: RetrievalPlan, context: TurnContext
+) -> tuple[QueryList, RankedList] | None:
     """The documents the question names by title or file name, as a list of the fusion (the
     full pipeline only: the baselines' single-query path stays as it was)."""
     named = named_documents(db, context.question) if plan.fusion else []
     if not named:
         return None
-    query = QueryList(Source.QUESTION, Index.TITLE, context.question, settings.vector_weight, as_typed=True)
+    query = QueryList(
+        Source.QUESTION, Index.TITLE, context.question, settings.vector_weight, as_typed=True
+    )
     ranking = tuple(title_ranking(db, named, context.vector))
     return query, RankedList(query.name, query.index.value, ranking, query.weight)
 
 
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
     return RetrievedChunk(
-        rank=rank, chunk_id=item.chunk_id, document_id=stored.document_id, document=stored.path,
-        heading=stored.heading, vector_rank=item.vector_rank, fts_rank=item.fts_rank,
-        similarity=None if similarity is None else round(similarity, 4), rrf=round(item.rrf, 4),
-        boost=item.boost, score=round(item.score, 4), anchored=item.anchored, reused=False,
-        page_start=stored.page_start, page_end=stored.page_end, title=stored.title or "",
+        rank=rank,
+        chunk_id=item.chunk_id,
+        document_id=stored.document_id,
+        document=stored.path,
+        heading=stored.heading,
+        vector_rank=item.vector_rank,
+        fts_rank=item.fts_rank,
+        similarity=None if similarity is None else round(similarity, 4),
+        rrf=round(item.rrf, 4),
+        boost=item.boost,
+        score=round(item.score, 4),
+        anchored=item.anchored,
+        reused=False,
+        page_start=stored.page_start,
+        page_end=stored.page_end,
+        title=stored.title or "",
     )
 
 
 def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], tuple[str, ...]]:
-    """The chunks the last searching turn's answer stood on (all of its chunks if none is marked)."""
+    """The chunks the last searching turn's answer stood on (all of its chunks if none is
+    marked)."""
     lineage = context.searching
     if lineage is None:
         return [], ()
     old = lineage.used_chunks or list(lineage.chunks)
     alive = context.load(db, [c.chunk_id for c in old])
-    notices = ((f"{len(old) - len(alive)} reused chunk(s) no longer exist (document changed or removed)",)
-               if len(alive) < len(old) else ())
+    notices = (
+        (f"{len(old) - len(alive)} reused chunk(s) no longer exist (document changed or removed)",)
+        if len(alive) < len(old)
+        else ()
+    )
     kept = [
-        RetrievedChunk(rank=0, chunk_id=c.chunk_id, document_id=alive[c.chunk_id].document_id,
-                       document=alive[c.chunk_id].path, heading=alive[c.chunk_id].heading,
-                       vector_rank=c.vector_rank, fts_rank=c.fts_rank, similarity=c.similarity,
-                       rrf=c.rrf, boost=0.0, score=c.score, anchored=True, reused=True,
-                       page_start=alive[c.chunk_id].page_start, page_end=alive[c.chunk_id].page_end,
-                       title=alive[c.chunk_id].title or "")
-        for c in old if c.chunk_id in alive
+        RetrievedChunk(
+            rank=0,
+            chunk_id=c.chunk_id,
+            document_id=alive[c.chunk_id].document_id,
+            document=alive[c.chunk_id].path,
+            heading=alive[c.chunk_id].heading,
+            vector_rank=c.vector_rank,
+            fts_rank=c.fts_rank,
+            similarity=c.similarity,
+            rrf=c.rrf,
+            boost=0.0,
+            score=c.score,
+            anchored=True,
+            reused=True,
+            page_start=alive[c.chunk_id].page_start,
+            page_end=alive[c.chunk_id].page_end,
+            title=alive[c.chunk_id].title or "",
+        )
+        for c in old
+        if c.chunk_id in alive
     ]
     return kept, notices
 
 
-def retrieve(db: Database, embedder: Embedder, settings: Settings, plan: RetrievalPlan, context: TurnContext) -> Retrieval:
+def retrieve(
+    db: Database, embedder: Embedder, settings: Settings, plan: RetrievalPlan, context: TurnContext
+) -> Retrieval:
     depth = max(settings.candidates, settings.top_k)
     lists, similarity = _rankings(db, embedder, plan, context, depth)
     titles = _named(db, settings, plan, context)
     if titles is not None:
         lists.append(titles[1])
     stored = context.load(db, (i for item in lists for i in item.ids))
-    lists = [RankedList(item.name, item.kind, tuple(i for i in item.ids if i in stored), item.weight) for item in lists]
-    fused = fuse(lists, {i: c.document_id for i, c in stored.items()}, k=settings.rrf_k,
-                 anchoring=plan.anchoring, protect=plan.protect,
-                 protect_within=settings.params.fusion.protect_within) if any(item.ids for item in lists) else []
-    found = [_chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused]
+    lists = [
+        RankedList(item.name, item.kind, tuple(i for i in item.ids if i in stored), item.weight)
+        for item in lists
+    ]
+    fused = (
+        fuse(
+            lists,
+            {i: c.document_id for i, c in stored.items()},
+            k=settings.rrf_k,
+            anchoring=plan.anchoring,
+            protect=plan.protect,
+            protect_within=settings.params.fusion.protect_within,
+        )
+        if any(item.ids for item in lists)
+        else []
+    )
+    found = [
+        _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
+    ]
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     taken = {c.chunk_id for c in reused}
     ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
-    chunks = tuple(RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1))
+    chunks = tuple(
+        RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
+    )
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
     extra = (titles[0],) if titles is not None else ()
     loaded = context.load(db, (c.chunk_id for c in chunks))

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
-from ..answer import ANSWER_PARAMS, NOT_COVERED
+from ..answer import NOT_COVERED
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
@@ -31,7 +31,15 @@ from .history import HistoryWindow
 from .models import Lineage, Reformulation, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .plan import Ablations, RetrievalPlan, plan
-from .reading import EMPTY_QUESTION, TurnContext, clean_question, keyword_ranking, probe, read_turn, window_of
+from .reading import (
+    EMPTY_QUESTION,
+    TurnContext,
+    clean_question,
+    keyword_ranking,
+    probe,
+    read_turn,
+    window_of,
+)
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
 
@@ -54,7 +62,9 @@ class Conversation:
     settings: Settings
     session: str
     backend: ChatBackend | None = None
-    ablations: Ablations = field(default_factory=Ablations)  # eval switches parts off (none in the chat)
+    ablations: Ablations = field(
+        default_factory=Ablations
+    )  # eval switches parts off (none in the chat)
     recorded_answer: str | None = None  # eval replays: store this instead of answering
     reformulator: Reformulator | None = None  # a fixed one (eval baselines); else Ollama/heuristic
     on_notice: Callable[[str], None] = lambda message: None
@@ -64,8 +74,13 @@ class Conversation:
 
     # --- the chain ---------------------------------------------------------------------------
 
-    def ask(self, question: str, on_token: Callable[[str], None] | None = None, *,
-            retry: str | None = None) -> TurnResult:
+    def ask(
+        self,
+        question: str,
+        on_token: Callable[[str], None] | None = None,
+        *,
+        retry: str | None = None,
+    ) -> TurnResult:
         """One turn. `retry`: re-run the previous question with this as its subject (the REPL's
         `/retry X`; "" re-runs it as it was), as a typed "no, I meant X" does."""
         started = time.perf_counter()
@@ -73,30 +88,52 @@ class Conversation:
         if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         text, typed = self._corrected(text, retry)
-        vector = self.embedder.embed_query(text[: ANSWER_PARAMS.embed_chars])
+        vector = self.embedder.embed_query(text[: self.params.answer.embed_chars])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
-        opened = sessions.open_turn(self.db, self.session, text, embedding=vector)  # its number and history
+        opened = sessions.open_turn(
+            self.db, self.session, text, embedding=vector
+        )  # its number and history
         session_id, user_id = opened.session_id, opened.message_id
-        window = window_of(opened.history, vector, self.settings.history_window if self.ablations.use_window else 0)
+        window = window_of(
+            opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
+        )
         pending = self._ask_model(text, window)  # thinks while the question's own searches run
-        context = read_turn(self.db, text, vector, opened.history, window=window,
-                            depth=max(self.settings.candidates, self.settings.top_k), notices=(*cut, *remote))
+        context = read_turn(
+            self.db,
+            text,
+            vector,
+            opened.history,
+            window=window,
+            depth=max(self.settings.candidates, self.settings.top_k),
+            notices=(*cut, *remote),
+        )
         context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
         chosen = plan(context, reformulation, self.settings, self.ablations)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
-        lineage = replace(self._lineage(context, reformulation, chosen, retrieval, started, pending), correction=typed)
+        lineage = replace(
+            self._lineage(context, reformulation, chosen, retrieval, started, pending),
+            correction=typed,
+        )
         self._announce(lineage.notices)
-        assistant_id = sessions.add_message(self.db, session_id, "assistant", "", lineage=lineage.to_dict(),
-                                             turn=opened.number)
+        assistant_id = sessions.add_message(
+            self.db, session_id, "assistant", "", lineage=lineage.to_dict(), turn=opened.number
+        )
         if lineage.weak and self.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
             self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
         answered = self._supported(lineage, self._answer(lineage, context, retrieval, on_token))
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
-        sessions.update_message(self.db, assistant_id, content=answered.text, lineage=lineage.to_dict(),
-                                embedding=answering.reply_vector(self.db, self.embedder, answered, lineage))
+        sessions.update_message(
+            self.db,
+            assistant_id,
+            content=answered.text,
+            lineage=lineage.to_dict(),
+            embedding=answering.reply_vector(
+                self.db, self.embedder, answered, lineage, self.params.answer
+            ),
+        )
         return TurnResult(self.session, lineage, answered.text, user_id, assistant_id)
 
     # --- the stages' glue --------------------------------------------------------------------
@@ -109,8 +146,14 @@ class Conversation:
         if subject is None or (self.reformulator is not None and retry is None):
             return text, ""
         history = sessions.messages(self.db, sessions.session_id(self.db, self.session))
-        last = next((Lineage.from_dict(m.lineage) for m in reversed(history)
-                     if m.role == "assistant" and m.lineage), None)
+        last = next(
+            (
+                Lineage.from_dict(m.lineage)
+                for m in reversed(history)
+                if m.role == "assistant" and m.lineage
+            ),
+            None,
+        )
         if last is None:
             if retry is not None:
                 raise RagchatError("nothing to retry: ask a question first")
@@ -145,16 +188,26 @@ class Conversation:
     def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
         """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
         backend = self.backend_in_use() if self.reformulator is None else None
-        return ask_model(OllamaReformulator(backend), question, window) if backend else None
+        return (
+            ask_model(OllamaReformulator(backend, self.params.answer), question, window)
+            if backend
+            else None
+        )
 
-    def _reformulate(self, context: TurnContext, pending: PendingReading | None) -> tuple[TurnContext, Reformulation]:
+    def _reformulate(
+        self, context: TurnContext, pending: PendingReading | None
+    ) -> tuple[TurnContext, Reformulation]:
         """The heuristic's reading (while the model thinks), then the model's weighed in."""
         anchor_keywords = tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids)))
         heuristic = reformulate(context, self._reformulator(), anchor_keywords)
         if pending is not None:  # the question's own keyword search, while the model thinks
             depth = max(self.settings.candidates, self.settings.top_k)
-            context = replace(context, keyword_ranking=keyword_ranking(self.db, without_deixis(context.question), depth,
-                                                                       context.anchors.chunk_ids))
+            context = replace(
+                context,
+                keyword_ranking=keyword_ranking(
+                    self.db, without_deixis(context.question), depth, context.anchors.chunk_ids
+                ),
+            )
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
@@ -163,60 +216,107 @@ class Conversation:
         return context, replace(reformulation, fallback=fallback) if fallback else reformulation
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
-        """The context with the model's rewrite searched on its own (when it is not the question)."""
+        """The context with the model's rewrite searched on its own (when it is not the
+        question)."""
         earlier = tuple(m.content for m in context.history if m.role == "user")
         if reading is None or repeats_the_user(reading.semantic_query, context.question, earlier):
             return context
-        vector = self.embedder.embed_query(reading.semantic_query[: ANSWER_PARAMS.embed_chars])
+        vector = self.embedder.embed_query(reading.semantic_query[: self.params.answer.embed_chars])
         depth = max(self.settings.candidates, self.settings.top_k)
         found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
         return replace(context, rewrite_probe=found)
 
-    def _lineage(self, context: TurnContext, reformulation: Reformulation, chosen: RetrievalPlan,
-                 retrieval: Retrieval, started: float, pending: PendingReading | None) -> Lineage:
+    def _lineage(
+        self,
+        context: TurnContext,
+        reformulation: Reformulation,
+        chosen: RetrievalPlan,
+        retrieval: Retrieval,
+        started: float,
+        pending: PendingReading | None,
+    ) -> Lineage:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
         evidence = self._evidence(context, retrieval)
         # a meta-request ("tell me more") is about the last answer, not the library
         weak = not reformulation.is_meta and coverage.not_covered(evidence, self.params.coverage)
         return Lineage(
-            question=context.question, turn=context.turn, reformulation=reformulation,
-            plan=chosen.kind, history_window=tuple(context.window.ids), context_weight=round(chosen.context_weight, 3),
+            question=context.question,
+            turn=context.turn,
+            reformulation=reformulation,
+            plan=chosen.kind,
+            history_window=tuple(context.window.ids),
+            context_weight=round(chosen.context_weight, 3),
             queries=(*chosen.queries, *retrieval.extra),
             anchor_document_ids=tuple(sorted(context.anchors.document_ids)) if anchored else (),
-            anchor_documents=context.anchors.paths if anchored else (), missing_anchors=context.anchors.missing,
-            chunks=retrieval.chunks, weak=weak, coverage=evidence.to_dict(),
+            anchor_documents=context.anchors.paths if anchored else (),
+            missing_anchors=context.anchors.missing,
+            chunks=retrieval.chunks,
+            weak=weak,
+            coverage=evidence.to_dict(),
             notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
-            timings_ms={"retrieval": round((time.perf_counter() - started) * 1000, 1),
-                        **({"model": round(pending.seconds * 1000, 1)} if pending else {})},
+            timings_ms={
+                "retrieval": round((time.perf_counter() - started) * 1000, 1),
+                **({"model": round(pending.seconds * 1000, 1)} if pending else {}),
+            },
         )
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
         top = retrieval.chunks[: self.params.coverage.top]
         texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
-        return coverage.gather(context.question, context.probe.best, context.probe.margin, retrieval.chunks, texts,
-                               self.corpus(), self.params.coverage)
+        return coverage.gather(
+            context.question,
+            context.probe.best,
+            context.probe.margin,
+            retrieval.chunks,
+            texts,
+            self.corpus(),
+            self.params.coverage,
+        )
 
-    def _answer(self, lineage: Lineage, context: TurnContext, retrieval: Retrieval,
-                on_token: Callable[[str], None] | None) -> Answered:
+    def _answer(
+        self,
+        lineage: Lineage,
+        context: TurnContext,
+        retrieval: Retrieval,
+        on_token: Callable[[str], None] | None,
+    ) -> Answered:
         if self.recorded_answer is not None:
-            return answering.recorded(self.db, self.embedder, lineage, self.recorded_answer)
+            return answering.recorded(
+                self.db, self.embedder, lineage, self.recorded_answer, self.params.answer
+            )
         shown = tuple(m.content for m in context.history if m.role == "assistant")
-        inputs = AnswerInputs(lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown)
-        return answering.answer(inputs, backend=self.backend_in_use(), corpus=self.corpus(), settings=self.settings,
-                                on_token=on_token, on_fallback=lambda notice: self._announce((notice,)))
+        inputs = AnswerInputs(
+            lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown
+        )
+        return answering.answer(
+            inputs,
+            backend=self.backend_in_use(),
+            corpus=self.corpus(),
+            settings=self.settings,
+            on_token=on_token,
+            on_fallback=lambda notice: self._announce((notice,)),
+        )
 
     def _supported(self, lineage: Lineage, answered: Answered) -> Answered:
         """An LLM answer without citations stands on the chunks most like it; the answer's vector,
         embedded for that, is kept for the history window (not embedded twice)."""
         if answered.used is not None or answered.mode != "llm":
             return answered
-        used, vector = answering.supported(self.db, self.embedder, lineage, answered.text)
+        used, vector = answering.supported(
+            self.db, self.embedder, lineage, answered.text, self.params.answer
+        )
         return replace(answered, used=used, vector=vector)
 
     def _answered(self, lineage: Lineage, answered: Answered, started: float) -> Lineage:
         done = lineage.with_answer(answered.mode, answered.used, answered.notices)
-        return replace(done, timings_ms={**done.timings_ms, "total": round((time.perf_counter() - started) * 1000, 1)})
+        return replace(
+            done,
+            timings_ms={
+                **done.timings_ms,
+                "total": round((time.perf_counter() - started) * 1000, 1),
+            },
+        )
 
     def _announce(self, notices: tuple[str, ...]) -> None:
         """Each notice is shown once per session (a repeated fallback is recorded every turn)."""

@@ -25,6 +25,18 @@ from .sets import database_path, load_conversations, missing_gold, prepare_libra
 from .strategies import choose_strategies
 
 # what `ragchat eval` calls, in the order it calls it
-__all__ = ["load_conversations", "choose_strategies", "parse_ks", "parse_group", "database_path",
-           "prepare_library", "missing_gold", "replay", "coverage_score", "replay_unanswerable", "summarize",
-           "summarize_answers", "write_rows"]
+__all__ = [
+    "load_conversations",
+    "choose_strategies",
+    "parse_ks",
+    "parse_group",
+    "database_path",
+    "prepare_library",
+    "missing_gold",
+    "replay",
+    "coverage_score",
+    "replay_unanswerable",
+    "summarize",
+    "summarize_answers",
+    "write_rows",
+]

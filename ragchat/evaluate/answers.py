@@ -15,6 +15,7 @@ from dataclasses import dataclass
 from sqlite_utils import Database
 
 from ..conversation.models import TurnResult
+from ..params import AnswerParams
 from ..store import library
 
 ANSWER_SYSTEMS = ("ragchat", "lead", "oracle")
@@ -59,7 +60,11 @@ def oracle_answer(chunk_texts: Sequence[str], reference: str) -> str:
     current: list[str] = []
     best = 0.0
     while True:
-        trials = [(overlap_scores(current + tokens[i], wanted)[0], -i) for i in range(len(pool)) if i not in chosen]
+        trials = [
+            (overlap_scores(current + tokens[i], wanted)[0], -i)
+            for i in range(len(pool))
+            if i not in chosen
+        ]
         if not trials:
             break
         value, index = max(trials)
@@ -71,7 +76,8 @@ def oracle_answer(chunk_texts: Sequence[str], reference: str) -> str:
 
 @dataclass(frozen=True)
 class AnswerScore:
-    """One answered turn: the answer, the chunks it was built from, and the three systems' scores."""
+    """One answered turn: the answer, the chunks it was built from, and the
+    three systems' scores."""
 
     text: str
     chunk_ids: tuple[int, ...]  # ranked: the sources the answer could draw from
@@ -79,28 +85,45 @@ class AnswerScore:
     scores: Mapping[str, tuple[float, float, int]]  # system -> (F1, recall, length in words)
 
     def to_row(self) -> dict:
-        return {"answer": self.text, "answer_chunk_ids": list(self.chunk_ids), "reference": self.reference,
-                "answer_scores": {name: {"f1": round(f1, 4), "recall": round(recall, 4), "words": length}
-                                  for name, (f1, recall, length) in self.scores.items()}}
+        return {
+            "answer": self.text,
+            "answer_chunk_ids": list(self.chunk_ids),
+            "reference": self.reference,
+            "answer_scores": {
+                name: {"f1": round(f1, 4), "recall": round(recall, 4), "words": length}
+                for name, (f1, recall, length) in self.scores.items()
+            },
+        }
 
 
-def score_answer(answer: str, chunk_texts: Sequence[str], chunk_ids: Sequence[int], reference: str) -> AnswerScore:
+def score_answer(
+    answer: str, chunk_texts: Sequence[str], chunk_ids: Sequence[int], reference: str
+) -> AnswerScore:
     """Score an answer, the lead baseline and the oracle from the same ranked chunks."""
     from ..text import words
 
     wanted = answer_tokens(reference)
     length = len(words(answer))
-    texts = {"ragchat": answer, "lead": lead_answer(chunk_texts[0], length) if chunk_texts else "",
-             "oracle": oracle_answer(chunk_texts, reference)}
-    scores = {name: (*overlap_scores(answer_tokens(text), wanted), len(words(text))) for name, text in texts.items()}
+    texts = {
+        "ragchat": answer,
+        "lead": lead_answer(chunk_texts[0], length) if chunk_texts else "",
+        "oracle": oracle_answer(chunk_texts, reference),
+    }
+    scores = {
+        name: (*overlap_scores(answer_tokens(text), wanted), len(words(text)))
+        for name, text in texts.items()
+    }
     return AnswerScore(answer, tuple(chunk_ids), reference, scores)
 
 
-def answer_of(db: Database, result: TurnResult, reference: str) -> AnswerScore:
+def answer_of(
+    db: Database, result: TurnResult, reference: str, params: AnswerParams
+) -> AnswerScore:
     """A turn's answer scored on the chunks it could draw from (as the extractive answer does)."""
     from ..answer import answer_pool
 
-    chunks = answer_pool(sorted(result.lineage.chunks, key=lambda c: c.rank), result.lineage.plan == "reuse")
+    ranked = sorted(result.lineage.chunks, key=lambda c: c.rank)
+    chunks = answer_pool(ranked, result.lineage.plan == "reuse", params)
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
     return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)

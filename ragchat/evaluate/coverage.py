@@ -37,8 +37,9 @@ class CoverageScore:
         return self.caught / self.unanswerable if self.unanswerable else 0.0
 
 
-def replay_unanswerable(db: Database, embedder: Embedder, settings: Settings,
-                        items: Sequence[EvalItem]) -> list[TurnResult]:
+def replay_unanswerable(
+    db: Database, embedder: Embedder, settings: Settings, items: Sequence[EvalItem]
+) -> list[TurnResult]:
     """Each unanswerable item through the full pipeline without a model (earlier turns with their
     recorded replies), as the `ragchat` strategy runs; the result of its last turn, the one the
     documents do not answer."""
@@ -56,8 +57,13 @@ def replay_unanswerable(db: Database, embedder: Embedder, settings: Settings,
     return results
 
 
-def coverage_score(answerable: Sequence[ScoredTurn], unanswerable: Sequence[TurnResult],
-                   strategy: str = "ragchat") -> CoverageScore:
+def coverage_score(
+    answerable: Sequence[ScoredTurn], unanswerable: Sequence[TurnResult], strategy: str = "ragchat"
+) -> CoverageScore:
     mine = [t for t in answerable if t.strategy == strategy]
-    return CoverageScore(len(unanswerable), sum(r.lineage.weak for r in unanswerable),
-                         len(mine), sum(t.result.lineage.weak for t in mine))
+    return CoverageScore(
+        len(unanswerable),
+        sum(r.lineage.weak for r in unanswerable),
+        len(mine),
+        sum(t.result.lineage.weak for t in mine),
+    )

@@ -25,7 +25,9 @@ def recall_at(ranked: Sequence[str], gold: Iterable[str], k: int) -> float:
 def mrr_at(ranked: Sequence[str], gold: Iterable[str], k: int = RANK_K) -> float:
     """1 / rank of the first gold file within the top k (0 when none)."""
     wanted = set(gold)
-    return next((1.0 / rank for rank, name in enumerate(ranked[:k], start=1) if name in wanted), 0.0)
+    return next(
+        (1.0 / rank for rank, name in enumerate(ranked[:k], start=1) if name in wanted), 0.0
+    )
 
 
 def ndcg_at(ranked: Sequence[str], gold: Iterable[str], k: int = RANK_K) -> float:
@@ -33,7 +35,9 @@ def ndcg_at(ranked: Sequence[str], gold: Iterable[str], k: int = RANK_K) -> floa
     wanted = set(gold)
     if not wanted:
         return 0.0
-    dcg = sum(1.0 / math.log2(rank + 1) for rank, name in enumerate(ranked[:k], start=1) if name in wanted)
+    dcg = sum(
+        1.0 / math.log2(rank + 1) for rank, name in enumerate(ranked[:k], start=1) if name in wanted
+    )
     ideal = sum(1.0 / math.log2(rank + 1) for rank in range(1, min(len(wanted), k) + 1))
     return dcg / ideal
 
@@ -43,7 +47,11 @@ def metric_names(ks: Sequence[int]) -> list[str]:
 
 
 def score(ranked: Sequence[str], gold: Sequence[str], ks: Sequence[int]) -> dict[str, float]:
-    values = [*(recall_at(ranked, gold, k) for k in ks), mrr_at(ranked, gold), ndcg_at(ranked, gold)]
+    values = [
+        *(recall_at(ranked, gold, k) for k in ks),
+        mrr_at(ranked, gold),
+        ndcg_at(ranked, gold),
+    ]
     return dict(zip(metric_names(ks), values))
 
 
@@ -51,7 +59,9 @@ def parse_ks(text: str) -> tuple[int, ...]:
     try:
         ks = tuple(dict.fromkeys(int(part) for part in text.split(",") if part.strip()))
     except ValueError:
-        raise RagchatError(f"--k wants comma-separated whole numbers, e.g. 5,10 (got {text!r})") from None
+        raise RagchatError(
+            f"--k wants comma-separated whole numbers, e.g. 5,10 (got {text!r})"
+        ) from None
     if not ks or min(ks) < 1:
         raise RagchatError(f"--k wants numbers of 1 or more (got {text!r})")
     return ks

@@ -31,12 +31,26 @@ def synthetic_reply(model: str, questions: Sequence[str]) -> dict[str, Any]:
     """What a failing small model says of the last of `questions` (the user turns so far)."""
     question, previous = questions[-1], (questions[-2] if len(questions) > 1 else "")
     if model == "echo":
-        return {"semantic_query": question, "is_follow_up": False, "is_meta": False, "topic_shift": False}
+        return {
+            "semantic_query": question,
+            "is_follow_up": False,
+            "is_meta": False,
+            "topic_shift": False,
+        }
     if model == "drift":
-        return {"semantic_query": f"{previous} {question}".strip(), "is_follow_up": True, "is_meta": False,
-                "topic_shift": False}
+        return {
+            "semantic_query": f"{previous} {question}".strip(),
+            "is_follow_up": True,
+            "is_meta": False,
+            "topic_shift": False,
+        }
     if model == "flip":
-        return {"semantic_query": question, "is_follow_up": False, "is_meta": False, "topic_shift": True}
+        return {
+            "semantic_query": question,
+            "is_follow_up": False,
+            "is_meta": False,
+            "topic_shift": True,
+        }
     raise ValueError(f"not a synthetic model: {model}")
 
 
@@ -69,7 +83,9 @@ class ReplayServer:
     def flush(self) -> None:
         """Count the requests served so far."""
         for request in self.server.requests:
-            self.prompt_chars.append(sum(len(m.get("content", "")) for m in request.get("messages", [])))
+            self.prompt_chars.append(
+                sum(len(m.get("content", "")) for m in request.get("messages", []))
+            )
         self.server.requests.clear()
 
 

@@ -28,10 +28,16 @@ class Paired:
         return sign_test(self.wins, self.losses)
 
 
-def paired(mine: Sequence[ScoredTurn], reference: Sequence[ScoredTurn], metric: str = PAIRED_METRIC) -> Paired:
+def paired(
+    mine: Sequence[ScoredTurn], reference: Sequence[ScoredTurn], metric: str = PAIRED_METRIC
+) -> Paired:
     theirs = {(t.id, t.turn): t.metrics[metric] for t in reference}
     diffs = [t.metrics[metric] - theirs[(t.id, t.turn)] for t in mine if (t.id, t.turn) in theirs]
-    return Paired(sum(d > 1e-9 for d in diffs), sum(d < -1e-9 for d in diffs), sum(abs(d) <= 1e-9 for d in diffs))
+    return Paired(
+        sum(d > 1e-9 for d in diffs),
+        sum(d < -1e-9 for d in diffs),
+        sum(abs(d) <= 1e-9 for d in diffs),
+    )
 
 
 @dataclass(frozen=True)
@@ -53,11 +59,16 @@ def parse_group(text: str) -> tuple[str, frozenset[str]]:
     tag, _, values = text.partition("=")
     chosen = frozenset(v.strip() for v in values.split(",") if v.strip())
     if not tag.strip() or not chosen:
-        raise RagchatError(f"--group wants TAG=VALUE[,VALUE...], e.g. multi_turn=Follow-up,Clarification (got {text!r})")
+        raise RagchatError(
+            "--group wants TAG=VALUE[,VALUE...], e.g. multi_turn=Follow-up,Clarification (got "
+            f"{text!r})"
+        )
     return tag.strip(), chosen
 
 
-def summarize(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -> list[GroupSummary]:
+def summarize(
+    run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()
+) -> list[GroupSummary]:
     """Overall, then per value of each tag (a tag with one value for all turns is left out),
     then any combined groups asked for."""
     selections: list[tuple[str, Callable[[ScoredTurn], bool]]] = [("overall", lambda t: True)]
@@ -68,7 +79,10 @@ def summarize(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -
             selections += [(f"{tag}: {value or '(none)'}", _tag_is(tag, {value})) for value in seen]
     for tag, chosen in groups:
         selections.append((f"{tag}: {' + '.join(sorted(chosen))}", _tag_is(tag, chosen)))
-    return [GroupSummary(name, _rows(run, [t for t in run.turns if keep(t)])) for name, keep in selections]
+    return [
+        GroupSummary(name, _rows(run, [t for t in run.turns if keep(t)]))
+        for name, keep in selections
+    ]
 
 
 def _tag_is(tag: str, values: Iterable[str]) -> Callable[[ScoredTurn], bool]:
@@ -81,7 +95,10 @@ def _rows(run: EvalRun, turns: list[ScoredTurn]) -> tuple[GroupRow, ...]:
     reference = [t for t in turns if t.strategy == PAIRED_AGAINST]
     for strategy in run.strategies:
         mine = [t for t in turns if t.strategy == strategy]
-        means = {name: (sum(t.metrics[name] for t in mine) / len(mine) if mine else 0.0) for name in run.metric_names}
+        means = {
+            name: (sum(t.metrics[name] for t in mine) / len(mine) if mine else 0.0)
+            for name in run.metric_names
+        }
         versus = paired(mine, reference) if reference and strategy != PAIRED_AGAINST else None
         rows.append(GroupRow(strategy, len(mine), means, versus))
     return tuple(rows)
@@ -109,7 +126,9 @@ class AnswerGroup:
         return f1["ragchat"] >= f1["lead"] + (f1["oracle"] - f1["lead"]) / 3 - 1e-9
 
 
-def summarize_answers(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()) -> list[AnswerGroup]:
+def summarize_answers(
+    run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]] = ()
+) -> list[AnswerGroup]:
     """Per answered strategy: overall, per value of each tag (when it varies) and the combined
     groups asked for; mean F1, recall and length of ragchat, lead and oracle."""
     answered = [t for t in run.turns if t.answer is not None]
@@ -123,10 +142,20 @@ def summarize_answers(run: EvalRun, groups: Sequence[tuple[str, frozenset[str]]]
     found = []
     for strategy in dict.fromkeys(t.strategy for t in answered):
         for name, keep in selections:
-            mine = [t.answer for t in answered if t.strategy == strategy and keep(t) and t.answer is not None]
+            mine = [
+                t.answer
+                for t in answered
+                if t.strategy == strategy and keep(t) and t.answer is not None
+            ]
             if not mine:
                 continue
-            rows = tuple(AnswerRow(system, len(mine), *(sum(a.scores[system][k] for a in mine) / len(mine)
-                                                        for k in range(3))) for system in ANSWER_SYSTEMS)
+            rows = tuple(
+                AnswerRow(
+                    system,
+                    len(mine),
+                    *(sum(a.scores[system][k] for a in mine) / len(mine) for k in range(3)),
+                )
+                for system in ANSWER_SYSTEMS
+            )
             found.append(AnswerGroup(name, strategy, rows))
     return found

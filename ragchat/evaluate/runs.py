@@ -73,14 +73,26 @@ class ScoredTurn:
     def to_row(self) -> dict:
         r = self.result.lineage.reformulation
         return {
-            "id": self.id, "turn": self.turn, "strategy": self.strategy, "question": self.result.lineage.question,
-            "query": r.semantic_query, "keyword_query": r.keyword_query, "is_follow_up": r.is_follow_up,
-            "is_meta": r.is_meta, "topic_shift": r.topic_shift, "reasoning": r.reasoning,
-            "reformulator": r.reformulator, "plan": self.result.lineage.plan,
-            "context_weight": self.result.lineage.context_weight, "model_query": r.model_query,
-            "model_weight": r.model_weight, "anchor_files": self.result.lineage.anchor_documents,
-            "ranked_files": list(self.ranked_files[:OUT_FILES]), "gold": list(self.gold),
-            "metrics": {name: round(value, 4) for name, value in self.metrics.items()}, "tags": dict(self.tags),
+            "id": self.id,
+            "turn": self.turn,
+            "strategy": self.strategy,
+            "question": self.result.lineage.question,
+            "query": r.semantic_query,
+            "keyword_query": r.keyword_query,
+            "is_follow_up": r.is_follow_up,
+            "is_meta": r.is_meta,
+            "topic_shift": r.topic_shift,
+            "reasoning": r.reasoning,
+            "reformulator": r.reformulator,
+            "plan": self.result.lineage.plan,
+            "context_weight": self.result.lineage.context_weight,
+            "model_query": r.model_query,
+            "model_weight": r.model_weight,
+            "anchor_files": self.result.lineage.anchor_documents,
+            "ranked_files": list(self.ranked_files[:OUT_FILES]),
+            "gold": list(self.gold),
+            "metrics": {name: round(value, 4) for name, value in self.metrics.items()},
+            "tags": dict(self.tags),
         } | (self.answer.to_row() if self.answer else {})
 
 
@@ -90,7 +102,9 @@ class EvalRun:
     ks: tuple[int, ...]
     turns: list[ScoredTurn] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)  # replay time per strategy
-    prompt_chars: list[int] = field(default_factory=list)  # characters of each replayed model request
+    prompt_chars: list[int] = field(
+        default_factory=list
+    )  # characters of each replayed model request
 
     @property
     def metric_names(self) -> list[str]:
@@ -101,27 +115,48 @@ def session_name(strategy: str, item_id: str) -> str:
     return f"eval:{strategy}:{item_id}"
 
 
-def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence[EvalItem],
-           strategies: Sequence[Strategy], *, ks: Sequence[int] = DEFAULT_KS, depth: int = EVAL_DEPTH,
-           backend: ChatBackend | None = None, on_progress: ProgressCallback | None = None,
-           on_notice: Callable[[str], None] = lambda message: None, answers: bool = False) -> EvalRun:
+def replay(
+    db: Database,
+    embedder: Embedder,
+    settings: Settings,
+    items: Sequence[EvalItem],
+    strategies: Sequence[Strategy],
+    *,
+    ks: Sequence[int] = DEFAULT_KS,
+    depth: int = EVAL_DEPTH,
+    backend: ChatBackend | None = None,
+    on_progress: ProgressCallback | None = None,
+    on_notice: Callable[[str], None] = lambda message: None,
+    answers: bool = False,
+) -> EvalRun:
     """Replay every item with every strategy; one embedder and one connection for all. `backend`
     is the user's Ollama (the `ragchat+ollama` strategy); replayed models are served on loopback."""
-    base = Conversation(db, CachingEmbedder(embedder), settings.replace(top_k=depth, ollama="off"), "eval",
-                        on_notice=on_notice)
+    base = Conversation(
+        db,
+        CachingEmbedder(embedder),
+        settings.replace(top_k=depth, ollama="off"),
+        "eval",
+        on_notice=on_notice,
+    )
     base.corpus()  # built once; every per-item copy below shares it
     run = EvalRun([s.name for s in strategies], tuple(ks))
     total = sum(1 for s in strategies for item in items if s.applies_to(item))
     done = 0
     models = [s.model for s in strategies if s.model in REPLAYED]
-    with replay_server(models, settings.ollama_timeout) if models else contextlib.nullcontext() as server:
+    with (
+        replay_server(models, settings.ollama_timeout)
+        if models
+        else contextlib.nullcontext() as server
+    ):
         for strategy in strategies:
             started = time.perf_counter()
             model = _with_model(base, strategy, server, backend)
             for item in (i for i in items if strategy.applies_to(i)):
                 if on_progress:
                     on_progress(done, total, f"{strategy.name} {item.id}")
-                run.turns.extend(replay_item(model, strategy, item, ks, answers=answers, server=server))
+                run.turns.extend(
+                    replay_item(model, strategy, item, ks, answers=answers, server=server)
+                )
                 done += 1
             run.seconds[strategy.name] = round(time.perf_counter() - started, 2)
         if server is not None:
@@ -132,28 +167,47 @@ def replay(db: Database, embedder: Embedder, settings: Settings, items: Sequence
     return run
 
 
-def _with_model(base: Conversation, strategy: Strategy, server: ReplayServer | None,
-                backend: ChatBackend | None) -> Conversation:
+def _with_model(
+    base: Conversation, strategy: Strategy, server: ReplayServer | None, backend: ChatBackend | None
+) -> Conversation:
     """The conversation a strategy replays with: its model's backend, if it has one."""
     if strategy.model is None:
         return base
-    chosen = backend if strategy.model == "ollama" else (server.backend(strategy.model) if server else None)
+    chosen = (
+        backend
+        if strategy.model == "ollama"
+        else (server.backend(strategy.model) if server else None)
+    )
     if chosen is None:
         raise RagchatError(f"strategy {strategy.name!r} has no model to talk to")
     return replace(base, backend=chosen, settings=base.settings.replace(ollama="on"))
 
 
-def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequence[int], *,
-                answers: bool = False, server: ReplayServer | None = None) -> list[ScoredTurn]:
+def replay_item(
+    base: Conversation,
+    strategy: Strategy,
+    item: EvalItem,
+    ks: Sequence[int],
+    *,
+    answers: bool = False,
+    server: ReplayServer | None = None,
+) -> list[ScoredTurn]:
     """One item in a fresh session: every turn through `Conversation.ask`, the scored ones scored
     (with `answers`, a ragchat strategy answers the scored turns that have a reference); a
     replayed model is told each turn's reply first."""
     name = session_name(strategy.name, item.id)
     sessions.clear_session(base.db, name)
     scored: list[ScoredTurn] = []
-    conversation = replace(base, session=name, reformulator=strategy.reformulator(item), ablations=strategy.ablations)
+    conversation = replace(
+        base, session=name, reformulator=strategy.reformulator(item), ablations=strategy.ablations
+    )
     for index, turn in enumerate(item.turns):
-        answering = answers and answers_strategy(strategy) and strategy.scores(turn) and bool(turn.reference)
+        answering = (
+            answers
+            and answers_strategy(strategy)
+            and strategy.scores(turn)
+            and bool(turn.reference)
+        )
         conversation.recorded_answer = None if answering else turn.assistant or ""
         if server is not None and strategy.model in REPLAYED:
             questions = [t.user for t in item.turns[: index + 1]]
@@ -161,9 +215,23 @@ def replay_item(base: Conversation, strategy: Strategy, item: EvalItem, ks: Sequ
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
             ranked = tuple(distinct_files(chunk.document for chunk in result.lineage.chunks))
-            scored_answer = answer_of(base.db, result, turn.reference or "") if answering else None
-            scored.append(ScoredTurn(item.id, result.lineage.turn, strategy.name, item.tags, result, ranked,
-                                     turn.gold, score(ranked, turn.gold, ks), scored_answer))
+            reference = turn.reference or ""
+            scored_answer = (
+                answer_of(base.db, result, reference, base.params.answer) if answering else None
+            )
+            scored.append(
+                ScoredTurn(
+                    item.id,
+                    result.lineage.turn,
+                    strategy.name,
+                    item.tags,
+                    result,
+                    ranked,
+                    turn.gold,
+                    score(ranked, turn.gold, ks),
+                    scored_answer,
+                )
+            )
     return scored
 
 

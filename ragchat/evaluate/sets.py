@@ -28,7 +28,9 @@ class EvalTurn:
     gold: tuple[str, ...] = ()  # corpus-relative file names; non-empty = the turn is scored
     rewrite: str | None = None  # a human standalone rewrite (the oracle query)
     reference: str | None = None  # a reference answer (scored by --answers)
-    llm_reply: Mapping[str, Any] | None = None  # a model's recorded reply to the reformulation request
+    llm_reply: Mapping[str, Any] | None = (
+        None  # a model's recorded reply to the reformulation request
+    )
 
 
 @dataclass(frozen=True)
@@ -61,7 +63,9 @@ def load_conversations(path: Path | str, *, scored: bool = True) -> list[EvalIte
         try:
             data = json.loads(line)
         except json.JSONDecodeError as exc:
-            raise RagchatError(f"{where}: not valid JSON ({exc.msg} at column {exc.colno})") from None
+            raise RagchatError(
+                f"{where}: not valid JSON ({exc.msg} at column {exc.colno})"
+            ) from None
         item = _parse_item(data, where, scored)
         if item.id in seen:
             raise RagchatError(f"{where}: duplicate id {item.id!r}")
@@ -110,15 +114,23 @@ def _parse_turn(data: object, where: str) -> EvalTurn:
     reference = data.get("reference")
     if reference is not None and not isinstance(reference, str):
         raise RagchatError(f"{where}: 'reference' must be a string")
-    return EvalTurn(user, assistant, tuple(dict.fromkeys(g.strip() for g in gold)), rewrite, reference or None,
-                    _parse_reply(data.get("llm_reply"), where))
+    return EvalTurn(
+        user,
+        assistant,
+        tuple(dict.fromkeys(g.strip() for g in gold)),
+        rewrite,
+        reference or None,
+        _parse_reply(data.get("llm_reply"), where),
+    )
 
 
 def _parse_reply(reply: object, where: str) -> Mapping[str, Any] | None:
     """A recorded `llm_reply`: the reformulation fields with their JSON types."""
     if reply is None:
         return None
-    if not isinstance(reply, dict) or any(not isinstance(reply.get(k), t) for k, t in REPLY_FIELDS.items()):
+    if not isinstance(reply, dict) or any(
+        not isinstance(reply.get(k), t) for k, t in REPLY_FIELDS.items()
+    ):
         raise RagchatError(f"{where}: 'llm_reply' must be an object with {', '.join(REPLY_FIELDS)}")
     return reply
 
@@ -126,8 +138,13 @@ def _parse_reply(reply: object, where: str) -> Mapping[str, Any] | None:
 # --- the library to search ---------------------------------------------------------------------
 
 
-def prepare_library(db: Database, settings: Settings, corpus: Path, load_embedder: Callable[[], Embedder],
-                    progress: Progress | None = None) -> IngestReport:
+def prepare_library(
+    db: Database,
+    settings: Settings,
+    corpus: Path,
+    load_embedder: Callable[[], Embedder],
+    progress: Progress | None = None,
+) -> IngestReport:
     """Ingest the corpus (incremental: a reused database finds everything unchanged). Refuses a
     database that also holds documents from elsewhere: they would be searched too."""
     if not corpus.is_dir():
@@ -135,8 +152,10 @@ def prepare_library(db: Database, settings: Settings, corpus: Path, load_embedde
     root = str(corpus.resolve())
     foreign = [d["path"] for d in library.documents(db) if d["root"] != root]
     if foreign:
-        raise RagchatError(f"the database holds {len(foreign)} document(s) from outside {corpus} "
-                           f"(e.g. {foreign[0]}); use a fresh --db for this corpus")
+        raise RagchatError(
+            f"the database holds {len(foreign)} document(s) from outside {corpus} "
+            f"(e.g. {foreign[0]}); use a fresh --db for this corpus"
+        )
     return ingest(db, settings, [corpus], load_embedder, prune_missing=True, progress=progress)
 
 

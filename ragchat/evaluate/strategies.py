@@ -42,22 +42,29 @@ class FixedQuery:
 
     def reformulate(self, data: ReformulationInput, question_vector: np.ndarray) -> Reformulation:
         query = self.query_of(data)
-        return Reformulation(query, query, False, False, False, f"baseline {self.name}", self.name, 0.0)
+        return Reformulation(
+            query, query, False, False, False, f"baseline {self.name}", self.name, 0.0
+        )
 
 
 def _rewrite_query(item: EvalItem) -> QueryOf:
-    """The oracle: the turn's own rewrite (the session is fresh, so turn index = questions so far)."""
+    """The oracle: the turn's own rewrite (the session is fresh, so turn index =
+    questions so far)."""
+
     def query(data: ReformulationInput) -> str:
         turn = item.turns[len(data.earlier_questions)]
         return turn.rewrite or data.question
+
     return query
 
 
 def _reply_query(item: EvalItem) -> QueryOf:
     """The recorded model's rewrite alone (the question where the model was not asked)."""
+
     def query(data: ReformulationInput) -> str:
         reply = item.turns[len(data.earlier_questions)].llm_reply
         return str(reply["semantic_query"]) if reply else data.question
+
     return query
 
 
@@ -70,7 +77,9 @@ class Strategy:
     ablations: Ablations
     query_of: QueryOf | None = None  # baselines: the fixed query; None = ragchat's reformulation
     oracle: bool = False  # the rewrite strategy: only items and turns that have a rewrite
-    model: str | None = None  # ragchat with a model: a replayed one (replay.REPLAYED) or "ollama" (--llm)
+    model: str | None = (
+        None  # ragchat with a model: a replayed one (replay.REPLAYED) or "ollama" (--llm)
+    )
     recorded_query: bool = False  # reply-alone: the recorded reply's rewrite as the fixed query
 
     def reformulator(self, item: EvalItem) -> Reformulator | None:
@@ -107,7 +116,9 @@ STRATEGIES: dict[str, Strategy] = {
 DEFAULT_STRATEGIES = ("ragchat", "last-turn", "full-history", "prev-turn")
 
 
-def choose_strategies(names: Sequence[str] | None, items: Sequence[EvalItem], llm: bool = False) -> list[Strategy]:
+def choose_strategies(
+    names: Sequence[str] | None, items: Sequence[EvalItem], llm: bool = False
+) -> list[Strategy]:
     """The named strategies (default: ragchat and the baselines), plus `rewrite` when the set has
     rewrites, and `ragchat+ollama` (next to `ragchat`, no model) with `llm`."""
     wanted = list(dict.fromkeys(n.strip() for n in (names or DEFAULT_STRATEGIES) if n.strip()))
@@ -121,10 +132,14 @@ def choose_strategies(names: Sequence[str] | None, items: Sequence[EvalItem], ll
     replies = any(turn.llm_reply for item in items for turn in item.turns)
     needing = [n for n in wanted if n in ("ragchat+recorded", "reply-alone")]
     if needing and not replies:
-        raise RagchatError(f"strategy {needing[0]!r} needs turns with a recorded 'llm_reply'; this set has none")
+        raise RagchatError(
+            f"strategy {needing[0]!r} needs turns with a recorded 'llm_reply'; this set has none"
+        )
     has_rewrites = any(item.has_rewrite for item in items)
     if "rewrite" in wanted and not has_rewrites:
-        raise RagchatError("strategy 'rewrite' needs turns with both 'gold' and 'rewrite'; this set has none")
+        raise RagchatError(
+            "strategy 'rewrite' needs turns with both 'gold' and 'rewrite'; this set has none"
+        )
     if has_rewrites and "rewrite" not in wanted:
         wanted.append("rewrite")
     if not wanted:

@@ -70,7 +70,7 @@ def chunk_document(
 
 
 def embedding_text(title: str, chunk: Chunk) -> str:
-    """"Title > Heading > Sub\\n\\nchunk text", so a chunk reads on its own.
+    """ "Title > Heading > Sub\\n\\nchunk text", so a chunk reads on its own.
 
     A heading equal to the crumb before it (often the h1 repeating the title) is left out.
     """
@@ -84,11 +84,17 @@ def embedding_text(title: str, chunk: Chunk) -> str:
 def _section_spans(
     text: str, section: Section, target: int, max_size: int, overlap: int
 ) -> list[_Span]:
-    paragraphs = _keep_blocks_whole(text, _spans(_PARAGRAPH, text, section.start, section.end), max_size)
-    units = [unit for paragraph in paragraphs for unit in _split_long(text, paragraph, target, max_size)]
+    paragraphs = _keep_blocks_whole(
+        text, _spans(_PARAGRAPH, text, section.start, section.end), max_size
+    )
+    units = [
+        unit for paragraph in paragraphs for unit in _split_long(text, paragraph, target, max_size)
+    ]
     cores = _merge_tiny(_pack(units, target), max_size, min(200, target // 5))
     code = _code_blocks(text, section.start, section.end)
-    starts = sorted({start for start, _ in paragraphs} | {s for p in paragraphs for s, _ in _sentences(text, p)})
+    starts = sorted(
+        {start for start, _ in paragraphs} | {s for p in paragraphs for s, _ in _sentences(text, p)}
+    )
     boundaries = [b for b in starts if not any(o < b < c for o, _, c, _ in code)]
     return _add_overlap(cores, boundaries, overlap, max_size)
 
@@ -105,7 +111,9 @@ def _code_blocks(text: str, start: int, end: int) -> list[_Code]:
     position = start
     while (opening := _FENCE_OPEN.search(text, position, end)) is not None:
         fence = opening.group(1)
-        closing = re.compile(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}[ \t]*$", re.M).search(text, opening.end(), end)
+        closing = re.compile(rf"^ {{0,3}}{fence[0]}{{{len(fence)},}}[ \t]*$", re.M).search(
+            text, opening.end(), end
+        )
         close_start, close_end = (closing.start(), closing.end()) if closing else (end, end)
         blocks.append((opening.start(), opening.end(), close_start, close_end))
         position = close_end
@@ -122,6 +130,8 @@ def _whole_fences(text: str, start: int, end: int, code: list[_Code]) -> str:
         if open_end <= end < close_end or (open_start <= end < open_end):
             piece += "\n" + _FENCE_LINE.match(text, open_start).group(0).strip()  # type: ignore[union-attr]
     return piece
+
+
 _BLOCK_START = re.compile(r"(?:`{3,}|~{3,}|[-*+] |\d+[.)] |[^\n]* \| )")
 
 
@@ -135,9 +145,15 @@ def _keep_blocks_whole(text: str, paragraphs: list[_Span], max_size: int) -> lis
         fences = len(_FENCE_LINE.findall(text, start, end))
         if joined and open_fence:
             joined[-1] = (joined[-1][0], end)
-        elif joined and end - joined[-1][0] <= max_size and (
-            (text[joined[-1][1] - 1] == ":" and _BLOCK_START.match(text, start))
-            or (text[joined[-1][1] - 1] in "`~" and text[start].islower())  # "like:" code "the rest ..."
+        elif (
+            joined
+            and end - joined[-1][0] <= max_size
+            and (
+                (text[joined[-1][1] - 1] == ":" and _BLOCK_START.match(text, start))
+                or (
+                    text[joined[-1][1] - 1] in "`~" and text[start].islower()
+                )  # "like:" code "the rest ..."
+            )
         ):
             joined[-1] = (joined[-1][0], end)
         else:
@@ -160,7 +176,9 @@ def _trim(text: str, start: int, end: int) -> _Span:
     return start, end
 
 
-def _split_long(text: str, span: _Span, target: int, max_size: int, code: bool = False) -> list[_Span]:
+def _split_long(
+    text: str, span: _Span, target: int, max_size: int, code: bool = False
+) -> list[_Span]:
     """`span` if it fits in max_size, else its sentences (with code: its blank-line separated
     parts, never sentences), lines or word runs that do."""
     if span[1] - span[0] <= max_size:
@@ -169,7 +187,11 @@ def _split_long(text: str, span: _Span, target: int, max_size: int, code: bool =
     parts = _spans(_PARAGRAPH, text, *span) if code else _sentences(text, span)
     for pieces in (parts, _spans(_LINE, text, *span)):
         if len(pieces) > 1:
-            return [part for piece in pieces for part in _split_long(text, piece, target, max_size, code)]
+            return [
+                part
+                for piece in pieces
+                for part in _split_long(text, piece, target, max_size, code)
+            ]
     return _word_runs(text, span, target, max_size)
 
 
@@ -213,16 +235,26 @@ def _merge_tiny(spans: list[_Span], max_size: int, tiny: int) -> list[_Span]:
     return merged
 
 
-def _add_overlap(cores: list[_Span], boundaries: list[int], overlap: int, max_size: int) -> list[_Span]:
+def _add_overlap(
+    cores: list[_Span], boundaries: list[int], overlap: int, max_size: int
+) -> list[_Span]:
     spans = cores[:1]
     for previous, (start, end) in zip(cores, cores[1:]):
-        room = max_size - (end - previous[1])  # the most overlap that keeps the chunk within max_size
-        spans.append((_overlap_start(boundaries, previous, min(overlap, room), room, overlap // 3, start), end))
+        room = max_size - (
+            end - previous[1]
+        )  # the most overlap that keeps the chunk within max_size
+        spans.append(
+            (
+                _overlap_start(boundaries, previous, min(overlap, room), room, overlap // 3, start),
+                end,
+            )
+        )
     return spans
 
 
-def _overlap_start(boundaries: list[int], previous: _Span, budget: int, room: int, min_overlap: int,
-                   default: int) -> int:
+def _overlap_start(
+    boundaries: list[int], previous: _Span, budget: int, room: int, min_overlap: int, default: int
+) -> int:
     """The earliest sentence or block start outside code in the last `budget` chars of `previous`;
     else, when the sentence there began earlier, its start if that fits in `room` (a whole
     sentence of context rather than its tail); else `default` (no overlap). `previous` is the

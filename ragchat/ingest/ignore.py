@@ -43,7 +43,9 @@ class Rules:
             found = []
             for name in IGNORE_FILES:
                 try:
-                    spec = _spec((folder / name).read_text(encoding="utf-8", errors="replace").splitlines())
+                    spec = _spec(
+                        (folder / name).read_text(encoding="utf-8", errors="replace").splitlines()
+                    )
                 except OSError:
                     continue
                 if spec is not None:

@@ -30,7 +30,9 @@ _REFERENCE = re.compile(
 
 def include_names(text: str) -> list[str]:
     """The names of the files `text` includes, in order, each once."""
-    names = (next(group for group in match.groups() if group) for match in _REFERENCE.finditer(text))
+    names = (
+        next(group for group in match.groups() if group) for match in _REFERENCE.finditer(text)
+    )
     return list(dict.fromkeys(name.strip() for name in names))
 
 
@@ -60,7 +62,8 @@ class IncludeResolver:
         return None
 
     def digest(self, data: bytes) -> str:
-        """sha256 of the document's bytes and, when it includes files, of what each name resolves to."""
+        """sha256 of the document's bytes and, when it includes files, of what each
+        name resolves to."""
         names = include_names(data.decode("utf-8", errors="replace"))
         digest = hashlib.sha256(data)
         for name in names:

@@ -61,7 +61,9 @@ def _singular(term: str) -> str:
     return " ".join(_singular_word(w) for w in term.split())
 
 
-def select_keywords(documents: Mapping[int, Mapping[str, int]], per_document: int = 12) -> dict[int, list[str]]:
+def select_keywords(
+    documents: Mapping[int, Mapping[str, int]], per_document: int = 12
+) -> dict[int, list[str]]:
     """The `per_document` best tf-idf terms of each document, phrases favoured, no repeats of a
     word already inside a chosen phrase."""
     total = len(documents)
@@ -70,6 +72,7 @@ def select_keywords(documents: Mapping[int, Mapping[str, int]], per_document: in
         frequency.update(counts.keys())
     chosen: dict[int, list[str]] = {}
     for document_id, counts in documents.items():
+
         def score(term: str, counts: Mapping[str, int] = counts) -> float:
             idf = math.log((total + 1) / (frequency[term] + 0.5)) + 1.0
             phrase_bonus = 1.5 if " " in term else 1.0

@@ -32,11 +32,15 @@ class Limits:
 
     def check_chars(self, count: int) -> None:
         if count > self.chars:
-            raise UnreadableFile(f"more than {self.chars:,} characters of text (the limit follows max_file_mb)")
+            raise UnreadableFile(
+                f"more than {self.chars:,} characters of text (the limit follows max_file_mb)"
+            )
 
     def check_expanded(self, size: int, what: str) -> None:
         if size > self.expanded:
-            raise UnreadableFile(f"{what} expands to more than {self.expanded // MB} MB (a compression bomb?)")
+            raise UnreadableFile(
+                f"{what} expands to more than {self.expanded // MB} MB (a compression bomb?)"
+            )
 
 
 DEFAULT_LIMITS = Limits.for_file_mb(10.0)

@@ -41,9 +41,10 @@ SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
 )
 DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # Bumped whenever parsing or chunking changes what a file turns into: `ingest` re-parses (and
-# re-embeds) documents parsed with an older version even when their bytes are unchanged.
-# 1: the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages, .docx;
-# 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks, chunks whole sentences/fences
+# re-embeds) documents parsed with an older version even when their bytes are unchanged. 1:
+# the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages,
+# .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
+# chunks whole sentences/fences
 PARSER_VERSION = 3
 
 
@@ -79,13 +80,16 @@ def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
 
-def load_document(path: Path, max_bytes: int = DEFAULT_MAX_BYTES, includes: Includes | None = None) -> ParsedDocument:
+def load_document(
+    path: Path, max_bytes: int = DEFAULT_MAX_BYTES, includes: Includes | None = None
+) -> ParsedDocument:
     """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure."""
     return parse_document(path, read_file(path, max_bytes), includes)
 
 
-def parse_document(path: Path, data: bytes, includes: Includes | None = None,
-                   limits: Limits = DEFAULT_LIMITS) -> ParsedDocument:
+def parse_document(
+    path: Path, data: bytes, includes: Includes | None = None, limits: Limits = DEFAULT_LIMITS
+) -> ParsedDocument:
     """Parse bytes already read from `path`, by its suffix, within `limits` (in this process:
     `worker.Parser` runs this where it can be stopped). `includes` reads the files Markdown and
     RST include (without it each include is one line naming the file)."""
@@ -188,7 +192,7 @@ def _decode_8bit(data: bytes) -> tuple[str, str]:
 
 
 def _readable_stem(path: Path) -> str:
-    """"south_africa_wills" -> "South Africa Wills"."""
+    """ "south_africa_wills" -> "South Africa Wills"."""
     words = [w for w in re.split(r"[\s_-]+", path.stem) if w]
     return " ".join(w[:1].upper() + w[1:] for w in words) or path.name
 
@@ -199,7 +203,9 @@ def _readable_stem(path: Path) -> str:
 @dataclass(frozen=True)
 class _Body:
     text: str
-    pages: tuple[tuple[int, int], ...] = ()  # (offset in text, page number) of pages starting inside
+    pages: tuple[
+        tuple[int, int], ...
+    ] = ()  # (offset in text, page number) of pages starting inside
 
 
 class _Layout:
@@ -219,10 +225,14 @@ class _Layout:
             if block.shown:
                 self._append(block.text)
             return
-        after = [n for offset, n in block.pages if offset >= len(block.text)]  # start with what follows
+        after = [
+            n for offset, n in block.pages if offset >= len(block.text)
+        ]  # start with what follows
         if block.text:
             start = self._append(block.text)
-            self.pages += [(start + offset, n) for offset, n in block.pages if offset < len(block.text)]
+            self.pages += [
+                (start + offset, n) for offset, n in block.pages if offset < len(block.text)
+            ]
             self.sections.append(Section(tuple(text for _, text in self.path), start, self.length))
         self.waiting_pages += after
 
@@ -282,4 +292,7 @@ _TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
     ".html": parse_html,
     ".htm": parse_html,
 }
-_BINARY_PARSERS: dict[str, Callable[[bytes, Limits], _Outline]] = {".pdf": parse_pdf, ".docx": parse_docx}
+_BINARY_PARSERS: dict[str, Callable[[bytes, Limits], _Outline]] = {
+    ".pdf": parse_pdf,
+    ".docx": parse_docx,
+}

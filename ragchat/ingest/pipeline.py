@@ -33,15 +33,15 @@ if TYPE_CHECKING:
 else:
     np = lazy_module("numpy")
 
-# Chunks are embedded in windows of about WINDOW chunks across documents (the whole ingest when it is
-# smaller): a window is embedded sorted by length, batch by batch (less padding: ~1.5x faster than in
-# document order), and each document is written as soon as its last chunk is embedded.
+# Chunks are embedded in windows of about WINDOW chunks across documents (the whole ingest when it
+# is smaller): a window is embedded sorted by length, batch by batch (less padding: ~1.5x faster
+# than in document order), and each document is written as soon as its last chunk is embedded.
 WINDOW = 256
 
 
 class Progress(Protocol):
-    """Called from the ingest's two threads: files from the parsing one, chunks from the embedding one.
-    `chunks(total)` is called again as more chunks are parsed."""
+    """Called from the ingest's two threads: files from the parsing one, chunks from the embedding
+    one. `chunks(total)` is called again as more chunks are parsed."""
 
     def files(self, total: int) -> None: ...
     def file_done(self, path: str) -> None: ...
@@ -61,31 +61,53 @@ class IngestReport:
     added: list[str] = field(default_factory=list)
     updated: list[str] = field(default_factory=list)
     unchanged: list[str] = field(default_factory=list)
-    reparsed: list[str] = field(default_factory=list)  # unchanged bytes, parsed again by a newer parser
+    reparsed: list[str] = field(
+        default_factory=list
+    )  # unchanged bytes, parsed again by a newer parser
     removed: list[str] = field(default_factory=list)
     skipped: list[tuple[str, str]] = field(default_factory=list)  # (path, reason)
     warnings: list[tuple[str, str]] = field(default_factory=list)
     ignored: int = 0  # files of other types met while walking folders
-    left_out: list[tuple[str, str]] = field(default_factory=list)  # (path, why): hidden, an ignore file, --exclude
+    left_out: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path, why): hidden, an ignore file, --exclude
     chunks: int = 0  # chunks embedded and written
     reembedded: int = 0
-    gone: list[str] = field(default_factory=list)  # documents whose files are gone (kept without --prune)
-    moved: list[tuple[str, str]] = field(default_factory=list)  # (was, now): same content, not re-embedded
-    copies: list[tuple[str, str]] = field(default_factory=list)  # (path, document it repeats): stored once
-    interrupted: bool = False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
+    gone: list[str] = field(
+        default_factory=list
+    )  # documents whose files are gone (kept without --prune)
+    moved: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (was, now): same content, not re-embedded
+    copies: list[tuple[str, str]] = field(
+        default_factory=list
+    )  # (path, document it repeats): stored once
+    interrupted: bool = (
+        False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
+    )
 
     @property
     def ok(self) -> bool:
         """Anything was ingested, or everything was already up to date."""
-        return bool(self.added or self.updated or self.unchanged or self.removed or self.reembedded or self.reparsed
-                    or self.moved or self.copies)
+        return bool(
+            self.added
+            or self.updated
+            or self.unchanged
+            or self.removed
+            or self.reembedded
+            or self.reparsed
+            or self.moved
+            or self.copies
+        )
 
 
 @dataclass(frozen=True)
 class Found:
     path: Path  # as met while walking
     root: Path  # the ingest argument it was found under
-    library: tuple[Path, ...] = ()  # every path given to ingest, resolved: where includes may be read
+    library: tuple[
+        Path, ...
+    ] = ()  # every path given to ingest, resolved: where includes may be read
 
 
 @dataclass
@@ -119,7 +141,10 @@ class _Known:
         """A file whose content the library holds: the document moved here, or this is a copy."""
         same = self.by_hash.get(digest)
         if same is not None and same["id"] not in self.changed:
-            if same["id"] not in self.moved and not stored_path(same["source"], same.get("source_bytes")).exists():
+            if (
+                same["id"] not in self.moved
+                and not stored_path(same["source"], same.get("source_bytes")).exists()
+            ):
                 self.moved.add(same["id"])
                 return Pending(found, record, [], same["title"], is_new=False, moved=same)
             return Pending(found, record, [], same["title"], is_new=False, copy_of=same["id"])
@@ -132,8 +157,9 @@ class _Known:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule,
-          rules: Rules) -> Iterator[Found]:
+def _walk(
+    root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule, rules: Rules
+) -> Iterator[Found]:
     seen: set[Path] = set()
     stack: list[Path] = [root]
     linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
@@ -141,15 +167,23 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _Symlin
         folder = stack.pop() if stack else linked.pop(0)
         real = folder.resolve()
         if real in seen:
-            loop = folder.parent.resolve().is_relative_to(real)  # the link points at a folder it is in
-            reason = "symlink loop (folder already visited)" if loop else "symlink to a folder already ingested"
+            loop = folder.parent.resolve().is_relative_to(
+                real
+            )  # the link points at a folder it is in
+            reason = (
+                "symlink loop (folder already visited)"
+                if loop
+                else "symlink to a folder already ingested"
+            )
             report.skipped.append((_folder_shown(folder, root), reason))
             continue
         seen.add(real)
         try:
             entries = sorted(os.scandir(folder), key=lambda entry: entry.name)
         except OSError as exc:
-            report.skipped.append((_folder_shown(folder, root), f"cannot list folder: {exc.strerror}"))
+            report.skipped.append(
+                (_folder_shown(folder, root), f"cannot list folder: {exc.strerror}")
+            )
             continue
         for entry in entries:
             path = Path(entry.path)
@@ -159,7 +193,9 @@ def _walk(root: Path, excluded: set[Path], report: IngestReport, follow: _Symlin
                 is_dir = False
             if why := rules.reason(path, is_dir):
                 if is_dir or is_supported(path):  # a hidden .DS_Store or .gitignore is not news
-                    report.left_out.append((_folder_shown(path, root) + ("/" if is_dir else ""), why))
+                    report.left_out.append(
+                        (_folder_shown(path, root) + ("/" if is_dir else ""), why)
+                    )
                 continue
             if entry.is_symlink() and not follow.allows(path):
                 if is_dir or is_supported(path):
@@ -202,25 +238,43 @@ def _folder_shown(folder: Path, root: Path) -> str:
     return shown_name(folder.relative_to(root).as_posix() if folder != root else str(folder))
 
 
-def discover(paths: Sequence[Path], excluded: set[Path], report: IngestReport,
-             follow_symlinks: bool = False, rules: Mapping[Path, Rules] | None = None) -> list[Found]:
+def discover(
+    paths: Sequence[Path],
+    excluded: set[Path],
+    report: IngestReport,
+    follow_symlinks: bool = False,
+    rules: Mapping[Path, Rules] | None = None,
+) -> list[Found]:
     found: list[Found] = []
     rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
     for path in paths:
         if path.is_dir():
-            found.extend(_walk(path, excluded, report, rule, (rules or {}).get(path) or Rules(path)))
+            found.extend(
+                _walk(path, excluded, report, rule, (rules or {}).get(path) or Rules(path))
+            )
         elif path.is_file() or path.is_symlink():
             if is_supported(path):
                 found.append(Found(path, path.parent))
             else:
-                report.skipped.append((shown_name(str(path)), f"unsupported file type {shown_name(path.suffix) or '(none)'}"))
+                report.skipped.append(
+                    (
+                        shown_name(str(path)),
+                        f"unsupported file type {shown_name(path.suffix) or '(none)'}",
+                    )
+                )
         else:
             report.skipped.append((shown_name(str(path)), "no such file or folder"))
-    # a file reached twice (through a symlink inside the folders) is read once, by its own path if met
+    # a file reached twice (through a symlink inside the folders) is read once, by its own
+    # path if met
     unique: dict[Path, Found] = {}
-    for item in sorted(set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))):
+    for item in sorted(
+        set(found), key=lambda item: (_resolved(item.path) != item.path.absolute(), str(item.path))
+    ):
         unique.setdefault(_resolved(item.path), item)
-    return sorted((replace(item, library=rule.given) for item in unique.values()), key=lambda item: str(item.path))
+    return sorted(
+        (replace(item, library=rule.given) for item in unique.values()),
+        key=lambda item: str(item.path),
+    )
 
 
 def _resolved(path: Path) -> Path:
@@ -233,25 +287,41 @@ def _resolved(path: Path) -> Path:
 # --- reading one file ------------------------------------------------------------------------
 
 
-def _prepare(known: _Known, found: Found, settings: Settings, report: IngestReport, parser: Parser) -> Pending | None:
+def _prepare(
+    known: _Known, found: Found, settings: Settings, report: IngestReport, parser: Parser
+) -> Pending | None:
     """Read, parse and chunk one file (in the parsing thread: no database access). A file whose
     content the library already holds is a move or a copy, neither parsed nor embedded."""
     path = found.path
     data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
     name = _file_name(found)
     includes = IncludeResolver(path, found.library or (_resolved(found.root),))
-    digest = includes.digest(data)  # covers the included files: a changed one re-ingests this document
+    digest = includes.digest(
+        data
+    )  # covers the included files: a changed one re-ingests this document
     old = known.by_source.get(name.source)
     copy = known.copies.get(name.source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
-    unchanged_copy = copy is not None and copy["content_hash"] == digest and copy["document_id"] not in known.changed
+    unchanged_copy = (
+        copy is not None
+        and copy["content_hash"] == digest
+        and copy["document_id"] not in known.changed
+    )
     if (old is not None and old["content_hash"] == digest and not stale) or unchanged_copy:
         report.unchanged.append(name.path)
         return None
     stat = path.stat()
     record = DocumentRecord(
-        source=name.source, path=name.path, root=name.root, title="", content_hash=digest, size=stat.st_size,
-        mtime=stat.st_mtime, encoding="utf-8", term_counts={}, parser_version=PARSER_VERSION,
+        source=name.source,
+        path=name.path,
+        root=name.root,
+        title="",
+        content_hash=digest,
+        size=stat.st_size,
+        mtime=stat.st_mtime,
+        encoding="utf-8",
+        term_counts={},
+        parser_version=PARSER_VERSION,
         source_bytes=name.source_bytes,
     )
     if old is None and (same := known.same_content(digest, found, record)) is not None:
@@ -264,14 +334,21 @@ def _prepare(known: _Known, found: Found, settings: Settings, report: IngestRepo
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
     if not chunks:
         raise UnreadableFile("no text")
-    record = replace(record, title=parsed.title, encoding=parsed.encoding, term_counts=term_counts(parsed.text))
+    record = replace(
+        record, title=parsed.title, encoding=parsed.encoding, term_counts=term_counts(parsed.text)
+    )
     reparsed = old is not None and old["content_hash"] == digest
     return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
 
 
 def _file_name(found: Found) -> FileName:
     source = str(_resolved(found.path))
-    return FileName(shown_name(source), name_bytes(source), _display_path(found), shown_name(str(_resolved(found.root))))
+    return FileName(
+        shown_name(source),
+        name_bytes(source),
+        _display_path(found),
+        shown_name(str(_resolved(found.root))),
+    )
 
 
 def _display_path(found: Found) -> str:
@@ -292,11 +369,22 @@ class _Parser(threading.Thread):
 
     _DONE = object()
 
-    def __init__(self, db: Database, found: list[Found], settings: Settings, report: IngestReport,
-                 progress: Progress) -> None:
+    def __init__(
+        self,
+        db: Database,
+        found: list[Found],
+        settings: Settings,
+        report: IngestReport,
+        progress: Progress,
+    ) -> None:
         super().__init__(name="ragchat-ingest-parser", daemon=True)
         self._known = _Known(db)
-        self._found, self._settings, self._report, self._progress = found, settings, report, progress
+        self._found, self._settings, self._report, self._progress = (
+            found,
+            settings,
+            report,
+            progress,
+        )
         self._queue: queue.Queue = queue.Queue(maxsize=256)  # bounds the memory of parsed documents
         self._stopping = threading.Event()
         self._error: BaseException | None = None
@@ -308,7 +396,9 @@ class _Parser(threading.Thread):
                 if self._stopping.is_set():
                     return
                 try:
-                    prepared = _prepare(self._known, item, self._settings, self._report, self._worker)
+                    prepared = _prepare(
+                        self._known, item, self._settings, self._report, self._worker
+                    )
                 except UnreadableFile as exc:
                     if self._stopping.is_set():
                         return
@@ -367,7 +457,10 @@ class _Parser(threading.Thread):
 
 
 def embed_in_order(
-    embedder: Embedder, texts: Sequence[str], batch: int, progress: Progress,
+    embedder: Embedder,
+    texts: Sequence[str],
+    batch: int,
+    progress: Progress,
     on_batch: Callable[[list[int], np.ndarray], None] = lambda rows, vectors: None,
 ) -> np.ndarray:
     """Vectors of `texts` in their order, embedded in batches of similar length (a progress step
@@ -380,8 +473,11 @@ def embed_in_order(
     return vectors
 
 
-def _batches(embedder: Embedder, texts: Sequence[str], batch: int) -> Iterator[tuple[list[int], np.ndarray]]:
-    """The embedder's own length-sorted batches (by token count), or batches sorted by characters."""
+def _batches(
+    embedder: Embedder, texts: Sequence[str], batch: int
+) -> Iterator[tuple[list[int], np.ndarray]]:
+    """The embedder's own length-sorted batches (by token count), or batches sorted by
+    characters."""
     if hasattr(embedder, "embed_batches"):
         yield from embedder.embed_batches(texts)
         return
@@ -392,8 +488,12 @@ def _batches(embedder: Embedder, texts: Sequence[str], batch: int) -> Iterator[t
 
 
 def _write_all(
-    db: Database, load_embedder: Callable[[], Embedder], parser: _Parser, settings: Settings,
-    progress: Progress, report: IngestReport,
+    db: Database,
+    load_embedder: Callable[[], Embedder],
+    parser: _Parser,
+    settings: Settings,
+    progress: Progress,
+    report: IngestReport,
 ) -> None:
     embedder: Embedder | None = None
     total = 0
@@ -407,13 +507,22 @@ def _write_all(
             progress.chunks(total)  # grows while the parser finds more
             _write_window(db, embedder, parsed, settings.embed_batch, progress, report)
         for item in window:
-            if not item.chunks:  # a move or a copy (after the documents it may repeat): nothing to embed
+            if (
+                not item.chunks
+            ):  # a move or a copy (after the documents it may repeat): nothing to embed
                 _write_name(db, item, report)
 
 
-def _write_window(db: Database, embedder: Embedder, window: list[Pending], batch: int, progress: Progress,
-                  report: IngestReport) -> None:
-    """Embed a window's chunks in length-sorted batches; write each document once its last chunk is in."""
+def _write_window(
+    db: Database,
+    embedder: Embedder,
+    window: list[Pending],
+    batch: int,
+    progress: Progress,
+    report: IngestReport,
+) -> None:
+    """Embed a window's chunks in length-sorted batches; write each document once its last
+    chunk is in."""
     texts: list[str] = []
     owner: list[int] = []  # the window item each text belongs to
     first: list[int] = []  # each item's first text
@@ -457,15 +566,24 @@ def _write_name(db: Database, item: Pending, report: IngestReport) -> None:
 
 def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestReport) -> None:
     records = [
-        ChunkRecord(c.ordinal, c.text, " > ".join(_below_title(c.heading_path, item.title)), c.start, c.end,
-                    c.page_start, c.page_end)
+        ChunkRecord(
+            c.ordinal,
+            c.text,
+            " > ".join(_below_title(c.heading_path, item.title)),
+            c.start,
+            c.end,
+            c.page_start,
+            c.page_end,
+        )
         for c in item.chunks
     ]
     if item.is_new:
         library.delete_copy(db, item.record.source)  # it was a copy until its content changed
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
-    (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(item.record.path)
+    (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(
+        item.record.path
+    )
 
 
 def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
@@ -483,8 +601,9 @@ def _exists(row: dict) -> bool:
 
 def _gone(row: dict, rules: list[Rules]) -> bool:
     """Its file is gone, or the folders' rules now leave it out."""
-    return not _exists(row) or any(r.reason_anywhere(stored_path(row["source"], row.get("source_bytes")))
-                                   for r in rules)
+    return not _exists(row) or any(
+        r.reason_anywhere(stored_path(row["source"], row.get("source_bytes"))) for r in rules
+    )
 
 
 def prune(db: Database, report: IngestReport, rules: Iterable[Rules] = ()) -> None:
@@ -502,15 +621,21 @@ def prune(db: Database, report: IngestReport, rules: Iterable[Rules] = ()) -> No
         if not _gone(document, resolved):
             continue
         if (kept := surviving.get(document["id"])) is not None:
-            library.move_document(db, document["id"], FileName(kept["source"], kept["source_bytes"], kept["path"],
-                                                                kept["root"]), document["mtime"])
+            library.move_document(
+                db,
+                document["id"],
+                FileName(kept["source"], kept["source_bytes"], kept["path"], kept["root"]),
+                document["mtime"],
+            )
             report.moved.append((document["path"], kept["path"]))
         else:
             library.delete_document(db, document["id"])
             report.removed.append(document["path"])
 
 
-def reembed(db: Database, embedder: Embedder, progress: Progress, report: IngestReport, batch: int) -> None:
+def reembed(
+    db: Database, embedder: Embedder, progress: Progress, report: IngestReport, batch: int
+) -> None:
     """Re-embed every chunk with the current model; swapped in one transaction at the end."""
     rows = list(library.all_chunk_texts(db))
     progress.chunks(len(rows))
@@ -543,9 +668,10 @@ def ingest(
     exclude: Sequence[str] = (),
     hidden: bool = False,
 ) -> IngestReport:
-    """Bring the library in line with `paths`. The embedder is loaded only if something needs it.
-    Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`. Folders
-    leave out what their ignore files, `exclude` and the globs remembered with them say (see ignore.py)."""
+    """Bring the library in line with `paths`. The embedder is loaded only if something needs
+    it. Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`.
+    Folders leave out what their ignore files, `exclude` and the globs remembered with them
+    say (see ignore.py)."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
@@ -572,10 +698,20 @@ def ingest(
     if prune_missing:
         prune(db, report, rules.values())
     else:
-        report.gone = [row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)]
+        report.gone = [
+            row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)
+        ]
     if report.added or report.updated or report.reparsed:
-        set_setting(db, "parser_version", str(PARSER_VERSION))  # the parser that last wrote documents
-    if report.added or report.updated or report.reparsed or report.removed or keywords.missing_keywords(db):
+        set_setting(
+            db, "parser_version", str(PARSER_VERSION)
+        )  # the parser that last wrote documents
+    if (
+        report.added
+        or report.updated
+        or report.reparsed
+        or report.removed
+        or keywords.missing_keywords(db)
+    ):
         refresh_keywords(db)
     missing = keywords.keywords_without_vectors(db)
     if missing:
@@ -586,7 +722,8 @@ def ingest(
 
 
 def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:
-    """The folder's rules: the globs remembered with it plus the new ones (remembered from now on)."""
+    """The folder's rules: the globs remembered with it plus the new ones (remembered
+    from now on)."""
     patterns = library.remember_excludes(db, str(_resolved(folder)), exclude)
     return Rules(folder, tuple(patterns), hidden)
 
@@ -595,4 +732,7 @@ def _nothing_read(report: IngestReport) -> str:
     if not report.skipped:
         return "no supported files found (.md .markdown .txt .rst .html .htm .pdf .docx)"
     path, reason = report.skipped[0]
-    return f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: {reason})"
+    return (
+        f"nothing could be ingested: {len(report.skipped)} file(s) skipped (first: {path}: "
+        f"{reason})"
+    )

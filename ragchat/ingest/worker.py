@@ -52,11 +52,15 @@ class Parser:
             requests.send((path.name, data, self.limits, includes))
             if not answers.poll(self.limits.seconds):
                 self._kill()
-                raise UnreadableFile(f"parsing took longer than {self.limits.seconds:g} s (stopped)")
+                raise UnreadableFile(
+                    f"parsing took longer than {self.limits.seconds:g} s (stopped)"
+                )
             kind, value = answers.recv()
         except (EOFError, OSError, BrokenPipeError):
             self._kill()
-            raise UnreadableFile("parsing stopped" if self._stopped else "the parser crashed on this file") from None
+            raise UnreadableFile(
+                "parsing stopped" if self._stopped else "the parser crashed on this file"
+            ) from None
         if kind == "ok":
             return value
         raise UnreadableFile(value)
@@ -75,12 +79,16 @@ class Parser:
                 raise UnreadableFile("parsing stopped")
             if self._process is None:
                 self._process = subprocess.Popen(
-                    [sys.executable, "-P", "-c", _START, _package_root()], stdin=subprocess.PIPE,
-                    stdout=subprocess.PIPE, start_new_session=True,
+                    [sys.executable, "-P", "-c", _START, _package_root()],
+                    stdin=subprocess.PIPE,
+                    stdout=subprocess.PIPE,
+                    start_new_session=True,
                 )
                 assert self._process.stdin is not None and self._process.stdout is not None
-                self._pipes = (Connection(os.dup(self._process.stdin.fileno()), readable=False),
-                               Connection(os.dup(self._process.stdout.fileno()), writable=False))
+                self._pipes = (
+                    Connection(os.dup(self._process.stdin.fileno()), readable=False),
+                    Connection(os.dup(self._process.stdout.fileno()), writable=False),
+                )
                 self._process.stdin.close()
                 self._process.stdout.close()
             assert self._pipes is not None
@@ -135,12 +143,16 @@ def _lower_limit(which: int, wanted: int) -> None:
     """Set a soft resource limit within the hard one; a system that refuses keeps its own."""
     try:
         _, hard = resource.getrlimit(which)
-        resource.setrlimit(which, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard))
+        resource.setrlimit(
+            which, (wanted if hard == resource.RLIM_INFINITY else min(wanted, hard), hard)
+        )
     except (ValueError, OSError):
         pass
 
 
-def _parse(path: Path, data: bytes, limits: Limits, includes: Includes | None) -> tuple[str, object]:
+def _parse(
+    path: Path, data: bytes, limits: Limits, includes: Includes | None
+) -> tuple[str, object]:
     try:
         return "ok", parse_document(path, data, includes, limits)
     except UnreadableFile as exc:
@@ -149,7 +161,9 @@ def _parse(path: Path, data: bytes, limits: Limits, includes: Includes | None) -
         return "skip", f"needs more than {WORKER_MEMORY_MB} MB of memory to parse"
     except RecursionError:
         return "skip", "nested too deeply to parse"
-    except Exception as exc:  # a parser's bug on a strange file: that file is skipped, not the ingest
+    except (
+        Exception
+    ) as exc:  # a parser's bug on a strange file: that file is skipped, not the ingest
         return "skip", f"cannot parse: {type(exc).__name__}"
 
 
@@ -159,4 +173,3 @@ def main() -> None:
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
     serve(Connection(0, writable=False), answers)
-

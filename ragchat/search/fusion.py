@@ -72,7 +72,9 @@ def rrf_scores(lists: Sequence[RankedList], *, k: int = 20) -> dict[int, float]:
     return {chunk_id: score / best for chunk_id, score in scores.items()}
 
 
-def _best_rank(chunk_id: int, ranks: Mapping[str, dict[int, int]], names: Collection[str]) -> int | None:
+def _best_rank(
+    chunk_id: int, ranks: Mapping[str, dict[int, int]], names: Collection[str]
+) -> int | None:
     found = [ranks[name][chunk_id] for name in names if chunk_id in ranks[name]]
     return min(found) if found else None
 
@@ -97,11 +99,26 @@ def fuse(
     fused = []
     for chunk_id, rrf in scores.items():
         held = {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r}
-        anchored = (document_of[chunk_id] in anchoring.documents and chunk_id not in anchoring.exclude
-                    and anchoring.boost > 0 and min(held.values()) <= anchoring.reach)
+        anchored = (
+            document_of[chunk_id] in anchoring.documents
+            and chunk_id not in anchoring.exclude
+            and anchoring.boost > 0
+            and min(held.values()) <= anchoring.reach
+        )
         extra = anchoring.boost if anchored else 0.0
-        fused.append(Fused(chunk_id, document_of[chunk_id], _best_rank(chunk_id, ranks, vector_names),
-                           _best_rank(chunk_id, ranks, fts_names), rrf, extra, rrf + extra, anchored, held))
+        fused.append(
+            Fused(
+                chunk_id,
+                document_of[chunk_id],
+                _best_rank(chunk_id, ranks, vector_names),
+                _best_rank(chunk_id, ranks, fts_names),
+                rrf,
+                extra,
+                rrf + extra,
+                anchored,
+                held,
+            )
+        )
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
     return _protected(fused, protect, protect_within)
 

@@ -60,7 +60,9 @@ def vector_ranking(
     return [chunk_id for chunk_id, _ in hits] + tail, similarity
 
 
-def fts_ranking(db: Database, keyword_query: str, depth: int, extra_ids: Sequence[int] = ()) -> list[int]:
+def fts_ranking(
+    db: Database, keyword_query: str, depth: int, extra_ids: Sequence[int] = ()
+) -> list[int]:
     """Chunk ids by BM25 for a query's terms (ORed), then any matching `extra_ids` below them."""
     match = build_match(keyword_query)
     if match is None:
@@ -73,19 +75,31 @@ def fts_ranking(db: Database, keyword_query: str, depth: int, extra_ids: Sequenc
     return ids
 
 
-def search(db: Database, embedder: Embedder | None, settings: Settings, request: SearchRequest) -> list[Hit]:
+def search(
+    db: Database, embedder: Embedder | None, settings: Settings, request: SearchRequest
+) -> list[Hit]:
     """The top `request.k` chunks for one query, best first (the `search` command)."""
     depth = max(settings.candidates, request.k)
     lists: list[RankedList] = []
     similarity: dict[int, float] = {}
     if request.mode != "fts" and request.semantic_query.strip() and embedder is not None:
-        vector = request.vector if request.vector is not None else embedder.embed_query(request.semantic_query)
+        vector = (
+            request.vector
+            if request.vector is not None
+            else embedder.embed_query(request.semantic_query)
+        )
         ids, similarity = vector_ranking(db, vector, depth)
         lists.append(RankedList("question/vector", "vector", tuple(ids), settings.vector_weight))
         named = named_documents(db, request.semantic_query) if request.mode == "hybrid" else []
         if named:  # the documents the query names by title or file name (see titles.py)
-            lists.append(RankedList("question/title", "title", tuple(title_ranking(db, named, vector)),
-                                    settings.vector_weight))
+            lists.append(
+                RankedList(
+                    "question/title",
+                    "title",
+                    tuple(title_ranking(db, named, vector)),
+                    settings.vector_weight,
+                )
+            )
     if request.mode != "vector":
         ids = fts_ranking(db, request.keyword_query, depth)
         lists.append(RankedList("question/fts", "fts", tuple(ids), settings.fts_weight))
@@ -95,7 +109,16 @@ def search(db: Database, embedder: Embedder | None, settings: Settings, request:
         return []
     fused = fuse(lists, {i: c.document_id for i, c in chunks.items()}, k=settings.rrf_k)
     return [
-        Hit(rank, chunks[item.chunk_id], item.vector_rank, item.fts_rank, similarity.get(item.chunk_id),
-            item.rrf, item.boost, item.score, item.anchored)
+        Hit(
+            rank,
+            chunks[item.chunk_id],
+            item.vector_rank,
+            item.fts_rank,
+            similarity.get(item.chunk_id),
+            item.rrf,
+            item.boost,
+            item.score,
+            item.anchored,
+        )
         for rank, item in enumerate(fused[: request.k], start=1)
     ]

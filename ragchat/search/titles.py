@@ -41,7 +41,8 @@ def _number(word: str) -> str:
 
 
 def name_words(path: str) -> str:
-    """A file name as words: `pep-0723.rst` -> "pep 0723 723", `deployment_guide.md` -> "deployment guide"."""
+    """A file name as words: `pep-0723.rst` -> "pep 0723 723", `deployment_guide.md`
+    -> "deployment guide"."""
     stem = PurePosixPath(path.replace("\\", "/")).stem
     return indexed_text(_SPLIT.sub(" ", stem))
 
@@ -58,8 +59,11 @@ def indexed_text(text: str) -> str:
 
 def question_terms(question: str) -> list[str]:
     """The words of a question that can name a document (numbers without leading zeros)."""
-    found = [_number(w) for w in words(_SPLIT.sub(" ", question))
-             if w not in STOPWORDS and w not in QUESTION_WORDS and (len(w) > 1 or w.isdigit())]
+    found = [
+        _number(w)
+        for w in words(_SPLIT.sub(" ", question))
+        if w not in STOPWORDS and w not in QUESTION_WORDS and (len(w) > 1 or w.isdigit())
+    ]
     return list(dict.fromkeys(found))
 
 
@@ -95,6 +99,8 @@ def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> l
     for item in named:
         ids = library.chunk_ids_of_documents(db, [item.document_id])
         vectors = vectors_of(db, ids)
-        ids.sort(key=lambda chunk_id: -float(vectors[chunk_id] @ vector) if chunk_id in vectors else 0.0)
+        ids.sort(
+            key=lambda chunk_id: -float(vectors[chunk_id] @ vector) if chunk_id in vectors else 0.0
+        )
         ranked += ids[:CHUNKS_PER_DOCUMENT]
     return ranked

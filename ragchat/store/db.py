@@ -29,7 +29,9 @@ def _check_is_sqlite(path: Path) -> None:
     except OSError as exc:
         raise StoreError(f"cannot read database {path}: {exc.strerror}") from None
     if header != SQLITE_HEADER:
-        raise StoreError(f"{path} is not a SQLite database; refusing to touch it (choose another --db)")
+        raise StoreError(
+            f"{path} is not a SQLite database; refusing to touch it (choose another --db)"
+        )
 
 
 def _load_vec(db: Database) -> None:
@@ -54,22 +56,29 @@ def _load_vec(db: Database) -> None:
 def _check_exists(path: Path) -> None:
     """For commands that only read: a missing (or empty) file is an error, never created."""
     if not path.exists():
-        raise LibraryMissing(f"no library at {path}: `ragchat ingest PATH` creates it (or choose another --db)")
+        raise LibraryMissing(
+            f"no library at {path}: `ragchat ingest PATH` creates it (or choose another --db)"
+        )
     if path.is_file() and path.stat().st_size == 0:
-        raise LibraryMissing(f"{path} is an empty file, not a library: `ragchat ingest PATH --db {path}` fills it")
+        raise LibraryMissing(
+            f"{path} is an empty file, not a library: `ragchat ingest PATH --db {path}` fills it"
+        )
 
 
 def _check_is_ours(db: Database, path: Path) -> None:
     """A SQLite file that holds other tables but none of ours belongs to another program."""
     tables = set(db.table_names())
     if tables and not tables & {"documents", "_sqlite_migrations"}:
-        raise StoreError(f"{path} is a SQLite database of another program; refusing to touch it (choose another --db)")
+        raise StoreError(
+            f"{path} is a SQLite database of another program; refusing to touch it (choose "
+            "another --db)"
+        )
 
 
 def _create_private(path: Path) -> None:
     """A new database (documents, chat history) and the folders made for it are the user's alone:
-    0700 folders, a 0600 file (SQLite gives its -wal and -shm files the database's mode). An existing
-    database or folder keeps the permissions it has."""
+    0700 folders, a 0600 file (SQLite gives its -wal and -shm files the database's mode). An
+    existing database or folder keeps the permissions it has."""
     missing: list[Path] = []
     for folder in (path.parent, *path.parent.parents):
         if folder.exists():
@@ -107,10 +116,18 @@ def _connect(path: Path, mode: str) -> Database:
         return Database(memory=True)
     if mode == "rw":
         return Database(path)
-    if mode == "immutable" and Path(f"{path}-wal").is_file() and Path(f"{path}-wal").stat().st_size > 0:
-        raise StoreError(f"{path} is on a read-only filesystem with unsaved changes in {path}-wal; "
-                         "mount it writable once so SQLite can finish writing them")
-    location = urllib.parse.quote(os.fsencode(path.absolute()))  # any byte of a file name, `?` and `#` too
+    if (
+        mode == "immutable"
+        and Path(f"{path}-wal").is_file()
+        and Path(f"{path}-wal").stat().st_size > 0
+    ):
+        raise StoreError(
+            f"{path} is on a read-only filesystem with unsaved changes in {path}-wal; "
+            "mount it writable once so SQLite can finish writing them"
+        )
+    location = urllib.parse.quote(
+        os.fsencode(path.absolute())
+    )  # any byte of a file name, `?` and `#` too
     uri = f"file:{location}?{'immutable=1' if mode == 'immutable' else 'mode=ro'}"
     return Database(sqlite_utils.utils.sqlite3.connect(uri, uri=True))
 
@@ -123,19 +140,25 @@ def _prepare_file(path: Path, create: bool) -> None:
         _create_private(path)
     except OSError as exc:  # e.g. a file is in the way, no permission, a read-only filesystem
         if exc.errno == errno.EROFS:
-            raise StoreError(f"cannot create database {path}: its folder {path.parent} is on a read-only "
-                             "filesystem (choose another --db)") from None
+            raise StoreError(
+                f"cannot create database {path}: its folder {path.parent} is on a read-only "
+                "filesystem (choose another --db)"
+            ) from None
         if exc.filename and Path(exc.filename) == path:
             raise StoreError(f"cannot create database {path}: {exc.strerror}") from None
         folder = exc.filename or path.parent
-        raise StoreError(f"cannot create folder {folder} for database {path}: {exc.strerror}") from None
+        raise StoreError(
+            f"cannot create folder {folder} for database {path}: {exc.strerror}"
+        ) from None
 
 
-def open_db(path: Path | str, *, migrate: bool = True, create: bool = True, check: bool = True) -> Database:
-    """Open the database with sqlite-vec loaded and the schema up to date. With `create=False` (every
-    command but ingest) a missing database is a LibraryMissing error instead of a new file. A database
-    that cannot be written is opened read-only (search and inspect work; a write says why it fails).
-    `check=False` (the doctor) opens a damaged one as it is."""
+def open_db(
+    path: Path | str, *, migrate: bool = True, create: bool = True, check: bool = True
+) -> Database:
+    """Open the database with sqlite-vec loaded and the schema up to date. With `create=False`
+    (every command but ingest) a missing database is a LibraryMissing error instead of a new file. A
+    database that cannot be written is opened read-only (search and inspect work; a write says why
+    it fails). `check=False` (the doctor) opens a damaged one as it is."""
     path = Path(path)
     mode = access_mode(path)
     if str(path) != ":memory:" and mode == "rw":
@@ -167,7 +190,9 @@ def open_db(path: Path | str, *, migrate: bool = True, create: bool = True, chec
             db.close()
         if isinstance(exc, sqlite_utils.utils.sqlite3.DatabaseError):
             explained = explain(exc, path)
-            raise StoreError(explained if explained != str(exc) else f"cannot open database {path}: {exc}") from None
+            raise StoreError(
+                explained if explained != str(exc) else f"cannot open database {path}: {exc}"
+            ) from None
         raise
     _OPENED[:] = [path]
     return db
@@ -175,14 +200,19 @@ def open_db(path: Path | str, *, migrate: bool = True, create: bool = True, chec
 
 def _migrate(db: Database, path: Path, mode: str) -> None:
     if mode != "rw" and MIGRATIONS.pending(db):
-        raise StoreError(f"{path} was written by an older ragchat and needs an upgrade, but it cannot be "
-                         f"written ({READ_ONLY_WHY[mode]}); open it once where it is writable")
+        raise StoreError(
+            f"{path} was written by an older ragchat and needs an upgrade, but it cannot be "
+            f"written ({READ_ONLY_WHY[mode]}); open it once where it is writable"
+        )
     if mode == "rw":
         apply_migrations(db)
 
 
 # --- damage and errors that say what happened ---------------------------------------------------
-READ_ONLY_WHY = {"ro": "its file or folder is read-only", "immutable": "it is on a read-only filesystem"}
+READ_ONLY_WHY = {
+    "ro": "its file or folder is read-only",
+    "immutable": "it is on a read-only filesystem",
+}
 REQUIRED_TABLES = ("documents", "chunks", "chunks_fts", "settings")
 _OPENED: list[Path] = []  # the databases this process opened, for errors raised far from open_db
 
@@ -196,8 +226,10 @@ def check_intact(db: Database, path: Path) -> None:
     """A schema_version that is not a number is damage, not a newer ragchat."""
     if not _version_is_number(db):
         row = [get_setting(db, "schema_version")]
-        raise StoreError(f"{path} is damaged: its schema_version is {str(row[0])[:40]!r}, not a number; "
-                         f"`ragchat doctor --repair --db {path}` restores it")
+        raise StoreError(
+            f"{path} is damaged: its schema_version is {str(row[0])[:40]!r}, not a number; "
+            f"`ragchat doctor --repair --db {path}` restores it"
+        )
 
 
 def check_tables(db: Database, path: Path) -> None:
@@ -208,8 +240,10 @@ def check_tables(db: Database, path: Path) -> None:
     missing = [name for name in REQUIRED_TABLES if name not in tables]
     if missing:
         fix = "rebuilds it from the chunks" if missing == ["chunks_fts"] else "says how to recover"
-        raise StoreError(f"{path} is damaged: table {', '.join(missing)} is missing; "
-                         f"`ragchat doctor --repair --db {path}` {fix}")
+        raise StoreError(
+            f"{path} is damaged: table {', '.join(missing)} is missing; "
+            f"`ragchat doctor --repair --db {path}` {fix}"
+        )
 
 
 def explain(exc: BaseException, path: Path | None = None) -> str:
@@ -218,16 +252,32 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
     where = f"database {path}" if path else "the database"
     text = str(exc)
     if "readonly database" in text or "read-only" in text:
-        return (f"{where} cannot be written (its file, folder or filesystem is read-only): reading commands "
-                "(search, inspect, sessions, export) work; ask, chat and ingest need write access")
+        return (
+            f"{where} cannot be written (its file, folder or filesystem is read-only): reading "
+            "commands (search, inspect, sessions, export) work; ask, chat and ingest need write "
+            "access"
+        )
     if "database or disk is full" in text:
-        return f"the disk is full: nothing more could be written to {where}; free some space and try again"
-    if "Could not insert a new vector chunk" in text:  # sqlite-vec hides SQLITE_FULL behind its own error
-        return f"sqlite-vec could not add a block of vectors to {where}: the disk is probably full; free some space"
+        return (
+            f"the disk is full: nothing more could be written to {where}; free some space "
+            "and try again"
+        )
+    if (
+        "Could not insert a new vector chunk" in text
+    ):  # sqlite-vec hides SQLITE_FULL behind its own error
+        return (
+            f"sqlite-vec could not add a block of vectors to {where}: the disk is probably "
+            "full; free some space"
+        )
     if "not a database" in text:  # the header is gone: nothing for the doctor to read
-        return f"{where} is damaged ({text}): ingest your folders again into a new database (--db NEW)"
+        return (
+            f"{where} is damaged ({text}): ingest your folders again into a new database (--db NEW)"
+        )
     if "malformed" in text or "blob read error" in text or "sqlite-vec error" in text:
-        return f"{where} is damaged ({text}): `ragchat doctor --db {path}` says what is wrong and how to recover"
+        return (
+            f"{where} is damaged ({text}): `ragchat doctor --db {path}` says what is wrong "
+            "and how to recover"
+        )
     if "no such table" in text or "no such column" in text:
         return f"{where} is damaged ({text}): `ragchat doctor --repair` rebuilds what it can"
     if "unable to open database file" in text:

@@ -65,7 +65,9 @@ def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
     """The current keywords of the corpus with their vectors, as a matrix (one row each)."""
     current = all_keywords(db)
     names, rows = [], []
-    for keyword, blob in db.execute("SELECT keyword, embedding FROM keyword_vectors ORDER BY keyword"):
+    for keyword, blob in db.execute(
+        "SELECT keyword, embedding FROM keyword_vectors ORDER BY keyword"
+    ):
         if keyword in current:
             names.append(keyword)
             rows.append(np.frombuffer(blob, dtype=np.float32))
@@ -74,4 +76,6 @@ def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
 
 def missing_keywords(db: Database) -> bool:
     """Whether some document has no keywords yet (an ingest that stopped before choosing them)."""
-    return db.execute("SELECT 1 FROM documents WHERE keywords = '[]' LIMIT 1").fetchone() is not None
+    return (
+        db.execute("SELECT 1 FROM documents WHERE keywords = '[]' LIMIT 1").fetchone() is not None
+    )

@@ -88,7 +88,9 @@ def documents_by_ids(db: Database, ids: Iterable[int]) -> dict[int, dict]:
 
 
 def _delete_document_rows(db: Database, document_id: int) -> None:
-    ids = [row[0] for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", [document_id])]
+    ids = [
+        row[0] for row in db.execute("SELECT id FROM chunks WHERE document_id = ?", [document_id])
+    ]
     for start in range(0, len(ids), 500):
         part = ids[start : start + 500]
         marks = ",".join("?" * len(part))
@@ -122,8 +124,11 @@ def move_document(db: Database, document_id: int, to: FileName, mtime: float) ->
     """The document's file moved (same content): same row, chunks, vectors and ids; new name."""
     with write(db):
         db.execute("DELETE FROM document_copies WHERE source = ?", [to.source])
-        db.execute("UPDATE documents SET source = ?, source_bytes = ?, path = ?, root = ?, mtime = ? WHERE id = ?",
-                   [to.source, to.source_bytes, to.path, to.root, mtime, document_id])
+        db.execute(
+            "UPDATE documents SET source = ?, source_bytes = ?, path = ?, root = ?, mtime = ? "
+            "WHERE id = ?",
+            [to.source, to.source_bytes, to.path, to.root, mtime, document_id],
+        )
         title = db.execute("SELECT title FROM documents WHERE id = ?", [document_id]).fetchone()[0]
         index_title(db, document_id, title, to.path)  # found by its new name
 
@@ -132,9 +137,10 @@ def add_copy(db: Database, document_id: int, name: FileName) -> None:
     """Another file with the document's exact content: remembered, not stored or embedded again."""
     with write(db):
         db.execute(
-            "INSERT INTO document_copies(source, source_bytes, document_id, path, root) VALUES (?, ?, ?, ?, ?) "
-            "ON CONFLICT(source) DO UPDATE SET document_id = excluded.document_id, path = excluded.path, "
-            "root = excluded.root, source_bytes = excluded.source_bytes",
+            "INSERT INTO document_copies(source, source_bytes, document_id, path, root) VALUES "
+            "(?, ?, ?, ?, ?) ON CONFLICT(source) DO UPDATE SET document_id = "
+            "excluded.document_id, path = excluded.path, root = excluded.root, source_bytes = "
+            "excluded.source_bytes",
             [name.source, name.source_bytes, document_id, name.path, name.root],
         )
 
@@ -146,9 +152,13 @@ def delete_copy(db: Database, source: str) -> None:
 
 def copies(db: Database) -> list[dict]:
     """Every copy, with the document's content hash, by path."""
-    return [dict(zip(("source", "source_bytes", "document_id", "path", "root", "content_hash"), row)) for row in db.execute(
-        "SELECT c.source, c.source_bytes, c.document_id, c.path, c.root, d.content_hash "
-        "FROM document_copies c JOIN documents d ON d.id = c.document_id ORDER BY c.path")]
+    return [
+        dict(zip(("source", "source_bytes", "document_id", "path", "root", "content_hash"), row))
+        for row in db.execute(
+            "SELECT c.source, c.source_bytes, c.document_id, c.path, c.root, d.content_hash "
+            "FROM document_copies c JOIN documents d ON d.id = c.document_id ORDER BY c.path"
+        )
+    ]
 
 
 def replace_document(
@@ -164,18 +174,30 @@ def replace_document(
             if old["content_hash"] != record.content_hash:  # its copies hold the old content
                 db.execute("DELETE FROM document_copies WHERE document_id = ?", [old["id"]])
         values = {
-            "source": record.source, "source_bytes": record.source_bytes, "path": record.path, "root": record.root,
-            "title": record.title, "content_hash": record.content_hash, "size": record.size,
-            "mtime": record.mtime, "encoding": record.encoding,
-            "term_counts": json.dumps(record.term_counts), "chunk_count": len(chunks),
-            "ingested_at": now(), "keywords": old["keywords"] if old else "[]",
+            "source": record.source,
+            "source_bytes": record.source_bytes,
+            "path": record.path,
+            "root": record.root,
+            "title": record.title,
+            "content_hash": record.content_hash,
+            "size": record.size,
+            "mtime": record.mtime,
+            "encoding": record.encoding,
+            "term_counts": json.dumps(record.term_counts),
+            "chunk_count": len(chunks),
+            "ingested_at": now(),
+            "keywords": old["keywords"] if old else "[]",
             "parser_version": record.parser_version,
         }
         if old:
             db.table("documents").update(old["id"], values)
             document_id = old["id"]
         else:
-            document_id = db.table("documents").insert({"id": _next_ids(db, "documents", 1), **values}).last_pk
+            document_id = (
+                db.table("documents")
+                .insert({"id": _next_ids(db, "documents", 1), **values})
+                .last_pk
+            )
         _insert_chunks(db, document_id, record.title, chunks, vectors)
         index_title(db, int(document_id), record.title, record.path)
     return int(document_id)
@@ -186,8 +208,10 @@ def index_title(db: Database, document_id: int, title: str, path: str) -> None:
     from ..search.titles import indexed_text, name_words
 
     db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
-    db.execute("INSERT INTO documents_fts(rowid, title, name) VALUES (?, ?, ?)",
-               [document_id, indexed_text(title or ""), name_words(path)])
+    db.execute(
+        "INSERT INTO documents_fts(rowid, title, name) VALUES (?, ?, ?)",
+        [document_id, indexed_text(title or ""), name_words(path)],
+    )
 
 
 def titled_documents(db: Database) -> int | None:
@@ -219,10 +243,20 @@ def _insert_chunks(
     first = _next_ids(db, "chunks", len(chunks))
     ids = range(first, first + len(chunks))
     db.conn.executemany(
-        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char, page_start, page_end) "
-        "VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
+        "INSERT INTO chunks(id, document_id, ordinal, text, heading, start_char, end_char, "
+        "page_start, page_end) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?)",
         [
-            (i, document_id, c.ordinal, c.text, c.heading, c.start_char, c.end_char, c.page_start, c.page_end)
+            (
+                i,
+                document_id,
+                c.ordinal,
+                c.text,
+                c.heading,
+                c.start_char,
+                c.end_char,
+                c.page_start,
+                c.page_end,
+            )
             for i, c in zip(ids, chunks)
         ],
     )
@@ -256,8 +290,12 @@ def term_counts(db: Database) -> dict[int, dict[str, int]]:
 
 
 def ingest_marks(db: Database) -> dict[int, tuple[str, str]]:
-    """Per document id, (when it was last written, its path): what an ingest wrote is what changed."""
-    return {row[0]: (row[1], row[2]) for row in db.execute("SELECT id, ingested_at, path FROM documents")}
+    """Per document id, (when it was last written, its path): what an ingest wrote
+    is what changed."""
+    return {
+        row[0]: (row[1], row[2])
+        for row in db.execute("SELECT id, ingested_at, path FROM documents")
+    }
 
 
 def chunk_count(db: Database) -> int:
@@ -278,8 +316,9 @@ def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in db.execute(
-            f"SELECT c.id, c.document_id, {SHOWN_PATH}, d.title, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
-            f"FROM chunks c JOIN documents d ON d.id = c.document_id WHERE c.id IN ({marks})",
+            f"SELECT c.id, c.document_id, {SHOWN_PATH}, d.title, c.heading, c.text, c.ordinal, "
+            "c.page_start, c.page_end FROM chunks c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.id IN ({marks})",
             part,
         ):
             found[row[0]] = StoredChunk(*row)
@@ -291,7 +330,10 @@ def chunk_ids_of_documents(db: Database, document_ids: Iterable[int]) -> list[in
     if not wanted:
         return []
     marks = ",".join("?" * len(wanted))
-    return [row[0] for row in db.execute(f"SELECT id FROM chunks WHERE document_id IN ({marks})", wanted)]
+    return [
+        row[0]
+        for row in db.execute(f"SELECT id FROM chunks WHERE document_id IN ({marks})", wanted)
+    ]
 
 
 def fts_search(
@@ -299,9 +341,15 @@ def fts_search(
 ) -> list[tuple[int, float]]:
     """(chunk id, bm25 score; lower is better) for an already-safe MATCH expression, optionally
     among some chunks only (their scores stay comparable: same query, same corpus statistics)."""
-    select = "SELECT rowid, bm25(chunks_fts, 2.0, 2.0, 1.0) AS score FROM chunks_fts WHERE chunks_fts MATCH ?"
+    select = (
+        "SELECT rowid, bm25(chunks_fts, 2.0, 2.0, 1.0) AS score FROM chunks_fts WHERE "
+        "chunks_fts MATCH ?"
+    )
     if only_ids is None:
-        return [(row[0], row[1]) for row in db.execute(f"{select} ORDER BY score LIMIT ?", [match, limit])]
+        return [
+            (row[0], row[1])
+            for row in db.execute(f"{select} ORDER BY score LIMIT ?", [match, limit])
+        ]
     wanted = set(only_ids)
     found = [
         (row[0], row[1])
@@ -326,7 +374,7 @@ def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
         return []
     gaps = sorted(range(len(runs) - 1), key=lambda i: runs[i + 1][0] - runs[i][1])
     ranges, start = [], 0
-    for end in sorted(gaps[len(runs) - most:]) + [len(runs) - 1]:  # cut after the widest gaps
+    for end in sorted(gaps[len(runs) - most :]) + [len(runs) - 1]:  # cut after the widest gaps
         ranges.append((runs[start][0], runs[end][1]))
         start = end + 1
     return ranges
@@ -334,12 +382,16 @@ def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
 
 def fts_chunk_frequency(db: Database, match: str) -> int:
     """In how many chunks a (safe, single-term) MATCH expression occurs: a stemmed df for idf."""
-    return db.execute("SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [match]).fetchone()[0]
+    return db.execute(
+        "SELECT count(*) FROM chunks_fts WHERE chunks_fts MATCH ?", [match]
+    ).fetchone()[0]
 
 
 def library_version(db: Database) -> tuple:
     """Changes whenever documents change: a cache key for corpus-level caches."""
-    return tuple(db.execute("SELECT count(*), max(ingested_at), sum(chunk_count) FROM documents").fetchone())
+    return tuple(
+        db.execute("SELECT count(*), max(ingested_at), sum(chunk_count) FROM documents").fetchone()
+    )
 
 
 # --- what each ingested folder leaves out --------------------------------------------------------
@@ -377,17 +429,31 @@ class Section:
 def section(db: Database, chunk_id: int) -> Section | None:
     """The section a chunk belongs to: the run of its document's consecutive chunks under the
     same heading, as one text (chunk text is `document[start:end]`, so overlaps are cut exactly)."""
-    row = db.execute("SELECT document_id, ordinal, heading FROM chunks WHERE id = ?", [chunk_id]).fetchone()
+    row = db.execute(
+        "SELECT document_id, ordinal, heading FROM chunks WHERE id = ?", [chunk_id]
+    ).fetchone()
     if row is None:
         return None
     document_id, ordinal, heading = row
-    rows = db.execute("SELECT ordinal, start_char, end_char, text, page_start, page_end, heading FROM chunks "
-                      "WHERE document_id = ? ORDER BY ordinal", [document_id]).fetchall()
+    rows = db.execute(
+        "SELECT ordinal, start_char, end_char, text, page_start, page_end, heading FROM chunks "
+        "WHERE document_id = ? ORDER BY ordinal",
+        [document_id],
+    ).fetchall()
     run = _run_around(rows, ordinal, heading)
-    document = db.execute("SELECT path, title FROM documents WHERE id = ?", [document_id]).fetchone()
+    document = db.execute(
+        "SELECT path, title FROM documents WHERE id = ?", [document_id]
+    ).fetchone()
     pages = [p for r in run for p in (r[4], r[5]) if p is not None]
-    return Section(chunk_id, document[0], document[1] or "", heading or "", _joined(run),
-                   min(pages) if pages else None, max(pages) if pages else None)
+    return Section(
+        chunk_id,
+        document[0],
+        document[1] or "",
+        heading or "",
+        _joined(run),
+        min(pages) if pages else None,
+        max(pages) if pages else None,
+    )
 
 
 def _run_around(rows: list[tuple], ordinal: int, heading: str) -> list[tuple]:

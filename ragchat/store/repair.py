@@ -6,10 +6,14 @@ from __future__ import annotations
 from sqlite_utils import Database
 
 # the full-text index as migration m001 creates it; its rows are rebuilt from chunks and documents
-FTS_DDL = ("CREATE VIRTUAL TABLE chunks_fts USING fts5("
-           "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')")
-FTS_FILL = ("INSERT INTO chunks_fts(rowid, title, heading, text) SELECT c.id, d.title, c.heading, c.text "
-            "FROM chunks c JOIN documents d ON d.id = c.document_id")
+FTS_DDL = (
+    "CREATE VIRTUAL TABLE chunks_fts USING fts5("
+    "title, heading, text, tokenize = 'porter unicode61 remove_diacritics 2')"
+)
+FTS_FILL = (
+    "INSERT INTO chunks_fts(rowid, title, heading, text) SELECT c.id, d.title, c.heading, c.text "
+    "FROM chunks c JOIN documents d ON d.id = c.document_id"
+)
 
 
 def integrity_check(db: Database, most: int = 5) -> list[str]:

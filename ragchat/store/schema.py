@@ -87,9 +87,12 @@ def m003_keyword_vectors(db: Database) -> None:
 
 @MIGRATIONS()
 def m004_documents_version_index(db: Database) -> None:
-    # library.library_version runs several times a turn: this covering index answers it without
-    # reading the documents' rows (their term_counts spill onto overflow pages ahead of these columns)
-    db.table("documents").create_index(["ingested_at", "chunk_count"], index_name="documents_version")
+    # library.library_version runs several times a turn: this covering index answers it
+    # without reading the documents' rows (their term_counts spill onto overflow pages ahead
+    # of these columns)
+    db.table("documents").create_index(
+        ["ingested_at", "chunk_count"], index_name="documents_version"
+    )
 
 
 @MIGRATIONS()
@@ -108,8 +111,8 @@ def m006_i22a_turn_numbers(db: Database) -> None:
     # processes on one session never share or skip a number); the answer carries its question's
     db.table("messages").add_column("turn", int)
     db.execute(
-        "UPDATE messages SET turn = (SELECT count(*) FROM messages u WHERE u.session_id = messages.session_id "
-        "AND u.role = 'user' AND u.id <= messages.id)"
+        "UPDATE messages SET turn = (SELECT count(*) FROM messages u WHERE u.session_id = "
+        "messages.session_id AND u.role = 'user' AND u.id <= messages.id)"
     )
     db.table("messages").create_index(["session_id", "turn"], index_name="messages_turn")
 
@@ -122,7 +125,9 @@ def m007_i22a_document_identity(db: Database) -> None:
     # more paths holding a document's exact content: embedded and shown once, found under each
     db.table("document_copies").create(
         {"source": str, "source_bytes": bytes, "document_id": int, "path": str, "root": str},
-        pk="source", foreign_keys=[("document_id", "documents", "id")], not_null={"document_id", "path"},
+        pk="source",
+        foreign_keys=[("document_id", "documents", "id")],
+        not_null={"document_id", "path"},
     )
     db.table("document_copies").create_index(["document_id"])
     db.table("documents").create_index(["content_hash"], index_name="documents_content_hash")
@@ -134,8 +139,10 @@ def m008_i21_document_titles(db: Database) -> None:
     # "the deployment guide"); rowid = documents.id (see search/titles.py)
     from .library import index_title
 
-    db.execute("CREATE VIRTUAL TABLE documents_fts USING fts5("
-               "title, name, tokenize = 'porter unicode61 remove_diacritics 2')")
+    db.execute(
+        "CREATE VIRTUAL TABLE documents_fts USING fts5("
+        "title, name, tokenize = 'porter unicode61 remove_diacritics 2')"
+    )
     for document_id, title, path in db.execute("SELECT id, title, path FROM documents").fetchall():
         index_title(db, document_id, title, path)
 
@@ -151,9 +158,11 @@ def check_schema_version(db: Database) -> None:
         return
     applied = {m.name for m in MIGRATIONS.applied(db)}
     newer = sorted(applied - set(KNOWN))
-    version = db.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone() if db[
-        "settings"
-    ].exists() else None
+    version = (
+        db.execute("SELECT value FROM settings WHERE key = 'schema_version'").fetchone()
+        if db["settings"].exists()
+        else None
+    )
     if newer or (version and int(version[0]) > SCHEMA_VERSION):
         if version and int(version[0]) > SCHEMA_VERSION:
             found = f"schema version {version[0]}"

@@ -39,9 +39,14 @@ class Message:
 
 def _message(row: dict) -> Message:
     return Message(
-        id=row["id"], session_id=row["session_id"], role=row["role"], content=row["content"] or "",
-        created_at=row["created_at"], lineage=json.loads(row["lineage"]) if row.get("lineage") else None,
-        embedding_blob=row.get("embedding") or None, turn=row.get("turn") or 0,
+        id=row["id"],
+        session_id=row["session_id"],
+        role=row["role"],
+        content=row["content"] or "",
+        created_at=row["created_at"],
+        lineage=json.loads(row["lineage"]) if row.get("lineage") else None,
+        embedding_blob=row.get("embedding") or None,
+        turn=row.get("turn") or 0,
     )
 
 
@@ -55,7 +60,8 @@ def session_id(db: Database, name: str, *, create: bool = True) -> int:
     with write(db):
         stamp = now()
         db.execute(
-            "INSERT INTO sessions(name, created_at, updated_at) VALUES (?, ?, ?) ON CONFLICT(name) DO NOTHING",
+            "INSERT INTO sessions(name, created_at, updated_at) VALUES (?, ?, ?) ON "
+            "CONFLICT(name) DO NOTHING",
             [name, stamp, stamp],
         )
     return db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()[0]
@@ -70,7 +76,9 @@ def check_session_name(name: str) -> None:
 
 
 def latest_session(db: Database) -> str | None:
-    row = db.execute("SELECT name FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1").fetchone()
+    row = db.execute(
+        "SELECT name FROM sessions ORDER BY updated_at DESC, id DESC LIMIT 1"
+    ).fetchone()
     return row[0] if row else None
 
 
@@ -79,10 +87,10 @@ def sessions(db: Database) -> list[dict]:
     return [
         dict(zip(("name", "created_at", "updated_at", "turns", "first_question"), row))
         for row in db.execute(
-            "SELECT s.name, s.created_at, s.updated_at, "
-            "(SELECT count(*) FROM messages m WHERE m.session_id = s.id AND m.role = 'user'), "
-            "(SELECT m.content FROM messages m WHERE m.session_id = s.id AND m.role = 'user' ORDER BY m.id LIMIT 1) "
-            "FROM sessions s ORDER BY s.updated_at DESC, s.id DESC"
+            "SELECT s.name, s.created_at, s.updated_at, (SELECT count(*) FROM messages m WHERE "
+            "m.session_id = s.id AND m.role = 'user'), (SELECT m.content FROM messages m WHERE "
+            "m.session_id = s.id AND m.role = 'user' ORDER BY m.id LIMIT 1) FROM sessions s "
+            "ORDER BY s.updated_at DESC, s.id DESC"
         )
     ]
 
@@ -95,7 +103,9 @@ def delete_session(db: Database, name: str) -> int:
     """Delete a session and its messages; returns how many turns it had."""
     session = session_id(db, name, create=False)
     with write(db):
-        turns = db.execute("SELECT count(*) FROM messages WHERE session_id = ? AND role = 'user'", [session]).fetchone()[0]
+        turns = db.execute(
+            "SELECT count(*) FROM messages WHERE session_id = ? AND role = 'user'", [session]
+        ).fetchone()[0]
         db.execute("DELETE FROM messages WHERE session_id = ?", [session])
         db.execute("DELETE FROM sessions WHERE id = ?", [session])
     return turns
@@ -110,26 +120,42 @@ def rename_session(db: Database, old: str, new: str) -> None:
         return
     with write(db):
         if db.execute("SELECT 1 FROM sessions WHERE name = ?", [new]).fetchone():
-            raise SessionError(f"a session named {new!r} exists already (`ragchat sessions rm {new}` removes it)")
+            raise SessionError(
+                f"a session named {new!r} exists already (`ragchat sessions rm {new}` removes it)"
+            )
         db.execute("UPDATE sessions SET name = ? WHERE id = ?", [new, session])
 
 
 def add_message(
-    db: Database, session: int, role: str, content: str, *, embedding: np.ndarray | None = None,
-    lineage: dict | None = None, turn: int | None = None,
+    db: Database,
+    session: int,
+    role: str,
+    content: str,
+    *,
+    embedding: np.ndarray | None = None,
+    lineage: dict | None = None,
+    turn: int | None = None,
 ) -> int:
     """Append a message; a question without `turn` opens the next turn, an answer joins `turn`
     (default: the session's last)."""
     with write(db):
         if turn is None:
-            turn = _next_turn(db, session) if role == "user" else max(_next_turn(db, session) - 1, 1)
+            turn = (
+                _next_turn(db, session) if role == "user" else max(_next_turn(db, session) - 1, 1)
+            )
         stamp = now()
         cursor = db.execute(
             "INSERT INTO messages(session_id, role, content, created_at, lineage, embedding, turn) "
             "VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [session, role, content, stamp,
-             json.dumps(lineage) if lineage is not None else None,
-             to_blob(embedding) if embedding is not None else None, turn],
+            [
+                session,
+                role,
+                content,
+                stamp,
+                json.dumps(lineage) if lineage is not None else None,
+                to_blob(embedding) if embedding is not None else None,
+                turn,
+            ],
         )
         db.execute("UPDATE sessions SET updated_at = ? WHERE id = ?", [stamp, session])
     assert cursor.lastrowid is not None  # an INSERT always sets it
@@ -146,7 +172,9 @@ class OpenedTurn:
     history: tuple[Message, ...]  # the earlier turns' messages, each question before its answer
 
 
-def open_turn(db: Database, name: str, question: str, *, embedding: np.ndarray | None = None) -> OpenedTurn:
+def open_turn(
+    db: Database, name: str, question: str, *, embedding: np.ndarray | None = None
+) -> OpenedTurn:
     """Write `question` as the session's next turn and read the history it follows, in one
     BEGIN IMMEDIATE transaction: concurrent writers on one session queue here and each gets its
     own number and a history that ends just before it."""
@@ -154,13 +182,20 @@ def open_turn(db: Database, name: str, question: str, *, embedding: np.ndarray |
         session = session_id(db, name)
         message_id = add_message(db, session, "user", question, embedding=embedding)
         number = db.execute("SELECT turn FROM messages WHERE id = ?", [message_id]).fetchone()[0]
-        history = tuple(_message(row) for row in db.query(
-            f"SELECT * FROM messages WHERE session_id = ? AND turn < ? ORDER BY {_TURN_ORDER}", [session, number]))
+        history = tuple(
+            _message(row)
+            for row in db.query(
+                f"SELECT * FROM messages WHERE session_id = ? AND turn < ? ORDER BY {_TURN_ORDER}",
+                [session, number],
+            )
+        )
     return OpenedTurn(session, number, message_id, history)
 
 
 def _next_turn(db: Database, session: int) -> int:
-    return db.execute("SELECT coalesce(max(turn), 0) + 1 FROM messages WHERE session_id = ?", [session]).fetchone()[0]
+    return db.execute(
+        "SELECT coalesce(max(turn), 0) + 1 FROM messages WHERE session_id = ?", [session]
+    ).fetchone()[0]
 
 
 # a turn's question, then its answer, whatever order concurrent writers inserted them in
@@ -168,7 +203,11 @@ _TURN_ORDER = "turn, role = 'assistant', id"
 
 
 def update_message(
-    db: Database, message_id: int, *, content: str | None = None, lineage: dict | None = None,
+    db: Database,
+    message_id: int,
+    *,
+    content: str | None = None,
+    lineage: dict | None = None,
     embedding: np.ndarray | None = None,
 ) -> None:
     changes: dict[str, Any] = {}
@@ -181,12 +220,17 @@ def update_message(
     if changes:
         with write(db):
             assignments = ", ".join(f"{name} = ?" for name in changes)
-            db.execute(f"UPDATE messages SET {assignments} WHERE id = ?", [*changes.values(), message_id])
+            db.execute(
+                f"UPDATE messages SET {assignments} WHERE id = ?", [*changes.values(), message_id]
+            )
 
 
 def messages(db: Database, session: int) -> list[Message]:
     """A session's messages turn by turn, each question followed by its answer."""
-    return [_message(row) for row in db["messages"].rows_where("session_id = ?", [session], order_by=_TURN_ORDER)]
+    return [
+        _message(row)
+        for row in db["messages"].rows_where("session_id = ?", [session], order_by=_TURN_ORDER)
+    ]
 
 
 def message_by_id(db: Database, message_id: int) -> Message | None:

@@ -1,5 +1,6 @@
 """The chunk vectors: the vec0 table, the model that made them, and vector search with its
-in-memory copy, held by one explicit `VectorIndex` per connection (the app's database owns it)."""
+in-memory copy, held by one explicit `VectorIndex` per connection (the app makes its own when it
+opens the database and releases it in `App.close()`)."""
 
 from __future__ import annotations
 
@@ -72,7 +73,9 @@ def ensure_vector_table(db: Database, model: str, dim: int, *, reset: bool = Fal
 
 
 def has_vectors(db: Database) -> bool:
-    found = db.execute("SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VECTOR_TABLE])
+    found = db.execute(
+        "SELECT 1 FROM sqlite_master WHERE type = 'table' AND name = ?", [VECTOR_TABLE]
+    )
     return found.fetchone() is not None
 
 
@@ -87,7 +90,8 @@ def put_vectors(db: Database, ids: Sequence[int], vectors: np.ndarray) -> None:
         for chunk_id, vector in zip(ids, vectors):
             db.execute(f"DELETE FROM {VECTOR_TABLE} WHERE chunk_id = ?", [chunk_id])
             db.execute(
-                f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)", [chunk_id, to_blob(vector)]
+                f"INSERT INTO {VECTOR_TABLE}(chunk_id, embedding) VALUES (?, ?)",
+                [chunk_id, to_blob(vector)],
             )
         vectors_changed(db)
 
@@ -120,7 +124,11 @@ class _InMemory:
             chunk_ids, matrix = chunk_ids[order], matrix[order]
         norms = np.linalg.norm(matrix, axis=1)
         if np.all(norms > 0):  # a zero vector has no cosine distance: leave those to vec0
-            self.ids, self.matrix, self.inverse_norms = chunk_ids, matrix, (1.0 / norms).astype(np.float32)
+            self.ids, self.matrix, self.inverse_norms = (
+                chunk_ids,
+                matrix,
+                (1.0 / norms).astype(np.float32),
+            )
 
     def nearest(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         assert self.matrix is not None and self.inverse_norms is not None and self.ids is not None
@@ -152,6 +160,19 @@ class VectorIndex:
     def __init__(self, db: Database) -> None:
         self.db = db
         self._memory: _InMemory | None = None
+        self.closed = False
+
+    def close(self) -> None:
+        """Drop the in-memory copy and leave the registry (`index_of` makes a new one if asked)."""
+        self._memory = None
+        self.closed = True
+        if _INDEXES.get(self.db) is self:
+            del _INDEXES[self.db]
+
+    @property
+    def loaded(self) -> bool:
+        """Whether an in-memory copy is held (current or not; no database access)."""
+        return self._memory is not None and self._memory.matrix is not None
 
     def in_memory(self, searching: bool = False) -> _InMemory | None:
         """The vectors in memory when they are loaded and current; loaded on the
@@ -164,7 +185,11 @@ class VectorIndex:
             held = self._memory = _InMemory(version)
         if searching:
             held.searches += 1
-            if held.matrix is None and held.searches == MEMORY_AFTER_SEARCHES and not db.conn.in_transaction:
+            if (
+                held.matrix is None
+                and held.searches == MEMORY_AFTER_SEARCHES
+                and not db.conn.in_transaction
+            ):
                 count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
                 dim = int(get_setting(db, "embedding_dim") or 0)
                 if 0 < count * dim * 4 <= MEMORY_MAX_BYTES:
@@ -176,7 +201,9 @@ class VectorIndex:
         db = self.db
         if not has_vectors(db) or limit <= 0:
             return []
-        limit = min(int(limit), MAX_NEIGHBOURS)  # sqlite-vec's own ceiling; settings stay within it anyway
+        limit = min(
+            int(limit), MAX_NEIGHBOURS
+        )  # sqlite-vec's own ceiling; settings stay within it anyway
         held = self.in_memory(searching=True)
         if held is not None and np.linalg.norm(vector) > 0:
             return held.nearest(vector, limit)
@@ -197,7 +224,8 @@ class VectorIndex:
             return held.vectors(chunk_ids)
         marks = ",".join("?" * len(chunk_ids))
         rows = db.execute(
-            f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})", list(chunk_ids)
+            f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})",
+            list(chunk_ids),
         )
         return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
 
@@ -205,12 +233,20 @@ class VectorIndex:
 _INDEXES: weakref.WeakKeyDictionary[Database, VectorIndex] = weakref.WeakKeyDictionary()
 
 
+def attach(db: Database) -> VectorIndex:
+    """A new index for `db`, registered as its own: the app makes it when it opens the database
+    and closes it in `App.close()`."""
+    index = _INDEXES[db] = VectorIndex(db)
+    return index
+
+
 def index_of(db: Database) -> VectorIndex:
-    """The connection's vector index (one per connection, so its in-memory copy lives as long
-    as the connection; `App.vectors` is the app's)."""
+    """The connection's vector index, for code that has only the database: the app's when
+    the app opened it (`App.vector_index`), else one made on first use that lives as long
+    as the connection."""
     index = _INDEXES.get(db)
     if index is None:
-        index = _INDEXES[db] = VectorIndex(db)
+        index = attach(db)
     return index
 
 

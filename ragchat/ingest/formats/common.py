@@ -38,7 +38,8 @@ _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
 def clean_chars(text: str) -> str:
-    """NFKC (ligatures, full-width forms, no-break spaces), without invisible or control characters."""
+    """NFKC (ligatures, full-width forms, no-break spaces), without invisible or control
+    characters."""
     return CONTROL_CHARS.sub("", INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text)))
 
 
@@ -80,10 +81,30 @@ def not_in_library(name: str) -> str:
 
 
 _SUFFIX_LANGUAGES = {
-    ".py": "python", ".pyi": "python", ".sh": "bash", ".bash": "bash", ".js": "javascript",
-    ".ts": "typescript", ".toml": "toml", ".json": "json", ".yaml": "yaml", ".yml": "yaml", ".ini": "ini",
-    ".cfg": "ini", ".html": "html", ".css": "css", ".sql": "sql", ".rs": "rust", ".go": "go", ".c": "c",
-    ".h": "c", ".java": "java", ".rb": "ruby", ".dockerfile": "dockerfile", ".xml": "xml", ".rst": "rst",
+    ".py": "python",
+    ".pyi": "python",
+    ".sh": "bash",
+    ".bash": "bash",
+    ".js": "javascript",
+    ".ts": "typescript",
+    ".toml": "toml",
+    ".json": "json",
+    ".yaml": "yaml",
+    ".yml": "yaml",
+    ".ini": "ini",
+    ".cfg": "ini",
+    ".html": "html",
+    ".css": "css",
+    ".sql": "sql",
+    ".rs": "rust",
+    ".go": "go",
+    ".c": "c",
+    ".h": "c",
+    ".java": "java",
+    ".rb": "ruby",
+    ".dockerfile": "dockerfile",
+    ".xml": "xml",
+    ".rst": "rst",
 }
 
 

@@ -82,7 +82,9 @@ def _check_expansion(data: bytes, limits: Limits) -> None:
                         limits.check_expanded(total, ".docx")
     except UnreadableFile:
         raise
-    except Exception as exc:  # a damaged zip raises many exception types (BadZipFile, zlib.error, ...)
+    except (
+        Exception
+    ) as exc:  # a damaged zip raises many exception types (BadZipFile, zlib.error, ...)
         detail = " ".join(str(exc).split())[:80] or type(exc).__name__
         raise UnreadableFile(f"corrupt .docx: {detail}") from None
 
@@ -92,11 +94,16 @@ def _style_names(document: Document) -> Callable[[Paragraph], str]:
     the styles for every paragraph: minutes on a file of many short paragraphs)."""
     from docx.enum.style import WD_STYLE_TYPE
 
-    names = {style.style_id: style.name or "" for style in document.styles
-             if style.type == WD_STYLE_TYPE.PARAGRAPH}
+    names = {
+        style.style_id: style.name or ""
+        for style in document.styles
+        if style.type == WD_STYLE_TYPE.PARAGRAPH
+    }
     default = document.styles.default(WD_STYLE_TYPE.PARAGRAPH)
     fallback = (default.name or "") if default is not None else ""
-    return lambda paragraph: names.get(paragraph._p.style or "", fallback) if paragraph._p.style else fallback
+    return lambda paragraph: (
+        names.get(paragraph._p.style or "", fallback) if paragraph._p.style else fallback
+    )
 
 
 def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx files need it
@@ -107,7 +114,9 @@ def _open(data: bytes) -> Document:  # python-docx is imported here: only .docx 
     except Exception as exc:  # a damaged zip or XML raises many exception types
         detail = " ".join(str(exc).split())[:80] or type(exc).__name__
         if detail.startswith("unknown error"):  # what lxml says when its memory runs out
-            raise UnreadableFile("corrupt .docx, or its XML does not fit in the parser's memory limit") from None
+            raise UnreadableFile(
+                "corrupt .docx, or its XML does not fit in the parser's memory limit"
+            ) from None
         raise UnreadableFile(f"corrupt .docx: {detail}") from None
 
 

@@ -17,7 +17,9 @@ from ragchat.text import one_line
 from .common import Block, Heading, Outline, code_fence
 
 _ALWAYS_SKIPPED = frozenset("script style noscript nav template svg aside button form".split())
-_PAGE_CHROME = frozenset("header footer".split())  # skipped outside <main>/<article> (an article's header is its title)
+_PAGE_CHROME = frozenset(
+    "header footer".split()
+)  # skipped outside <main>/<article> (an article's header is its title)
 _NAV_CLASSES = re.compile(
     r"\b(?:nav-?panel|navigation|navheader|navfooter|nav|navbar|breadcrumbs?|related|sidebar|"
     r"sphinxsidebar|toc|skip-link|header|footer|menu)\b",
@@ -51,7 +53,7 @@ def _drop_nav_lines(body: str) -> str:
 
 
 def _is_nav_line(line: str) -> bool:
-    """"Next: Limits, Previous: Introduction, Up: Top [Contents][Index]" (texinfo node links)."""
+    """ "Next: Limits, Previous: Introduction, Up: Top [Contents][Index]" (texinfo node links)."""
     rest = _TRAILING_BRACKETS.sub("", line.strip())
     parts = [part.strip() for part in rest.split(",")]
     links = all(_NAV_PART.match(part) for part in parts) if rest else False
@@ -70,7 +72,9 @@ class _HtmlReader(HTMLParser):
         self.title = ""
         self.title_parts: list[str] | None = None
         self.open: list[tuple[str, bool, bool]] = []  # (tag, skipped, main) per open element
-        self.open_count: Counter[str] = Counter()  # of self.open's tags: each tag costs O(1), however deep
+        self.open_count: Counter[str] = (
+            Counter()
+        )  # of self.open's tags: each tag costs O(1), however deep
         self.main_only = main_only
         self.pre: list[str] | None = None
         self.pre_language = ""

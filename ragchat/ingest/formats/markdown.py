@@ -25,7 +25,9 @@ if TYPE_CHECKING:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.S | re.M)
 _YAML_KEY = re.compile(r"^\s*[\w-]+\s*:", re.M)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
-_ADMONITION = re.compile(r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)(?:\s+\"([^\"]*)\"|\s+'([^']*)')?\s*$")
+_ADMONITION = re.compile(
+    r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)(?:\s+\"([^\"]*)\"|\s+'([^']*)')?\s*$"
+)
 _SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
 _SNIPPET_FILE = re.compile(r"""^(\s*)-{2,}8<-{2,}[ \t]+["']([^"']+)["']\s*$""")
 _SNIPPET_BRACES = re.compile(r"\{\*.*?\*\}")
@@ -93,7 +95,10 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
             title = match.group(3) or match.group(4)
             if title is None and not line.lstrip().startswith("==="):
                 title = match.group(2).replace("-", " ").capitalize()
-            body = [body_line[indent + 4 :] if body_line.strip() else "" for body_line in lines[i + 1 : end]]
+            body = [
+                body_line[indent + 4 :] if body_line.strip() else ""
+                for body_line in lines[i + 1 : end]
+            ]
             out += _titled(" " * indent, title, _mkdocs_lines(body, includes))
             i = end
             continue
@@ -107,9 +112,13 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
             spec = match.group(3) if match.re is _SNIPPET_BRACES_LINE else ""
             out += _included(match.group(1), match.group(2), spec, includes)
         elif _SNIPPET_LINE.match(line):
-            if line.strip().strip("-8<; ") == "" and i + 1 < len(lines):  # block form: files listed until the next marker
+            if line.strip().strip("-8<; ") == "" and i + 1 < len(
+                lines
+            ):  # block form: files listed until the next marker
                 end = i + 1
-                while end < len(lines) and lines[end].strip() and not _SNIPPET_LINE.match(lines[end]):
+                while (
+                    end < len(lines) and lines[end].strip() and not _SNIPPET_LINE.match(lines[end])
+                ):
                     out += _included("", lines[end].strip().strip("\"'"), "", includes)
                     end += 1
                 i = end + 1 if end < len(lines) and _SNIPPET_LINE.match(lines[end]) else i + 1
@@ -126,8 +135,9 @@ def _titled(indent: str, title: str | None, body: str) -> list[str]:
     return head + [indent + line if line else "" for line in body.split("\n")] + [""]
 
 
-def _pymdownx_block(lines: list[str], i: int, opening: re.Match[str], includes: Includes | None,
-                    out: list[str]) -> int:
+def _pymdownx_block(
+    lines: list[str], i: int, opening: re.Match[str], includes: Includes | None, out: list[str]
+) -> int:
     """`/// note | Title` ... `///` (any number of slashes, three or more): read like an
     admonition. Returns the index after the closing line."""
     slashes = opening.group(2)
@@ -149,7 +159,11 @@ def _included(indent: str, name: str, spec: str, includes: Includes | None) -> l
     if found is None or found.text is None:
         return ["", indent + not_in_library(name), ""]
     if found.markdown:  # one level deep: its own includes are named, not read
-        return ["", *(indent + line for line in _mkdocs_lines(found.text.split("\n"), None).split("\n")), ""]
+        return [
+            "",
+            *(indent + line for line in _mkdocs_lines(found.text.split("\n"), None).split("\n")),
+            "",
+        ]
     fence = code_fence(selected_lines(found.text, spec), found.language)
     return ["", *(indent + line for line in fence.split("\n")), ""]
 
@@ -178,11 +192,15 @@ class _Renderer:
         kind = token.type
         if kind == "heading_open":
             inline = tokens[i + 1]
-            if token.markup in ("=", "-") and "\n" in inline.content:  # a dash line under a paragraph
+            if (
+                token.markup in ("=", "-") and "\n" in inline.content
+            ):  # a dash line under a paragraph
                 self._text(_inline(inline))
             else:
                 self._flush()
-                self.blocks.append(Heading(int(token.tag[1]), _HEADING_ATTRS.sub("", _inline(inline))))
+                self.blocks.append(
+                    Heading(int(token.tag[1]), _HEADING_ATTRS.sub("", _inline(inline)))
+                )
             return i + 3
         if kind == "table_open":
             return self._table(tokens, i)

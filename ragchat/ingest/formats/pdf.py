@@ -1,5 +1,6 @@
-"""PDF (pypdf): headings from font sizes, else plain-text rules, else one section per page;
-paragraphs from line gaps; line-end hyphenation joined; each page's start marked for page numbers."""
+"""PDF (pypdf): headings from font sizes, else plain-text rules, else one section per
+page; paragraphs from line gaps; line-end hyphenation joined; each page's start marked
+for page numbers."""
 
 from __future__ import annotations
 
@@ -170,7 +171,12 @@ def _pdf_page_blocks(lines: list[_PdfLine], level_of: Callable[[_PdfLine], int])
         if paragraph and (level or _new_paragraph(previous, line, gap)):
             blocks.append("\n".join(paragraph))
             paragraph = []
-        if not level and paragraph and _HYPHENATED_END.search(paragraph[-1]) and line.text[:1].islower():
+        if (
+            not level
+            and paragraph
+            and _HYPHENATED_END.search(paragraph[-1])
+            and line.text[:1].islower()
+        ):
             paragraph[-1] = paragraph[-1][:-1] + line.text  # "man-" + "agement"
         elif not level:
             paragraph.append(line.text)
@@ -200,7 +206,9 @@ def _new_paragraph(previous: _PdfLine | None, line: _PdfLine, gap: float) -> boo
     return drop <= 0 or drop > gap * 1.3  # a jump up is a new column or text box
 
 
-PARSING_WORK = 500_000  # operands and operators in one content stream (a dense real page has ~50,000)
+PARSING_WORK = (
+    500_000  # operands and operators in one content stream (a dense real page has ~50,000)
+)
 
 
 @contextmanager
@@ -209,10 +217,15 @@ def _bounded(limits: Limits) -> Iterator[None]:
     from pypdf import apply_configuration
 
     size = limits.expanded
-    with apply_configuration(zlib_maximum_output_length=size, lzw_maximum_output_length=size,
-                             run_length_maximum_output_length=size, brotli_maximum_output_length=size,
-                             array_based_stream_maximum_output_length=size, maximum_declared_stream_length=size,
-                             stream_parsing_work_maximum_count=PARSING_WORK):
+    with apply_configuration(
+        zlib_maximum_output_length=size,
+        lzw_maximum_output_length=size,
+        run_length_maximum_output_length=size,
+        brotli_maximum_output_length=size,
+        array_based_stream_maximum_output_length=size,
+        maximum_declared_stream_length=size,
+        stream_parsing_work_maximum_count=PARSING_WORK,
+    ):
         yield
 
 
@@ -223,7 +236,9 @@ def _limit_reached(exc: Exception, limits: Limits) -> UnreadableFile | None:
     if not isinstance(exc, LimitReachedError):
         return None
     if "decompress" in str(exc).lower() or "length" in str(exc).lower():
-        return UnreadableFile(f"a PDF stream expands to more than {limits.expanded >> 20} MB (a compression bomb?)")
+        return UnreadableFile(
+            f"a PDF stream expands to more than {limits.expanded >> 20} MB (a compression bomb?)"
+        )
     return UnreadableFile(f"a PDF page has more than {PARSING_WORK:,} drawing operations")
 
 

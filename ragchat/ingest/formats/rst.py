@@ -18,18 +18,31 @@ import re
 from collections.abc import Callable, Iterator
 from typing import Any
 
-from .common import Block, Heading, Included, Includes, Outline, code_fence, not_in_library, selected_lines
+from .common import (
+    Block,
+    Heading,
+    Included,
+    Includes,
+    Outline,
+    code_fence,
+    not_in_library,
+    selected_lines,
+)
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
 _HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version")
 # Sphinx directives whose content is navigation or machinery, not text
 _DROPPED_DIRECTIVES = frozenset(
-    "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor codeauthor "
-    "currentmodule default-role default-domain raw include".split()
+    "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor "
+    "codeauthor currentmodule default-role default-domain raw include".split()
 )
 _CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
-_VERSION_LABELS = {"versionadded": "Added in version", "versionchanged": "Changed in version",
-                   "deprecated": "Deprecated since version", "versionremoved": "Removed in version"}
+_VERSION_LABELS = {
+    "versionadded": "Added in version",
+    "versionchanged": "Changed in version",
+    "deprecated": "Deprecated since version",
+    "versionremoved": "Removed in version",
+}
 _CALLABLE_ROLES = frozenset("func meth".split())
 _SETTINGS: dict[str, Any] = {
     "_disable_config": True,  # never read docutils.conf files
@@ -52,7 +65,9 @@ def parse_rst(text: str, includes: Includes | None = None) -> Outline:
     header, body = _pep_header(text)
     try:
         tree = _doctree(body, includes)
-    except Exception:  # docutils on hostile input (deep nesting, odd markup): the text is still there
+    except (
+        Exception
+    ):  # docutils on hostile input (deep nesting, odd markup): the text is still there
         from .text import parse_text
 
         return parse_text(text)
@@ -95,8 +110,12 @@ def _header_blocks(header: dict[str, str]) -> list[Block]:
     if not header:
         return []
     field = {name: _EMAIL.sub("", header.get(name, "")).strip(" ,") for name in _HEADER_SHOWN}
-    details = [field["Status"], field["Type"], f"created {field['Created']}" if field["Created"] else "",
-               f"Python {field['Python-Version']}" if field["Python-Version"] else ""]
+    details = [
+        field["Status"],
+        field["Type"],
+        f"created {field['Created']}" if field["Created"] else "",
+        f"Python {field['Python-Version']}" if field["Python-Version"] else "",
+    ]
     shown = ", ".join(d for d in details if d)
     by = f", by {field['Author']}" if field["Author"] else ""
     return [f"{_header_title(header)}{by}" + (f" ({shown})" if shown else "") + "."]
@@ -169,7 +188,9 @@ def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
 
     short = name.rsplit(":", 1)[-1].lower()
 
-    def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
+    def role(
+        _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
+    ) -> tuple[list[Any], list[Any]]:
         shown, titled = _visible(text)
         if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
             shown += "()"
@@ -183,7 +204,9 @@ def _reference_role(prefix: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     """`:pep:`634`` -> "PEP 634"; `:pep:`the spec <634#section>`` -> "the spec"."""
     from docutils import nodes
 
-    def role(_name: str, rawtext: str, text: str, *args: Any, **kwargs: Any) -> tuple[list[Any], list[Any]]:
+    def role(
+        _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
+    ) -> tuple[list[Any], list[Any]]:
         shown, titled = _visible(text)
         if not titled:
             shown = f"{prefix} {shown.split('#')[0].strip()}"
@@ -219,7 +242,9 @@ def _content_directive() -> type:
             if self.arguments and self.arguments[0].strip():
                 argument = " ".join(self.arguments[0].split())
                 label = _VERSION_LABELS.get(self.name.lower())
-                if label:  # "3.10 The match statement" -> "Added in version 3.10: The match statement"
+                if (
+                    label
+                ):  # "3.10 The match statement" -> "Added in version 3.10: The match statement"
                     version, _, rest = argument.partition(" ")
                     argument = f"{label} {version}:" + (f" {rest}" if rest else "")
                 inline, _messages = self.state.inline_text(argument, self.lineno)
@@ -248,7 +273,9 @@ def _code_directive() -> type:
         def run(self) -> list[Any]:
             language = self.arguments[0].split()[0] if self.arguments else ""
             code = "\n".join(self.content)
-            return [nodes.literal_block(code, code, classes=["code"] + ([language] if language else []))]
+            return [
+                nodes.literal_block(code, code, classes=["code"] + ([language] if language else []))
+            ]
 
     return CodeDirective
 
@@ -281,8 +308,16 @@ def _literal_include_directive() -> type:
 # --- doctree -> blocks ----------------------------------------------------------------------
 
 _SKIPPED = (
-    "comment", "target", "substitution_definition", "system_message", "raw", "pending",
-    "footnote_reference", "citation_reference", "label", "transition",
+    "comment",
+    "target",
+    "substitution_definition",
+    "system_message",
+    "raw",
+    "pending",
+    "footnote_reference",
+    "citation_reference",
+    "label",
+    "transition",
 )
 
 
@@ -306,7 +341,9 @@ class _Walker:
                     yield text
             elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
                 yield code_fence(child.astext(), _language(child))
-            elif isinstance(child, (nodes.paragraph, nodes.title, nodes.rubric, nodes.line, nodes.caption)):
+            elif isinstance(
+                child, (nodes.paragraph, nodes.title, nodes.rubric, nodes.line, nodes.caption)
+            ):
                 if text := inline_text(child):
                     yield text
             elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
@@ -340,7 +377,9 @@ class _Walker:
         from docutils import nodes
 
         title = next((c for c in node.children if isinstance(c, nodes.title)), None)
-        yield inline_text(title) if title is not None else node.tagname.replace("_", " ").capitalize()
+        yield (
+            inline_text(title) if title is not None else node.tagname.replace("_", " ").capitalize()
+        )
         yield from self.blocks(_without(node, nodes.title))
 
     def _definitions(self, node: Any) -> Iterator[Block]:
@@ -348,8 +387,15 @@ class _Walker:
 
         for item in node.findall(nodes.definition_list_item):
             term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
-            body = [b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)]
-            if body and isinstance(body[0], str) and "\n" not in body[0] and not body[0].startswith("```"):
+            body = [
+                b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)
+            ]
+            if (
+                body
+                and isinstance(body[0], str)
+                and "\n" not in body[0]
+                and not body[0].startswith("```")
+            ):
                 yield f"{term}: {body[0]}"
                 yield from body[1:]
             else:
@@ -433,7 +479,9 @@ def _fields(node: Any) -> Iterator[str]:
     for field in node.children:
         if isinstance(field, nodes.field):
             name, body = field.children[0], field.children[1]
-            yield f"{inline_text(name)}: {' '.join(inline_text(p) for p in body.children)}".rstrip(": ")
+            yield f"{inline_text(name)}: {' '.join(inline_text(p) for p in body.children)}".rstrip(
+                ": "
+            )
         elif isinstance(field, nodes.Element):  # docinfo's own fields (author, version, ...)
             yield f"{field.tagname.capitalize()}: {inline_text(field)}"
 

@@ -21,14 +21,16 @@ _NUM = r"(?:\d+|[ivxlcdm]+|[a-z])(?:\.(?:\d+|[ivxlcdm]+|[a-z]))*"
 _KEYWORD_HEADING = re.compile(
     rf"^(?:section|part|chapter|article|appendix|annex|schedule)\s+({_NUM})\b", re.I
 )
-_NUMBERED_HEADING = re.compile(
-    r"^(\d+(?:\.\d+)+\.?|\d+\.|[IVXLC]+\.|[A-Z]\.)\s+[\"'(\[]?[A-Z0-9]"
-)
+_NUMBERED_HEADING = re.compile(r"^(\d+(?:\.\d+)+\.?|\d+\.|[IVXLC]+\.|[A-Z]\.)\s+[\"'(\[]?[A-Z0-9]")
 
 
 def parse_text(text: str) -> Outline:
     width = wrap_width(text)
-    paragraphs = [unwrap(p, width) for p in re.split(r"\n{2,}", text)] if width else re.split(r"\n{2,}", text)
+    paragraphs = (
+        [unwrap(p, width) for p in re.split(r"\n{2,}", text)]
+        if width
+        else re.split(r"\n{2,}", text)
+    )
     first = paragraphs[0].strip()
     titled = "\n" not in first and _looks_like_title(first) and not _heading_number(first)
     return Outline(text_blocks(list(paragraphs)), first if titled else "")
