@@ -281,3 +281,17 @@ def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
     doc = make_doc((("Routers",), body))
     chunks = chunk_document(doc, target=150, max_size=600, overlap=0)
     assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith(rest)
+
+
+def test_a_long_list_is_cut_between_items_never_after_an_item_number() -> None:
+    steps = "\n".join(
+        f"{n}. Step {n} happens here. If it fails, the error is stored and handled later by step {n + 1}."
+        for n in range(1, 26)
+    )
+    doc = make_doc((("Lifecycle",), f"Flask handles a request in these steps:\n\n{steps}"))
+    chunks = chunk_document(doc, target=600, max_size=800, overlap=150)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        last_line = chunk.text.splitlines()[-1]
+        assert not re.fullmatch(r"\d+\.", last_line), chunk.text  # no "7." cut from its item
+        assert re.match(r"(\d+\. Step|Flask handles)", chunk.text), chunk.text  # starts at an item
