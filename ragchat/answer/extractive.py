@@ -117,8 +117,10 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = [ranking.relevance(i) + ranking.example_bonus(i) for i in range(len(candidates))]
-    chosen = ranking.first_source_best(scores)
     code = next((i for i in ranking.by_score(scores) if candidates[i][1].has_code), None)
+    # the first source's best unit leads only when it is an example itself: "give me an
+    # example" after a list of converters opens with code, not with another list
+    chosen = [i for i in ranking.first_source_best(scores) if code is None or ranking.example_bonus(i) > 0]
     if code is not None and code not in chosen:
         chosen.append(code)
     everything = [True] * len(candidates)
