@@ -248,5 +248,5 @@ def _overlap_start(boundaries: list[int], previous: _Span, budget: int, room: in
     starts = [b for b in boundaries if lowest <= b < previous[1] and previous[1] - b >= min_overlap]
     if starts:
         return starts[0]
-    earlier = [b for b in boundaries if max(previous[1] - room, half) <= b < lowest]
+    earlier = [b for b in boundaries if max(previous[1] - room, half, previous[1] - 2 * budget) <= b < lowest]
     return earlier[-1] if earlier else default
