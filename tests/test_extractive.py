@@ -254,8 +254,7 @@ def test_an_example_request_opens_with_an_example_not_the_first_sources_list() -
         "Optionally, you can use a converter to specify the type of the argument.\n\n"
         "```python\n@app.route('/post/<int:post_id>')\ndef show_post(post_id):\n    return f'Post {post_id}'\n```"
     ))
-    answer = pick("give me an example of converter routing rules", [routing, examples], count=2,
-                  mode=Mode.EXAMPLE)
-    assert answer.text.index("@app.route('/post/<int:post_id>')") < answer.text.find("three ways") \
-        or "three ways" not in answer.text
-    assert answer.used >= {2}
+    answer = pick("give me an example of converter routing rules", [routing, examples], count=3,
+                  mode=Mode.EXAMPLE, priors={1: 0.9, 2: 0.5})  # the list's chunk ranks first
+    assert "@app.route('/post/<int:post_id>')" in answer.text
+    assert "three ways" not in answer.text and answer.used == {2}  # examples only, while there are some

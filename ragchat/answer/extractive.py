@@ -123,10 +123,11 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
     chosen = [i for i in ranking.first_source_best(scores) if code is None or ranking.example_bonus(i) > 0]
     if code is not None and code not in chosen:
         chosen.append(code)
-    everything = [True] * len(candidates)
-    return ranking.answer(
-        ranking.filled(scores, chosen, everything, max(scores) - params.score_margin)
-    )
+    examples = [ranking.example_bonus(i) > 0 for i in range(len(candidates))]
+    if any(examples):  # only examples fill the answer: "give me an example" is not "tell me more"
+        scores = [score if example else -math.inf for score, example in zip(scores, examples)]
+    floor = max(scores) - params.score_margin
+    return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
 
 
 def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
