@@ -308,3 +308,30 @@ def test_a_sentence_continuing_after_a_code_block_stays_with_it() -> None:
     doc = make_doc((("Routers",), body))
     chunks = chunk_document(doc, target=150, max_size=600, overlap=0)
     assert chunks[-1].text.startswith("If you import both") and chunks[-1].text.endswith(rest)
+
+
+def test_a_long_list_is_cut_between_items_never_after_an_item_number() -> None:
+    steps = "\n".join(
+        f"{n}. Step {n} happens here. If it fails, the error is stored and handled later "
+        f"by step {n + 1}."
+        for n in range(1, 26)
+    )
+    doc = make_doc((("Lifecycle",), f"Flask handles a request in these steps:\n\n{steps}"))
+    chunks = chunk_document(doc, target=600, max_size=800, overlap=150)
+    assert len(chunks) > 2
+    for chunk in chunks:
+        last_line = chunk.text.splitlines()[-1]
+        assert not re.fullmatch(r"\d+\.", last_line), chunk.text  # no "7." cut from its item
+        assert re.match(r"(\d+\. Step|Flask handles)", chunk.text), chunk.text  # starts at an item
+
+
+def test_an_overlap_never_reaches_back_more_than_twice_the_window() -> None:
+    # the last sentence of each paragraph is long: the sentence running into the 150-character
+    # window starts 330 characters back, beyond twice the window, so there is no overlap
+    long_tail = "The crumb " + " ".join(["keeps rising slowly"] * 16) + "."
+    body = "\n\n".join(f"{sentences(8, seed=n)} {long_tail}" for n in range(6))
+    chunks = chunk_document(make_doc((("Long",), body)), target=600, max_size=1400, overlap=150)
+    assert len(chunks) > 2
+    for before, after in zip(chunks, chunks[1:]):
+        assert overlap_chars(before, after) <= 300
+        assert re.match(r"[A-Z]", after.text)

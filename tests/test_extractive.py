@@ -243,3 +243,33 @@ def test_the_pool_and_the_cuts_come_from_the_params() -> None:
         extractive(Mode.QUESTION, request, flat_idf, strict).text
         == "The sources hold no readable sentences."
     )
+
+
+def test_an_example_request_opens_with_an_example_not_the_first_sources_list() -> None:
+    routing = source(
+        1,
+        (
+            "Generally there are three ways to define rules for the routing system:\n\n"
+            "1. You can use the route() decorator.\n2. You can use the add_url_rule() function.\n"
+            "3. You can access the underlying routing system directly."
+        ),
+    )
+    examples = source(
+        2,
+        (
+            "Optionally, you can use a converter to specify the type of the argument.\n\n"
+            "```python\n@app.route('/post/<int:post_id>')\ndef show_post(post_id):\n"
+            "    return f'Post {post_id}'\n```"
+        ),
+    )
+    answer = pick(
+        "give me an example of converter routing rules",
+        [routing, examples],
+        count=3,
+        mode=Mode.EXAMPLE,
+        priors={1: 0.9, 2: 0.5},
+    )  # the list's chunk ranks first
+    assert "@app.route('/post/<int:post_id>')" in answer.text
+    assert "three ways" not in answer.text and answer.used == {
+        2
+    }  # examples only, while there are some

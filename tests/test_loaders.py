@@ -667,8 +667,25 @@ def test_pdf_without_text_layer(tmp_path: Path) -> None:
         (":nosuchrole:`kept text`", "kept text"),
         ("`the site <https://example.org>`_", "the site"),
         ("``x = 1``", "x = 1"),
+        (":data:`.current_app`", "current_app"),
+        (":meth:`~.Flask.app_context`", "app_context()"),
+        (":doc:`/server`", "server"),
+        (":file:`.gitignore`", ".gitignore"),
+        ("the ``?`` in", "the ? in"),
     ],
 )
 def test_rst_roles_read_as_a_reader_sees_them(tmp_path: Path, markup: str, shown: str) -> None:
     doc = load_document(write(tmp_path, "roles.rst", f"See {markup} here.\n"))
     assert doc.text == f"See {shown} here."
+
+
+def test_rst_sphinx_file_metadata_is_not_text(tmp_path: Path) -> None:
+    text = ":orphan:\n:tocdepth: 2\n\nTitle\n=====\n\nBody text.\n"
+    doc = load_document(write(tmp_path, "page.rst", text))
+    assert doc.text == "Title\n\nBody text."
+
+
+def test_rst_footnote_reference_takes_its_space_along(tmp_path: Path) -> None:
+    text = "Read the guide [1]_. Then ask.\n\n.. [1] The guide.\n"
+    doc = load_document(write(tmp_path, "page.rst", text))
+    assert doc.text.startswith("Read the guide. Then ask.")

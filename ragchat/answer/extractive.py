@@ -117,14 +117,19 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = [ranking.relevance(i) + ranking.example_bonus(i) for i in range(len(candidates))]
-    chosen = ranking.first_source_best(scores)
     code = next((i for i in ranking.by_score(scores) if candidates[i][1].has_code), None)
+    # the first source's best unit leads only when it is an example itself: "give me an
+    # example" after a list of converters opens with code, not with another list
+    chosen = [
+        i for i in ranking.first_source_best(scores) if code is None or ranking.example_bonus(i) > 0
+    ]
     if code is not None and code not in chosen:
         chosen.append(code)
-    everything = [True] * len(candidates)
-    return ranking.answer(
-        ranking.filled(scores, chosen, everything, max(scores) - params.score_margin)
-    )
+    examples = [ranking.example_bonus(i) > 0 for i in range(len(candidates))]
+    if any(examples):  # only examples fill the answer: "give me an example" is not "tell me more"
+        scores = [score if example else -math.inf for score, example in zip(scores, examples)]
+    floor = max(scores) - params.score_margin
+    return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
 
 
 def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:

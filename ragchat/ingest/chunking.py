@@ -93,7 +93,8 @@ def _section_spans(
     cores = _merge_tiny(_pack(units, target), max_size, min(200, target // 5))
     code = _code_blocks(text, section.start, section.end)
     starts = sorted(
-        {start for start, _ in paragraphs} | {s for p in paragraphs for s, _ in _sentences(text, p)}
+        {start for start, _ in paragraphs}
+        | {s for p in paragraphs for s, _ in _readable_parts(text, p)}
     )
     boundaries = [b for b in starts if not any(o < b < c for o, _, c, _ in code)]
     return _add_overlap(cores, boundaries, overlap, max_size)
@@ -184,7 +185,7 @@ def _split_long(
     if span[1] - span[0] <= max_size:
         return [span]
     code = code or _FENCE_LINE.search(text, *span) is not None
-    parts = _spans(_PARAGRAPH, text, *span) if code else _sentences(text, span)
+    parts = _spans(_PARAGRAPH, text, *span) if code else _readable_parts(text, span)
     for pieces in (parts, _spans(_LINE, text, *span)):
         if len(pieces) > 1:
             return [
@@ -193,6 +194,19 @@ def _split_long(
                 for part in _split_long(text, piece, target, max_size, code)
             ]
     return _word_runs(text, span, target, max_size)
+
+
+_ITEM_START = re.compile(r"^[ \t]*(?:[-*+\u2022]|\d{1,3}[.)])[ \t]+\S", re.M)
+
+
+def _readable_parts(text: str, span: _Span) -> list[_Span]:
+    """A list's items (its lead-in first), else sentences: a list is cut between items, never
+    after an item's number ("7.") or inside an item's sentences."""
+    starts = [match.start() for match in _ITEM_START.finditer(text, *span)]
+    if len(starts) < 2:
+        return _sentences(text, span)
+    edges = ([span[0]] if starts[0] > span[0] else []) + starts + [span[1]]
+    return [part for a, b in zip(edges, edges[1:]) if (part := _trim(text, a, b))[0] < part[1]]
 
 
 def _sentences(text: str, span: _Span) -> list[_Span]:
@@ -267,5 +281,7 @@ def _overlap_start(
     starts = [b for b in boundaries if lowest <= b < previous[1] and previous[1] - b >= min_overlap]
     if starts:
         return starts[0]
-    earlier = [b for b in boundaries if max(previous[1] - room, half) <= b < lowest]
+    # never further back than twice the window: a long sentence is not repeated whole
+    nearest = max(previous[1] - room, half, previous[1] - 2 * budget)
+    earlier = [b for b in boundaries if nearest <= b < lowest]
     return earlier[-1] if earlier else default

@@ -44,8 +44,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # re-embeds) documents parsed with an older version even when their bytes are unchanged. 1:
 # the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages,
 # .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
-# chunks whole sentences/fences
-PARSER_VERSION = 3
+# chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
+# dropped, long lists cut between items, overlaps at most twice the window
+PARSER_VERSION = 4
 
 
 @dataclass(frozen=True)

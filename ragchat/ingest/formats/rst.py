@@ -44,6 +44,10 @@ _VERSION_LABELS = {
     "versionremoved": "Removed in version",
 }
 _CALLABLE_ROLES = frozenset("func meth".split())
+# Sphinx's Python-domain roles: a leading "." asks Sphinx to search, the reader never sees it
+_PYTHON_ROLES = frozenset("mod func data const class meth attr exc obj type".split())
+# Sphinx's file-wide metadata (a field list at the top: `:orphan:`, `:tocdepth: 2`): not text
+_FILE_METADATA = frozenset("orphan nocomments nosearch tocdepth".split())
 _SETTINGS: dict[str, Any] = {
     "_disable_config": True,  # never read docutils.conf files
     "file_insertion_enabled": False,
@@ -174,13 +178,17 @@ class _AnyOptions(dict):
         return True
 
 
-def _visible(text: str) -> tuple[str, bool]:
+def _visible(text: str, python: bool = False) -> tuple[str, bool]:
     """(shown text, whether the author titled it) of a role's text: `Title <target>` -> "Title",
-    `~a.b.c` -> "c", `!name` -> "name"."""
+    `~a.b.c` -> "c", `!name` -> "name"; a Python object's `.name` or `~.a.b` -> "name", "b"."""
     if (match := re.match(r"^(.*?)\s*<([^<>]*)>$", text, re.S)) and match.group(1):
         return match.group(1), True
     text = text.lstrip("!")
-    return (text.rsplit(".", 1)[-1] if text.startswith("~") else text).lstrip("~"), False
+    short = text.startswith("~")
+    text = text.lstrip("~")
+    if python:
+        text = text.lstrip(".") or text
+    return (text.rsplit(".", 1)[-1] if short else text), False
 
 
 def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
@@ -191,7 +199,9 @@ def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     def role(
         _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
     ) -> tuple[list[Any], list[Any]]:
-        shown, titled = _visible(text)
+        shown, titled = _visible(text, python=short in _PYTHON_ROLES)
+        if short == "doc" and not titled:
+            shown = shown.lstrip("/") or shown
         if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
             shown += "()"
         node = nodes.literal if short not in ("ref", "doc", "term", "abbr") else nodes.inline
@@ -349,7 +359,8 @@ class _Walker:
             elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
                 yield "\n".join(self._list(child, 0))
             elif isinstance(child, (nodes.field_list, nodes.docinfo)):
-                yield "\n".join(_fields(child))
+                if fields := "\n".join(_fields(child)):
+                    yield fields
             elif isinstance(child, nodes.definition_list):
                 yield from self._definitions(child)
             elif isinstance(child, nodes.table):
@@ -453,10 +464,11 @@ def inline_text(node: Any) -> str:
     """The visible text of an inline tree on one line: references keep their text, footnote
     references and targets go, whitespace (the author's hard wraps) becomes single spaces."""
     text = " ".join("".join(_inline_parts(node)).split())
-    return _SPACE_BEFORE_PUNCTUATION.sub("", text)  # "guide [1]_." lost its reference: "guide."
+    # where a footnote reference went ("guide [1]_."), so does the space before it: "guide."
+    return text.replace(" " + _GONE, "").replace(_GONE, "")
 
 
-_SPACE_BEFORE_PUNCTUATION = re.compile(r" (?=[.,;:!?](?:\s|$))")
+_GONE = "\x00"  # a dropped inline node (never in parsed text: control characters are cleaned)
 
 
 def _inline_parts(node: Any) -> Iterator[str]:
@@ -466,7 +478,7 @@ def _inline_parts(node: Any) -> Iterator[str]:
         if isinstance(child, nodes.Text):
             yield str(child)
         elif child.tagname in _SKIPPED:
-            continue
+            yield _GONE
         elif isinstance(child, nodes.image):
             yield child.get("alt", "")
         else:
@@ -479,6 +491,8 @@ def _fields(node: Any) -> Iterator[str]:
     for field in node.children:
         if isinstance(field, nodes.field):
             name, body = field.children[0], field.children[1]
+            if inline_text(name).lower() in _FILE_METADATA:
+                continue
             yield f"{inline_text(name)}: {' '.join(inline_text(p) for p in body.children)}".rstrip(
                 ": "
             )
