@@ -687,7 +687,7 @@ def _requests(db, chunk_ids: np.ndarray, vectors: np.ndarray) -> list:
     common word, sometimes a rare one; the semantic query is a question (only its text: the
     vector is given)."""
     from ragchat.search.hybrid import SearchRequest
-    from ragchat.store import library, vectors
+    from ragchat.store import library
     from ragchat.text import content_words
 
     rng = random.Random(SEED)
