@@ -475,33 +475,26 @@ def test_eval_unanswerable_reports_precision_and_recall_of_not_covered(runner, t
     assert "recall 1.00" in shown and "precision 1.00" in shown
 
 
+def _ragchat_rows(runner, tmp_path: Path, conversations: Path, corpus: Path, *args: str) -> dict:
+    """`ragchat eval --strategies ragchat` with these flags (`--answers`) and `--param` values
+    (NAME=VALUE): its --out rows by item id."""
+    out = tmp_path / "run.jsonl"
+    flags = [a for a in args if a.startswith("--")]
+    params = [arg for a in args if not a.startswith("--") for arg in ("--param", a)]
+    command = ["eval", conversations, "--corpus", corpus, "--strategies", "ragchat", *flags]
+    result = invoke(runner, *command, "--db", tmp_path / "eval.db", "--out", out, *params)
+    assert result.exit_code == 0, result.output
+    rows = (json.loads(line) for line in out.read_text().splitlines())
+    return {row["id"]: row for row in rows if row["strategy"] == "ragchat"}
+
+
 def test_eval_param_runs_with_another_tuning_value(runner, tmp_path):
     """`--param followup.max_keyword_terms=1` cuts the keyword query to one term; a parameter set
     to its default value changes nothing."""
     conversations, corpus = _write_set(tmp_path)
 
     def rows(*params: str) -> list[dict]:
-        out = tmp_path / "run.jsonl"
-        args = [
-            "eval",
-            conversations,
-            "--corpus",
-            corpus,
-            "--strategies",
-            "ragchat",
-            "--db",
-            tmp_path / "eval.db",
-            "--out",
-            out,
-            *(arg for param in params for arg in ("--param", param)),
-        ]
-        result = invoke(runner, *args)
-        assert result.exit_code == 0, result.output
-        return [
-            row
-            for line in out.read_text().splitlines()
-            if (row := json.loads(line))["strategy"] == "ragchat"
-        ]
+        return list(_ragchat_rows(runner, tmp_path, conversations, corpus, *params).values())
 
     plain = rows()
     assert (
@@ -546,24 +539,7 @@ def test_eval_param_reaches_the_answer(runner, tmp_path):
     )
 
     def answers(*params: str) -> dict[str, dict]:
-        out = tmp_path / "run.jsonl"
-        args = [
-            "eval",
-            conversations,
-            "--corpus",
-            corpus,
-            "--strategies",
-            "ragchat",
-            "--answers",
-            "--db",
-            tmp_path / "eval.db",
-            "--out",
-            out,
-            *(arg for param in params for arg in ("--param", param)),
-        ]
-        result = invoke(runner, *args)
-        assert result.exit_code == 0, result.output
-        return {row["id"]: row for row in map(json.loads, out.read_text().splitlines())}
+        return _ragchat_rows(runner, tmp_path, conversations, corpus, "--answers", *params)
 
     plain, narrow = answers(), answers("answer.pool=1")
     assert answers("answer.pool=4") == plain
