@@ -110,24 +110,22 @@ def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
 
 
 def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
-    """Code blocks and example sentences first: the question's best unit, then its best code
-    block. Code the session has shown comes back only when no other code is left."""
+    """Examples (code blocks, sentences with an example cue) and only examples while the sources
+    hold some: the best code block, after the first source's best unit when that is an example
+    too ("give me an example" after a list of converters opens with code, not another list).
+    Code the session has shown comes back only when no other code is left."""
     candidates = _candidates(request.sources, request.exclude, params, examples=True)
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
-    scores = [ranking.relevance(i) + ranking.example_bonus(i) for i in range(len(candidates))]
+    bonus = [ranking.example_bonus(i) for i in range(len(candidates))]
+    scores = [ranking.relevance(i) + bonus[i] for i in range(len(candidates))]
     code = next((i for i in ranking.by_score(scores) if candidates[i][1].has_code), None)
-    # the first source's best unit leads only when it is an example itself: "give me an
-    # example" after a list of converters opens with code, not with another list
-    chosen = [
-        i for i in ranking.first_source_best(scores) if code is None or ranking.example_bonus(i) > 0
-    ]
+    chosen = [i for i in ranking.first_source_best(scores) if code is None or bonus[i] > 0]
     if code is not None and code not in chosen:
         chosen.append(code)
-    examples = [ranking.example_bonus(i) > 0 for i in range(len(candidates))]
-    if any(examples):  # only examples fill the answer: "give me an example" is not "tell me more"
-        scores = [score if example else -math.inf for score, example in zip(scores, examples)]
+    if any(bonus):  # only examples fill the answer: "give me an example" is not "tell me more"
+        scores = [score if extra > 0 else -math.inf for score, extra in zip(scores, bonus)]
     floor = max(scores) - params.score_margin
     return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
 
