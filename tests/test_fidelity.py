@@ -293,6 +293,105 @@ def test_rst_literalinclude_reads_inside_the_library_only(tmp_path: Path) -> Non
     )
 
 
+# --- MyST (Sphinx's Markdown) and RST includes -------------------------------------------------
+
+MYST = CORPUS / "myst"
+
+
+def test_myst_page_reads_roles_directives_and_includes_as_its_reader_sees_them() -> None:
+    page = MYST / "docs" / "guide.md"
+    chunks = library_chunks(page, root=MYST)
+    text = joined(chunks)
+    assert load_document(page).title == "Options and arguments"
+    assert (
+        "Greet supports two kinds of parameters: options and arguments. An option is declared "
+        "with the option() decorator and read from the Context; the format follows PEP 8 and "
+        "RFC 2822." in text
+    )
+    names = by_heading(chunks)[("Options and arguments", "Option names")]
+    assert (
+        "Note\n\nNames are taken from the longest flag, with dashes turned into underscores."
+        in (names)
+    )
+    assert "Prefer long names\n\nShort flags are easy to forget." in names
+    assert "Added in version 2.0:\n\nOption names may start with a single dash." in names
+    # a code directive is code with its language and without its options
+    assert 'like this:\n\n```python\n@command()\n@option("--shout", is_flag=True)\n' in names
+    # {literalinclude} reads the file inside the library, with the language asked for
+    assert "program:\n\n```python\nfrom greet import command, echo, option\n" in names
+    # {eval-rst} is RST: a directive nobody registered, holding code, stays code
+    assert '```\n@command()\n@argument("name")\ndef hello(name):\n' in names
+    assert "Run it with hello Ada; it prints one line." in names
+    # {include} of Markdown reads it in place, hard wrap gone
+    assert "Every command also accepts --help, which prints the options and arguments" in names
+    for leak in (
+        "{ref}",
+        "{func}",
+        "{pep}",
+        "```{",
+        ":::",
+        "options-guide",
+        "(option-names)=",
+        "for the authors only",
+        "+++",
+        ":caption:",
+        ":class:",
+        ":depth:",
+        "emphasize",
+        "advanced",
+        "html_meta",
+    ):
+        assert leak not in text, leak
+    assert_whole(chunks)
+
+
+def test_myst_directives_outside_the_library_or_nested_too_deep_lose_nothing(
+    tmp_path: Path,
+) -> None:
+    nested = "\n".join(f"{'`' * (n + 3)}{{note}}" for n in range(12, 0, -1))
+    closing = "\n".join(f"{'`' * (n + 3)}" for n in range(1, 13))
+    page = tmp_path / "page.md"
+    page.write_text(
+        f"# Page\n\n```{{include}} ../outside.md\n```\n\n{nested}\nDeep text.\n{closing}\n",
+        encoding="utf-8",
+    )
+    text = joined(library_chunks(page, root=tmp_path))
+    assert "example: ../outside.md, not in the library" in text
+    assert "Deep text." in text
+
+
+def test_rst_include_reads_a_file_inside_the_library_once() -> None:
+    chunks = library_chunks(MYST / "docs" / "api.rst", root=MYST / "docs")
+    text = joined(chunks)
+    # read in place: its title is a section of the page, its hard wraps are gone
+    assert by_heading(chunks)[("API", "Supported versions")].startswith(
+        "Greet runs on every supported Python version."
+    )
+    assert text.count("Greet runs on every") == 1  # the file includes itself: read once
+    assert "example: ../../secret-outside.rst, not in the library" in text
+    assert "Commands are plain functions." in text
+
+
+@pytest.mark.parametrize(
+    ("content", "code"),
+    [
+        ("@command()\n@argument('name')\ndef hello(name):\n    echo(name)", True),
+        ("invoke(touch, args=['--help'])", True),
+        ("Names are taken from the longest flag (its dashes become underscores).", False),
+        ("Does foo to *a*.", False),
+        ("has_request_context", False),  # a name, as `.. autofunction::` gives it
+        (":ref:`python:stable` (user docs) and :ref:`devguide:c-api` (development docs)", False),
+        ("Like this::\n\n    x = f(y)", False),  # RST of its own: parsed, not quoted
+    ],
+)
+def test_unregistered_directive_content_is_code_only_when_it_reads_as_code(
+    content: str, code: bool
+) -> None:
+    from ragchat.ingest.formats.common import looks_like_code
+
+    assert looks_like_code(content) is code
+
+
 def test_rst_docutils_never_reads_files_or_prints(
     tmp_path: Path, capfd: pytest.CaptureFixture[str]
 ) -> None:
@@ -530,8 +629,17 @@ def test_long_paragraphs_are_not_split_inside_abbreviations() -> None:
     ]
 
 
+@pytest.mark.parametrize(
+    ("page_name", "include"),
+    [
+        ("page.md", "{* ../docs_src/app.py *}"),
+        ("page.md", "```{literalinclude} ../docs_src/app.py\n```"),
+        ("page.rst", ".. literalinclude:: ../docs_src/app.py"),
+    ],
+    ids=["mkdocs", "myst", "rst"],
+)
 def test_changing_an_included_file_reingests_the_page_that_includes_it(
-    tmp_path: Path, embedder
+    tmp_path: Path, embedder, page_name: str, include: str
 ) -> None:
     from helpers import settings_for
 
@@ -542,8 +650,9 @@ def test_changing_an_included_file_reingests_the_page_that_includes_it(
     docs.mkdir(parents=True)
     src.mkdir()
     (src / "app.py").write_text("answer = 41\n", encoding="utf-8")
-    (docs / "page.md").write_text(
-        "# Page\n\nThe app is like this:\n\n{* ../docs_src/app.py *}\n", encoding="utf-8"
+    title = "# Page" if page_name.endswith(".md") else "Page\n===="
+    (docs / page_name).write_text(
+        f"{title}\n\nThe app is like this:\n\n{include}\n", encoding="utf-8"
     )
     (docs / "other.md").write_text("# Other\n\nNothing included here.\n", encoding="utf-8")
     db_path = tmp_path / "lib.db"
@@ -556,13 +665,10 @@ def test_changing_an_included_file_reingests_the_page_that_includes_it(
         finally:
             db.close()
 
-    assert run() == [
-        "other.md",
-        "page.md",
-    ]  # docs_src is a second path given: its file is in the library
+    assert run() == sorted(["other.md", page_name])  # docs_src, given too, is in the library
     assert run() == []
     (src / "app.py").write_text("answer = 42\n", encoding="utf-8")
-    assert run() == ["page.md"]
+    assert run() == [page_name]
     db = open_db(db_path)
     texts = [row["text"] for row in db.query("SELECT text FROM chunks")]
     db.close()

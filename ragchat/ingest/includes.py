@@ -1,5 +1,5 @@
-"""Files a document includes: mkdocs snippets (`--8<-- "path"`, `{* path hl[...] *}`) and RST
-`.. literalinclude:: path`.
+"""Files a document includes: mkdocs snippets (`--8<-- "path"`, `{* path hl[...] *}`), RST
+`.. include:: path` and `.. literalinclude:: path`, and MyST's ```` ```{include} path ````.
 
 A name is resolved against the document's folder, then each folder above it (FastAPI's
 `../../docs_src/x.py` is relative to docs/en/docs, the site root, so that `ingest docs/en/docs
@@ -23,7 +23,8 @@ _MARKDOWN_SUFFIXES = (".md", ".markdown")
 _REFERENCE = re.compile(
     r"""^[ \t]*(?:;?-{2,}8<-{2,}[ \t]+["']([^"'\n]+)["']"""  # --8<-- "path"
     r"|\{\*[ \t]*(\S+)[^\n]*?\*\}"  # {* path hl[1:3] *}
-    r"|\.\.[ \t]+literalinclude::[ \t]*(\S[^\n]*))",
+    r"|\.\.[ \t]+(?:literal)?include::[ \t]*(\S[^\n]*)"  # .. include:: path
+    r"|(?:`{3,}|~{3,}|:{3,})\{(?:literal)?include\}[ \t]*(\S[^\n]*))",  # MyST ```{include} path
     re.M,
 )
 
@@ -52,9 +53,9 @@ class IncludeResolver:
 
     def locate(self, name: str) -> Path | None:
         """The first readable candidate inside the library, or None."""
-        for base in self._bases():
+        for base in self._bases():  # Sphinx's "/x.rst" is the source folder's: any base's
             try:
-                candidate = (base / name).resolve()
+                candidate = (base / name.lstrip("/")).resolve()
             except (OSError, RuntimeError, ValueError):
                 continue
             if self._inside_library(candidate) and candidate.is_file():

@@ -45,8 +45,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # the hand-written readers; 2: markdown-it-py, clean HTML/PDF text, code fences, PDF pages,
 # .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
 # chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
-# dropped, long lists cut between items, overlaps at most twice the window
-PARSER_VERSION = 4
+# dropped, long lists cut between items, overlaps at most twice the window; 5: MyST (roles,
+# directive fences, eval-rst, includes), RST `include`, unregistered directives holding code
+PARSER_VERSION = 5
 
 
 @dataclass(frozen=True)

@@ -6,6 +6,11 @@ their title and body; snippet includes (`--8<-- "file"`, `{* docs_src/... hl[3] 
 included file (code as a fence with the language of its suffix), or one line naming it when it is
 not in the library; mkdocstrings directives (`::: package.module` with their indented options)
 are dropped; YAML front matter gives the title and is dropped; `{ #id }` leaves headings.
+MyST (Sphinx's Markdown, through markdown-it's MyST plugins) reads as its RST twin does: roles show
+their visible text (`{func}`len`` -> "len()", `{ref}`Text <label>`` -> "Text"), directive fences
+(```` ```{note} ````, `:::{tip}`) keep their title and Markdown body, code directives are code,
+`{eval-rst}` is RST, `{include}` reads the file like a snippet, navigation (`{toctree}`) and
+targets `(label)=`, `%` comments and `+++` breaks go.
 Code stays a fence with its language; list items become "- item" lines, two spaces per level;
 a paragraph is one line (the author's hard wraps are soft breaks: spaces).
 """
@@ -16,7 +21,26 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
-from .common import Block, Heading, Includes, Outline, code_fence, not_in_library, selected_lines
+from .common import (
+    Block,
+    Heading,
+    Includes,
+    Outline,
+    code_fence,
+    looks_like_code,
+    not_in_library,
+    selected_lines,
+)
+from .sphinx import (
+    ADMONITION_TITLES,
+    CODE_DIRECTIVES,
+    DROPPED_DIRECTIVES,
+    INCLUDE_DIRECTIVES,
+    MEDIA_DIRECTIVES,
+    VERSION_LABELS,
+    role_text,
+    version_line,
+)
 
 if TYPE_CHECKING:
     from markdown_it import MarkdownIt
@@ -35,11 +59,15 @@ _SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*(\S+)([^\n]*?)\*\}\s*$")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
 _HEADING_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
+_DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
+_OPTION = re.compile(r"^:([\w-]+):(?:[ \t]+(.*))?$")
+_MAX_NESTING = 8  # directives inside directives read this deep; deeper ones keep their text
 
 
-def parse_markdown(text: str, includes: Includes | None = None) -> Outline:
+def parse_markdown(text: str, includes: Includes | None = None, nesting: int = 0) -> Outline:
     text, meta_title = _strip_front_matter(text)
-    blocks = _Renderer().render(_parser().parse(_mkdocs_lines(text.split("\n"), includes)))
+    tokens = _parser().parse(_mkdocs_lines(text.split("\n"), includes))
+    blocks = _Renderer(includes, nesting).render(tokens)
     h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
     return Outline(blocks, h1 or meta_title)
 
@@ -47,8 +75,12 @@ def parse_markdown(text: str, includes: Includes | None = None) -> Outline:
 @functools.cache
 def _parser() -> MarkdownIt:  # markdown-it is imported here: only Markdown files need it
     from markdown_it import MarkdownIt
+    from mdit_py_plugins.colon_fence import colon_fence_plugin
+    from mdit_py_plugins.myst_blocks import myst_block_plugin
+    from mdit_py_plugins.myst_role import myst_role_plugin
 
-    return MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
+    return parser.use(colon_fence_plugin).use(myst_role_plugin).use(myst_block_plugin)
 
 
 def _strip_front_matter(text: str) -> tuple[str, str]:
@@ -168,13 +200,53 @@ def _included(indent: str, name: str, spec: str, includes: Includes | None) -> l
     return ["", *(indent + line for line in fence.split("\n")), ""]
 
 
+def _directive_options(content: str) -> tuple[dict[str, str], str]:
+    """A MyST directive's options (`:key: value` lines, or a `---` YAML block, first) and the
+    rest of its content."""
+    lines = content.split("\n")
+    options: dict[str, str] = {}
+    if lines and lines[0].strip() == "---" and "---" in (line.strip() for line in lines[1:]):
+        end = next(i for i in range(1, len(lines)) if lines[i].strip() == "---")
+        for line in lines[1:end]:
+            key, _, value = line.partition(":")
+            options[key.strip()] = value.strip()
+        lines = lines[end + 1 :]
+    while lines and (match := _OPTION.match(lines[0].strip())):
+        options[match.group(1)] = (match.group(2) or "").strip()
+        lines.pop(0)
+    while lines and not lines[0].strip():  # the blank line after the options
+        lines.pop(0)
+    return options, "\n".join(lines)
+
+
+def _myst_include(
+    name: str, path: str, options: dict[str, str], includes: Includes | None, nesting: int
+) -> list[Block]:
+    """```` ```{include} path ````: Markdown read in place (its own includes named, not read),
+    RST parsed as RST, other files and `{literalinclude}` as code; else one line naming it."""
+    found = includes(path) if includes is not None and path else None
+    if found is None or found.text is None:
+        return [not_in_library(path)] if path else []
+    if name == "include" and found.markdown:
+        return parse_markdown(found.text, None, nesting + 1).blocks
+    if name == "include" and path.lower().endswith((".rst", ".rest")):
+        from .rst import parse_rst
+
+        return parse_rst(found.text, None).blocks
+    lines = options.get("lines", "").replace("-", ":")
+    code = selected_lines(found.text, f"ln[{lines}]") if lines else found.text
+    return [code_fence(code, options.get("language", "") or found.language)]
+
+
 # --- tokens -> blocks --------------------------------------------------------------------
 
 
 class _Renderer:
     """Walks markdown-it's block tokens; a whole list (or table) becomes one block of lines."""
 
-    def __init__(self) -> None:
+    def __init__(self, includes: Includes | None = None, nesting: int = 0) -> None:
+        self.includes = includes
+        self.nesting = nesting  # how many directives this text is inside
         self.blocks: list[Block] = []
         self.lists: list[list[str]] = []  # the open lists' markers: "-" or the next number
         self.lines: list[str] = []  # the lines of the open list
@@ -217,6 +289,15 @@ class _Renderer:
             self.lists[-1][0] = str(int(self.lists[-1][0]) + 1)
         elif kind == "inline":
             self._text(_inline(token))
+        elif kind == "colon_fence" or (kind == "fence" and _DIRECTIVE.match(token.info.strip())):
+            for block in self._directive(token):
+                if isinstance(block, Heading) and not self.lists:
+                    self._flush()
+                    self.blocks.append(block)
+                elif isinstance(block, Heading):  # a heading inside a list item: a line of it
+                    self._text(block.text)
+                elif isinstance(block, str):
+                    self._block(block)
         elif kind in ("fence", "code_block"):
             language = token.info.strip().split()[0] if token.info.strip() else ""
             self._block(code_fence(token.content, language.strip("{}.")))
@@ -224,6 +305,30 @@ class _Renderer:
             if text := _strip_html(token.content).strip():
                 self._text(text)
         return i + 1
+
+    def _directive(self, token: Token) -> list[Block]:
+        """A MyST directive (```` ```{name} argument ````, `:::{name}`) or a pandoc div
+        (`::: warning`) as a reader sees it; unknown ones are their argument and content."""
+        match = _DIRECTIVE.match(token.info.strip())
+        name, argument = (match.group(1).lower(), match.group(2)) if match else ("div", "")
+        options, body = _directive_options(token.content)
+        if name in CODE_DIRECTIVES:
+            language = (argument.split() or [options.get("language", "")])[0]
+            return [code_fence(body, language)]
+        if name in DROPPED_DIRECTIVES or self.nesting >= _MAX_NESTING:
+            return [] if name in DROPPED_DIRECTIVES else [body]
+        if name in INCLUDE_DIRECTIVES:
+            return _myst_include(name, argument.strip(), options, self.includes, self.nesting)
+        if name == "eval-rst":
+            from .rst import parse_rst  # docutils is imported only for pages that need it
+
+            return parse_rst(body, self.includes).blocks
+        title = "" if name in MEDIA_DIRECTIVES else version_line(name, argument)
+        title = title or ADMONITION_TITLES.get(name, "")
+        head: list[Block] = [title] if title else []
+        if match and name not in ADMONITION_TITLES | VERSION_LABELS and looks_like_code(body):
+            return [*head, code_fence(body)]  # ```{click:example} and its kind
+        return head + parse_markdown(body, self.includes, self.nesting + 1).blocks
 
     def _table(self, tokens: list[Token], i: int) -> int:
         rows: list[list[str]] = []
@@ -278,6 +383,8 @@ def _inline(token: Token) -> str:
     for child in token.children or []:
         if child.type in ("text", "code_inline"):
             parts.append(child.content)
+        elif child.type == "myst_role":  # {func}`len` -> "len()"
+            parts.append(role_text(child.meta.get("name", ""), child.content)[0])
         elif child.type == "softbreak":  # the author's hard wrap inside a paragraph
             parts.append(" ")
         elif child.type == "hardbreak":

@@ -25,27 +25,20 @@ from .common import (
     Includes,
     Outline,
     code_fence,
+    looks_like_code,
     not_in_library,
     selected_lines,
+)
+from .sphinx import (
+    CODE_DIRECTIVES,
+    DROPPED_DIRECTIVES,
+    VERSION_LABELS,
+    role_text,
+    version_line,
 )
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
 _HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version")
-# Sphinx directives whose content is navigation or machinery, not text
-_DROPPED_DIRECTIVES = frozenset(
-    "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor "
-    "codeauthor currentmodule default-role default-domain raw include".split()
-)
-_CODE_DIRECTIVES = frozenset("code code-block sourcecode".split())
-_VERSION_LABELS = {
-    "versionadded": "Added in version",
-    "versionchanged": "Changed in version",
-    "deprecated": "Deprecated since version",
-    "versionremoved": "Removed in version",
-}
-_CALLABLE_ROLES = frozenset("func meth".split())
-# Sphinx's Python-domain roles: a leading "." asks Sphinx to search, the reader never sees it
-_PYTHON_ROLES = frozenset("mod func data const class meth attr exc obj type".split())
 # Sphinx's file-wide metadata (a field list at the top: `:orphan:`, `:tocdepth: 2`): not text
 _FILE_METADATA = frozenset("orphan nocomments nosearch tocdepth".split())
 _SETTINGS: dict[str, Any] = {
@@ -147,7 +140,7 @@ def _register() -> None:
     from docutils.parsers.rst import directives, roles
 
     for name in ("pep", "rfc"):
-        roles.register_local_role(name, _reference_role(name.upper()))
+        roles.register_local_role(name, _role_for(name))
     original_role, original_directive = roles.role, directives.directive
 
     def role(name: str, *args: Any) -> tuple[Any, list[Any]]:
@@ -155,11 +148,13 @@ def _register() -> None:
         return (found, messages) if found is not None else (_role_for(name), [])
 
     def directive(name: str, *args: Any) -> tuple[Any, list[Any]]:
-        if name.lower() in _CODE_DIRECTIVES:
+        if name.lower() in CODE_DIRECTIVES:
             return _code_directive(), []
         if name.lower() == "literalinclude":
             return _literal_include_directive(), []
-        if name.lower() in _DROPPED_DIRECTIVES:
+        if name.lower() == "include":
+            return _include_directive(), []
+        if name.lower() in DROPPED_DIRECTIVES:
             return _dropped_directive(), []
         found, messages = original_directive(name, *args)
         return (found, messages) if found is not None else (_content_directive(), [])
@@ -178,49 +173,15 @@ class _AnyOptions(dict):
         return True
 
 
-def _visible(text: str, python: bool = False) -> tuple[str, bool]:
-    """(shown text, whether the author titled it) of a role's text: `Title <target>` -> "Title",
-    `~a.b.c` -> "c", `!name` -> "name"; a Python object's `.name` or `~.a.b` -> "name", "b"."""
-    if (match := re.match(r"^(.*?)\s*<([^<>]*)>$", text, re.S)) and match.group(1):
-        return match.group(1), True
-    text = text.lstrip("!")
-    short = text.startswith("~")
-    text = text.lstrip("~")
-    if python:
-        text = text.lstrip(".") or text
-    return (text.rsplit(".", 1)[-1] if short else text), False
-
-
 def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
-    from docutils import nodes
-
-    short = name.rsplit(":", 1)[-1].lower()
-
-    def role(
-        _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
-    ) -> tuple[list[Any], list[Any]]:
-        shown, titled = _visible(text, python=short in _PYTHON_ROLES)
-        if short == "doc" and not titled:
-            shown = shown.lstrip("/") or shown
-        if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
-            shown += "()"
-        node = nodes.literal if short not in ("ref", "doc", "term", "abbr") else nodes.inline
-        return [node(rawtext, shown)], []
-
-    return role
-
-
-def _reference_role(prefix: str) -> Callable[..., tuple[list[Any], list[Any]]]:
-    """`:pep:`634`` -> "PEP 634"; `:pep:`the spec <634#section>`` -> "the spec"."""
+    """A docutils role showing what `sphinx.role_text` says a reader sees: code as a literal."""
     from docutils import nodes
 
     def role(
         _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
     ) -> tuple[list[Any], list[Any]]:
-        shown, titled = _visible(text)
-        if not titled:
-            shown = f"{prefix} {shown.split('#')[0].strip()}"
-        return [nodes.inline(rawtext, shown)], []
+        shown, code = role_text(name, text)
+        return [(nodes.literal if code else nodes.inline)(rawtext, shown)], []
 
     return role
 
@@ -249,15 +210,15 @@ def _content_directive() -> type:
     class ContentDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
             node = nodes.container()
-            if self.arguments and self.arguments[0].strip():
-                argument = " ".join(self.arguments[0].split())
-                label = _VERSION_LABELS.get(self.name.lower())
-                if (
-                    label
-                ):  # "3.10 The match statement" -> "Added in version 3.10: The match statement"
-                    version, _, rest = argument.partition(" ")
-                    argument = f"{label} {version}:" + (f" {rest}" if rest else "")
-                inline, _messages = self.state.inline_text(argument, self.lineno)
+            argument = self.arguments[0] if self.arguments else ""
+            code = "\n".join(self.content) or argument  # code may start on the directive's line
+            if self.name.lower() not in VERSION_LABELS and looks_like_code(code):
+                shown = "" if code is argument else version_line(self.name, argument)
+                node += [nodes.paragraph("", shown)] if shown else []
+                node += nodes.literal_block(code, code)  # `.. click:example::` and its kind
+                return [node]
+            if shown := version_line(self.name, argument):
+                inline, _messages = self.state.inline_text(shown, self.lineno)
                 node += nodes.paragraph("", "", *inline)
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, node)
@@ -313,6 +274,42 @@ def _literal_include_directive() -> type:
             return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
 
     return LiteralInclude
+
+
+_MAX_INCLUDES = 32  # per document: a chain of includes is read this far, a cycle never
+
+
+@functools.cache
+def _include_directive() -> type:
+    """`.. include:: path`: an RST file's text read in place (as docutils does, its titles are
+    the page's sections), `:literal:`/`:code:` or a Markdown file as a block; a file outside the
+    library becomes one line naming it; a file already read for this page is not read again."""
+    from docutils import nodes
+
+    class Include(_directive_base()):  # type: ignore[misc]
+        has_content = False
+        required_arguments = 1
+        optional_arguments = 0
+
+        def run(self) -> list[Any]:
+            name = self.arguments[0].strip()
+            settings = self.state.document.settings
+            resolve = getattr(settings, "ragchat_includes", None)
+            seen: list[str] = settings.__dict__.setdefault("ragchat_included", [])
+            found: Included | None = resolve(name) if resolve else None
+            if name in seen or len(seen) >= _MAX_INCLUDES:  # read once per page, cycles never
+                return []
+            if found is None or found.text is None:
+                return [nodes.paragraph("", not_in_library(name))]
+            seen.append(name)
+            if "literal" in self.options or "code" in self.options or found.markdown:
+                language = str(self.options.get("code") or "") or found.language
+                classes = ["code", language] if language else []
+                return [nodes.literal_block(found.text, found.text, classes=classes)]
+            self.state_machine.insert_input(found.text.split("\n"), name)
+            return []
+
+    return Include
 
 
 # --- doctree -> blocks ----------------------------------------------------------------------
