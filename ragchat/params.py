@@ -101,6 +101,9 @@ class PlanParams:
     # an anchored chunk must rank within this in some query list to be boosted: the boost breaks
     # near-ties among found chunks, it cannot lift a chunk no query found
     anchor_reach: int = 10
+    # the chunks the last answer used get no boost (a follow-up moves on to new text), unless the
+    # question's un-anchored fusion ranks one within this (it asks about the same text again)
+    said_keep: int = 0
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much
