@@ -103,7 +103,7 @@ class PlanParams:
     anchor_reach: int = 10
     # the chunks the last answer used get no boost (a follow-up moves on to new text), unless the
     # question's un-anchored fusion ranks one within this (it asks about the same text again)
-    said_keep: int = 0
+    said_keep: int = 1
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much

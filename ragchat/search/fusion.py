@@ -9,8 +9,11 @@ A chunk missing from a list gets nothing from it.
 
 Anchoring is evidence, not a verdict: the boost is added only to chunks that some list already
 ranks within `reach`, so it breaks near-ties among relevant chunks and cannot lift a chunk that
-no query found. A protected chunk (the question's own confident top hit) keeps a place in the
-top `protect_within`, whatever the other lists say.
+no query found. The chunks the last answer used get no boost, so a follow-up moves on to new
+text, except one the un-anchored fusion ranks first (`keep`): the question asks about that same
+text again ("and read it?" after "how do I set a cookie?"), the boost keeps it first instead of
+lifting the document's other sections over it. A protected chunk (the question's own confident
+top hit) keeps a place in the top `protect_within`, whatever the other lists say.
 """
 
 from __future__ import annotations
