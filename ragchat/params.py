@@ -63,6 +63,13 @@ class FollowupParams:
     cue_closeness_damping: float = 0.7
     # how much standing alone lowers the need of a question that may continue the conversation
     continue_closeness_damping: float = 0.5
+    # ...and how much pointing elsewhere lowers it (own_elsewhere): the question alone finds one
+    # other document clearly, and clearly closer than anything in the last answer's documents
+    elsewhere_damping: float = 0.5
+    # own_elsewhere: the lead of the question's best chunk over its best anchor chunk where
+    # pointing elsewhere starts (0), and how far above it it is complete (1): 0.05 -> 0, 0.15 -> 1
+    elsewhere_from: float = 0.05
+    elsewhere_span: float = 0.1
     # own_closeness: cosine of the question's own best chunk where standing alone starts (0)...
     close_from: float = 0.4
     # ...and how far above it standing alone is complete (1): 0.4 -> 0, 0.7 -> 1
@@ -101,6 +108,9 @@ class PlanParams:
     # an anchored chunk must rank within this in some query list to be boosted: the boost breaks
     # near-ties among found chunks, it cannot lift a chunk no query found
     anchor_reach: int = 10
+    # the chunks the last answer used get no boost (a follow-up moves on to new text), unless the
+    # question's un-anchored fusion ranks one within this (it asks about the same text again)
+    said_keep: int = 1
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much

@@ -6,6 +6,7 @@ rule adds rows. In-memory corpora; no database, no embedding model."""
 from __future__ import annotations
 
 import json
+from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
@@ -145,3 +146,31 @@ def test_the_pointer_table_derives_the_sets() -> None:
 def test_english_plural_rule(phrase: str, plural: bool) -> None:
     assert lexicon.looks_plural(phrase) is plural
     assert lexicon.possessive(phrase).endswith("'" if phrase.endswith("s") else "'s")
+
+
+@pytest.mark.parametrize(
+    ("anchor_best", "margin", "anchored", "lowered"),
+    [
+        (0.19, 0.13, False, True),  # one other document, clearly closer: the need halves
+        (0.36, 0.13, False, False),  # the anchor documents come about as close
+        (0.19, 0.0, False, False),  # several documents alike: no clear elsewhere
+        (0.19, 0.13, True, False),  # its best chunk is in the anchor documents
+    ],
+)
+def test_a_question_whose_own_meaning_points_elsewhere_needs_less_context(
+    anchor_best: float, margin: float, anchored: bool, lowered: bool
+) -> None:
+    """Measured on embeddings, not words: no follow-up cue, and the question alone finds one
+    other document clearly closer than the last answer's ("What is the g object used for?"
+    after a 404 answer, on Flask's docs: 0.39 against 0.19)."""
+    case = next(c for c in CASES if c["question"] == "what age must a witness be?")
+    plain = replace(data_of(case), own_best=0.39)
+    reformulator = HeuristicReformulator(CORPUS)
+    before = reformulator.decide(plain)
+    data = replace(
+        plain, own_anchor_best=anchor_best, own_margin=margin, own_best_anchored=anchored
+    )
+    after = reformulator.decide(data)
+    assert before.kind == after.kind == "continues" and before.need == 1.0
+    expected = 1.0 - DEFAULT.followup.elsewhere_damping if lowered else before.need
+    assert after.need == pytest.approx(expected)

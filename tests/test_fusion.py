@@ -137,9 +137,22 @@ def test_chunks_the_last_answer_used_get_no_boost() -> None:
     fused = fuse(
         lists([1, 2], [1, 2]),
         {1: 5, 2: 5},
-        anchoring=Anchoring(frozenset({5}), 0.3, exclude=frozenset({1})),
+        anchoring=Anchoring(frozenset({5}), 0.3, exclude=frozenset({1}), keep=0),
     )
     assert [(item.chunk_id, item.anchored) for item in fused] == [(2, True), (1, False)]
+
+
+def test_a_used_chunk_the_question_ranks_first_keeps_the_boost() -> None:
+    """The question asks about the text the last answer used: it stays first; a used chunk
+    further down still gets no boost."""
+    anchoring = Anchoring(frozenset({5}), 0.3, exclude=frozenset({1, 3}))
+    fused = fuse(lists([1, 2, 3], [1, 3, 2]), {1: 5, 2: 5, 3: 5}, anchoring=anchoring)
+    assert [(item.chunk_id, item.anchored) for item in fused] == [
+        (1, True),
+        (2, True),
+        (3, False),
+    ]
+    assert anchoring.keep == 1, "the default"
 
 
 @pytest.mark.parametrize(("position", "expected"), [(0, [7, 1, 2, 3]), (3, [1, 2, 7, 3])])

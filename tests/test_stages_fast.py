@@ -258,9 +258,11 @@ def test_context_lists_are_embedded_and_weighted_by_the_need(
     top = retrieval.chunks[0]
     assert top.chunk_id == chunk_of(db, "A witness must be") and top.document == "wills.md"
     assert chosen.anchoring.documents == found.anchors.document_ids
-    assert top.chunk_id in chosen.anchoring.exclude and not top.anchored, (
-        "a section already said gets no boost"
+    assert top.chunk_id in chosen.anchoring.exclude and top.anchored, (
+        "a section already said, ranked first without the boost, keeps it (plan.said_keep)"
     )
+    said_below = [c for c in retrieval.chunks[1:] if c.chunk_id in chosen.anchoring.exclude]
+    assert said_below and not any(c.anchored for c in said_below), "the others get no boost"
 
 
 def test_a_meta_request_puts_the_last_answers_chunks_first(

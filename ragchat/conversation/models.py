@@ -33,6 +33,7 @@ class ReformulationInput:
     own_best: float = 0.0  # cosine of the question's own best chunk
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
+    own_anchor_best: float | None = None  # cosine of its closest chunk of those (None: unknown)
 
     @property
     def has_history(self) -> bool:

@@ -147,7 +147,8 @@ def plan(
     ):
         boost = settings.anchor_boost * (weight if ablations.fusion else 1.0)
         reach = settings.params.plan.anchor_reach if ablations.fusion else 10**9
-        anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach)
+        keep = settings.params.plan.said_keep
+        anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach, keep)
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     queries = _queries(
         context.question, _previous(context), reformulation, weight, settings, ablations

@@ -66,6 +66,10 @@ class Probe:
     best: float = 0.0  # cosine of the best chunk
     margin: float = 0.0  # best chunk's lead over the best chunk of another document
 
+    def best_of(self, ids: Iterable[int]) -> float:
+        """Cosine of the closest chunk among `ids` (0.0: none of them ranked)."""
+        return max((self.similarity[i] for i in ids if i in self.similarity), default=0.0)
+
 
 @dataclass(frozen=True)
 class TurnContext:

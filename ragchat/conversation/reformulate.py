@@ -91,6 +91,7 @@ def reformulation_input(
         own_margin=context.probe.margin,
         own_best_anchored=bool(context.probe.ids)
         and context.probe.ids[0] in set(context.anchors.chunk_ids),
+        own_anchor_best=context.probe.best_of(context.anchors.chunk_ids),
     )
 
 

@@ -9,8 +9,11 @@ A chunk missing from a list gets nothing from it.
 
 Anchoring is evidence, not a verdict: the boost is added only to chunks that some list already
 ranks within `reach`, so it breaks near-ties among relevant chunks and cannot lift a chunk that
-no query found. A protected chunk (the question's own confident top hit) keeps a place in the
-top `protect_within`, whatever the other lists say.
+no query found. The chunks the last answer used get no boost, so a follow-up moves on to new
+text, except one the un-anchored fusion ranks first (`keep`): the question asks about that same
+text again ("and read it?" after "how do I set a cookie?"), the boost keeps it first instead of
+lifting the document's other sections over it. A protected chunk (the question's own confident
+top hit) keeps a place in the top `protect_within`, whatever the other lists say.
 """
 
 from __future__ import annotations
@@ -35,6 +38,8 @@ class Anchoring:
     boost: float = 0.0
     exclude: frozenset[int] = frozenset()  # chunks the last answer already used: no boost
     reach: int = DEFAULT.plan.anchor_reach  # a chunk must rank within this in some list for a boost
+    keep: int = DEFAULT.plan.said_keep  # an excluded chunk the un-anchored fusion ranks within
+    # this is boosted all the same: the question asks about the text the last answer used
 
 
 @dataclass(frozen=True)
@@ -93,6 +98,7 @@ def fuse(
     if not live:
         return []
     scores = rrf_scores(live, k=k)
+    exclude = anchoring.exclude - _leading(scores, anchoring.keep)
     ranks = {item.name: _ranks(item.ids) for item in live}
     vector_names = [item.name for item in live if item.kind == "vector"]
     fts_names = [item.name for item in live if item.kind == "fts"]
@@ -101,7 +107,7 @@ def fuse(
         held = {name: r[chunk_id] for name, r in ranks.items() if chunk_id in r}
         anchored = (
             document_of[chunk_id] in anchoring.documents
-            and chunk_id not in anchoring.exclude
+            and chunk_id not in exclude
             and anchoring.boost > 0
             and min(held.values()) <= anchoring.reach
         )
@@ -121,6 +127,13 @@ def fuse(
         )
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
     return _protected(fused, protect, protect_within)
+
+
+def _leading(scores: Mapping[int, float], count: int) -> set[int]:
+    """The `count` best chunks by score (ties by id)."""
+    if count <= 0:
+        return set()
+    return {i for _, i in sorted((-score, i) for i, score in scores.items())[:count]}
 
 
 def _protected(fused: list[Fused], protect: int | None, within: int) -> list[Fused]:

@@ -46,6 +46,18 @@ def own_weakness(best: float, params: FollowupParams = DEFAULT.followup) -> floa
     return min(max((params.weak_below - best) / params.weak_span, 0.0), 1.0)
 
 
+def own_elsewhere(data: ReformulationInput, params: FollowupParams = DEFAULT.followup) -> float:
+    """0..1: how clearly the question alone points away from the last answer's documents: its
+    best chunk lies outside them, leads the best of theirs (a lead of 0.05 -> 0, 0.15 -> 1) and
+    its document leads the next (confident_margin). Meaning, not words: "What is the g object
+    used for?" after a 404 answer finds the request globals, not the error pages."""
+    if data.own_best_anchored or not data.anchor_chunk_ids or data.own_anchor_best is None:
+        return 0.0
+    lead = data.own_best - data.own_anchor_best
+    away = min(max((lead - params.elsewhere_from) / params.elsewhere_span, 0.0), 1.0)
+    return away * min(max(data.own_margin / params.confident_margin, 0.0), 1.0)
+
+
 @dataclass(frozen=True)
 class Decision:
     """How much the question needs the conversation, and why."""
@@ -142,6 +154,7 @@ class HeuristicReformulator:
             )
             kept = min(need, self.params.new_topic_need) + self.params.weak_need * weakness
             return Decision(kind="new_topic", need=kept, reason=why, signals=signals)
+        need *= 1 - self.params.elsewhere_damping * own_elsewhere(data, self.params)
         return Decision(
             kind="continues", need=need, reason="may continue the conversation", signals=signals
         )
