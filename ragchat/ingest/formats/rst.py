@@ -252,20 +252,32 @@ def _code_directive() -> type:
 
 
 @functools.cache
+def _file_directive() -> type:
+    """A directive naming one file (`include`, `literalinclude`): resolved through the
+    document's includes, which read inside the library only."""
+
+    class FileDirective(_directive_base()):  # type: ignore[misc]
+        has_content = False
+        required_arguments = 1
+        optional_arguments = 0
+
+        def included(self) -> tuple[str, Included | None]:
+            name = self.arguments[0].strip()
+            resolve = getattr(self.state.document.settings, "ragchat_includes", None)
+            return name, resolve(name) if resolve else None
+
+    return FileDirective
+
+
+@functools.cache
 def _literal_include_directive() -> type:
     """`.. literalinclude:: path`: the file through the document's includes (inside the library
     only), else one line naming it."""
     from docutils import nodes
 
-    class LiteralInclude(_directive_base()):  # type: ignore[misc]
-        has_content = False
-        required_arguments = 1
-        optional_arguments = 0
-
+    class LiteralInclude(_file_directive()):  # type: ignore[misc]
         def run(self) -> list[Any]:
-            name = self.arguments[0].strip()
-            resolve = getattr(self.state.document.settings, "ragchat_includes", None)
-            found: Included | None = resolve(name) if resolve else None
+            name, found = self.included()
             if found is None or found.text is None:
                 return [nodes.paragraph("", not_in_library(name))]
             language = str(self.options.get("language") or "") or found.language
@@ -286,17 +298,12 @@ def _include_directive() -> type:
     library becomes one line naming it; a file already read for this page is not read again."""
     from docutils import nodes
 
-    class Include(_directive_base()):  # type: ignore[misc]
-        has_content = False
-        required_arguments = 1
-        optional_arguments = 0
-
+    class Include(_file_directive()):  # type: ignore[misc]
         def run(self) -> list[Any]:
-            name = self.arguments[0].strip()
-            settings = self.state.document.settings
-            resolve = getattr(settings, "ragchat_includes", None)
-            seen: list[str] = settings.__dict__.setdefault("ragchat_included", [])
-            found: Included | None = resolve(name) if resolve else None
+            seen: list[str] = self.state.document.settings.__dict__.setdefault(
+                "ragchat_included", []
+            )
+            name, found = self.included()
             if name in seen or len(seen) >= _MAX_INCLUDES:  # read once per page, cycles never
                 return []
             if found is None or found.text is None:
