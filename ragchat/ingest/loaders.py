@@ -47,7 +47,7 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
 # dropped, long lists cut between items, overlaps at most twice the window; 5: MyST (roles,
 # directive fences, eval-rst, includes), RST `include`, unregistered directives holding code
-PARSER_VERSION = 5
+PARSER_VERSION = 6
 
 
 @dataclass(frozen=True)
