@@ -203,6 +203,31 @@ class AnswerParams:
 
 
 @dataclass(frozen=True)
+class VectorIndexParams:
+    """The compact vector index of a large library (store/compact.py), and keyword search cost
+    (search/fts.py). Storage calibration, not turn tuning: not settable with --param."""
+
+    # above this many bytes of float32 vectors (~350k chunks at 384 dimensions) search uses the
+    # compact index instead of exact search over an in-memory float copy
+    exact_max_bytes: int = 512 * 2**20
+    # the bits stage keeps this share of the library (at least `hamming_least` rows) for int8
+    # scoring: at 1M synthetic chunks, 4 % gave recall@10 0.998 against exact float, 2 % 0.985
+    hamming_share: float = 0.04
+    hamming_least: int = 4000
+    # the int8 stage hands this many (or 4x the asked-for count) to exact float rescoring
+    rescore: int = 400
+    # vectors read and quantised at a time when the index is built
+    build_block: int = 65536
+    # a keyword term found in more than this share of the chunks (FTS5's own document
+    # frequencies) is left out of the MATCH when the query has rarer terms: BM25 gives it almost
+    # no weight, yet scoring every chunk it matches dominates the cost of keyword search
+    common_term_share: float = 0.5
+
+
+VECTOR_INDEX = VectorIndexParams()
+
+
+@dataclass(frozen=True)
 class Params:
     followup: FollowupParams = FollowupParams()
     plan: PlanParams = PlanParams()
