@@ -221,7 +221,7 @@ class VectorIndexParams:
     # a keyword term found in more than this share of the chunks (FTS5's own document
     # frequencies) is left out of the MATCH when the query has rarer terms: BM25 gives it almost
     # no weight, yet scoring every chunk it matches dominates the cost of keyword search
-    common_term_share: float = 0.5
+    common_term_share: float = 0.2
 
 
 VECTOR_INDEX = VectorIndexParams()
