@@ -203,9 +203,11 @@ class AnswerParams:
 
 
 @dataclass(frozen=True)
-class VectorIndexParams:
-    """The compact vector index of a large library (store/compact.py), and keyword search cost
-    (search/fts.py). Storage calibration, not turn tuning: not settable with --param."""
+class ScaleParams:
+    """What keeps the cost of a search or a turn bounded as a library or a session grows: the
+    compact vector index of a large library (store/compact.py), keyword search on common words
+    (search/hybrid.py), the history a turn reads (store/sessions.py). Storage calibration, not
+    turn tuning: not settable with --param."""
 
     # above this many bytes of float32 vectors (~350k chunks at 384 dimensions) search uses the
     # compact index instead of exact search over an in-memory float copy
@@ -222,9 +224,12 @@ class VectorIndexParams:
     # frequencies) is left out of the MATCH when the query has rarer terms: BM25 gives it almost
     # no weight, yet scoring every chunk it matches dominates the cost of keyword search
     common_term_share: float = 0.2
+    # a turn reads this many earlier turns of its session (the history window picks among them):
+    # reading and parsing a whole session made each turn slower as a session grew
+    history_turns: int = 100
 
 
-VECTOR_INDEX = VectorIndexParams()
+SCALE = ScaleParams()
 
 
 @dataclass(frozen=True)

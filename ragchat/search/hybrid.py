@@ -14,7 +14,7 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
-from ..params import VECTOR_INDEX
+from ..params import SCALE
 from ..store import library, terms, vectors
 from ..store.db import get_setting
 from ..store.library import StoredChunk
@@ -70,7 +70,7 @@ def fts_ranking(
     quoted = match_terms(keyword_query)
     if not quoted:
         return []
-    match = " OR ".join(rarer_terms(quoted, _shares(db, quoted), VECTOR_INDEX.common_term_share))
+    match = " OR ".join(rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share))
     ids = [chunk_id for chunk_id, _ in library.fts_search(db, match, depth)]
     seen = set(ids)
     if extra_ids:

@@ -21,7 +21,7 @@ from typing import TYPE_CHECKING, Any
 from sqlite_utils import Database
 
 from ..lazy import lazy_module
-from ..params import VECTOR_INDEX
+from ..params import SCALE
 
 if TYPE_CHECKING:
     import numpy as np
@@ -49,7 +49,7 @@ class CompactIndex:
 
     def candidates(self, vector: np.ndarray, keep: int) -> np.ndarray:
         """Row numbers of the best `keep` rows by int8 cosine, from the closest rows by Hamming
-        distance (`VECTOR_INDEX.hamming_share` of the library, at least `hamming_least`)."""
+        distance (`SCALE.hamming_share` of the library, at least `hamming_least`)."""
         query = np.asarray(vector, dtype=np.float32)
         rows = self._near_in_bits(query)
         scores = (self.codes[rows].astype(np.float32) @ (query * self.scale)) * (
@@ -64,7 +64,7 @@ class CompactIndex:
         distance = np.bitwise_count(self.bits[0] ^ words[0])
         for row, word in zip(self.bits[1:], words[1:]):
             distance += np.bitwise_count(row ^ word)
-        wanted = max(VECTOR_INDEX.hamming_least, int(VECTOR_INDEX.hamming_share * len(self)))
+        wanted = max(SCALE.hamming_least, int(SCALE.hamming_share * len(self)))
         if wanted >= len(self):
             return np.arange(len(self))
         # the smallest distance that takes in `wanted` rows (a histogram: no sort of n values)
@@ -133,7 +133,7 @@ def build(db: Database, table: str, version: str, dim: int) -> CompactIndex | No
 
 def _blocks(db: Database, table: str, dim: int) -> Iterator[tuple[np.ndarray, np.ndarray]]:
     rows = db.execute(f"SELECT chunk_id, embedding FROM {table}")
-    while batch := rows.fetchmany(VECTOR_INDEX.build_block):
+    while batch := rows.fetchmany(SCALE.build_block):
         ids = np.fromiter((row[0] for row in batch), dtype=np.int64, count=len(batch))
         matrix = np.frombuffer(b"".join(row[1] for row in batch), dtype=np.float32)
         yield ids, matrix.reshape(len(batch), dim)

@@ -15,7 +15,7 @@ from sqlite_utils import Database
 from ..config import MAX_NEIGHBOURS
 from ..errors import ModelMismatchError
 from ..lazy import lazy_module
-from ..params import VECTOR_INDEX
+from ..params import SCALE
 from . import compact
 from .db import get_setting, set_setting, write
 
@@ -30,7 +30,7 @@ VECTOR_TABLE = "chunk_vectors"
 # never pays for loading them, a chat session or an eval run does after its first search.
 MEMORY_AFTER_SEARCHES = 2
 # above this many bytes of float32 vectors the compact index (store/compact.py) serves searches
-MEMORY_MAX_BYTES = VECTOR_INDEX.exact_max_bytes
+MEMORY_MAX_BYTES = SCALE.exact_max_bytes
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -240,7 +240,7 @@ class VectorIndex:
         self, index: compact.CompactIndex, vector: np.ndarray, limit: int
     ) -> list[tuple[int, float]]:
         """The compact index's candidates, rescored exactly with the stored float vectors."""
-        rows = index.candidates(vector, max(VECTOR_INDEX.rescore, 4 * limit))
+        rows = index.candidates(vector, max(SCALE.rescore, 4 * limit))
         stored = self._stored([int(i) for i in index.ids[rows]])
         if not stored:
             return []
