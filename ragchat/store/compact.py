@@ -93,8 +93,13 @@ def build(db: Database, table: str, version: str, dim: int) -> CompactIndex | No
     """Quantise every stored vector (read in blocks: a million vectors never sit in memory as
     floats). The caller holds a read transaction, so `version` is the version read."""
     count = db.execute(f"SELECT count(*) FROM {table}").fetchone()[0]
-    if not count:
-        return None
+    return quantise(version, _blocks(db, table, dim), count, dim) if count else None
+
+
+def quantise(
+    version: str, blocks: Iterator[tuple[np.ndarray, np.ndarray]], count: int, dim: int
+) -> CompactIndex | None:
+    """The index of at most `count` vectors given as blocks of (chunk ids, float32 rows)."""
     ids = np.empty(count, dtype=np.int64)
     norms = np.empty(count, dtype=np.float32)
     codes = np.empty((count, dim), dtype=np.int8)
@@ -102,7 +107,7 @@ def build(db: Database, table: str, version: str, dim: int) -> CompactIndex | No
     bits = np.empty((count, words), dtype=np.uint64)
     mean = scale = None
     at = 0
-    for block_ids, block in _blocks(db, table, dim):
+    for block_ids, block in blocks:
         if mean is None:  # the first block stands for the library (codes beyond it are clipped)
             mean = block.mean(axis=0)
             scale = np.maximum(np.abs(block).max(axis=0), 1e-6) / 127
@@ -113,6 +118,8 @@ def build(db: Database, table: str, version: str, dim: int) -> CompactIndex | No
         codes[at:end] = np.clip(np.rint(block / scale), -127, 127).astype(np.int8)
         bits[at:end] = _pack(block - mean)
         at = end
+    if not at:
+        return None
     ids, norms, codes, bits = ids[:at], norms[:at], codes[:at], bits[:at]
     if np.any(ids[1:] <= ids[:-1]):
         order = np.argsort(ids, kind="stable")
