@@ -4,7 +4,7 @@ so a one-shot process searches a million chunks without loading them.
 
 A search scans the bits (Hamming distance to the query's bits, both centred on the library's mean
 vector), keeps the closest share of the library, scores those with the int8 codes, and hands the
-best few hundred to `VectorIndex`, which rescores them exactly with the stored float vectors. The
+best hundred or so to `VectorIndex`, which rescores them exactly with the stored float vectors. The
 file records the `vectors_version` it was built from: after any vector write it is stale and is
 rebuilt (in memory when the folder cannot be written)."""
 

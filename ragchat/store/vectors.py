@@ -240,7 +240,7 @@ class VectorIndex:
         self, index: compact.CompactIndex, vector: np.ndarray, limit: int
     ) -> list[tuple[int, float]]:
         """The compact index's candidates, rescored exactly with the stored float vectors."""
-        rows = index.candidates(vector, max(SCALE.rescore, 4 * limit))
+        rows = index.candidates(vector, max(SCALE.rescore, 2 * limit))
         stored = self._stored([int(i) for i in index.ids[rows]])
         if not stored:
             return []
