@@ -18,6 +18,9 @@ Phases:
              first search of a process, peak RSS of the searching process; the NumPy float32 floor
              and recall vs exact in another process (the float matrix alone is 1.5 GB); a one-shot
              `ragchat ask` (model load included).
+  vectors1m  opt-in, ~2 min: the compact index's stages alone on 1M synthetic vectors made in
+             memory (no database): time against the NumPy float32 floor in the same process, and
+             recall@10 vs exact.
 
 Synthetic vectors (10k, 100k) are structured like real embeddings (a shared direction, topic,
 document and section components, chunk noise), so neighbourhoods exist; queries are a chunk's
@@ -48,7 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.json"
 PHASES = ("ingest", "search10k", "search100k", "turn10k", "startup")
-OPT_IN = ("search1m",)  # not in the default run
+OPT_IN = ("search1m", "vectors1m")  # not in the default run
 DIM = 384
 SEED = 20240605
 
@@ -782,6 +785,61 @@ def phase_search1m(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     }
 
 
+def phase_vectors1m(args: argparse.Namespace, size: int = 1_000_000) -> dict[str, Any]:
+    """The compact index without the database: quantise 1M structured vectors, then per query the
+    bits and int8 stages and the exact rescoring (from the float matrix here, from vec0 in
+    ragchat) against `matrix @ q`, interleaved."""
+    from ragchat.params import SCALE
+    from ragchat.store import compact
+
+    factory = VectorFactory(SEED + size, len(TOPICS))
+    blocks, made, rng = [], 0, random.Random(SEED + size)
+    while made < size:  # documents shaped as synthetic_docs makes them, without their text
+        count = min(rng.randint(4, 24), size - made)
+        sections = [0]
+        for _ in range(count - 1):
+            sections.append(sections[-1] + (rng.random() < 0.3))
+        doc = SyntheticDoc("", rng.randrange(len(TOPICS)), [("", "")] * count, sections)
+        blocks.append(factory.for_document(doc))
+        made += count
+    matrix = np.vstack(blocks)
+    del blocks
+    ids = np.arange(1, len(matrix) + 1)
+    parts = ((ids[s : s + 65536], matrix[s : s + 65536]) for s in range(0, len(ids), 65536))
+    build_s, index = timed(lambda: compact.quantise("bench", parts, len(ids), DIM))
+    assert index is not None
+    _, queries = factory.queries(matrix, args.queries + args.warmup)
+    depth, found, floor, overlap = 40, [], [], []
+    for query in queries:
+        seconds, top = timed(lambda: _compact_top(index, matrix, query, depth, SCALE.rescore))
+        found.append(seconds)
+        seconds, exact = timed(lambda: _numpy_top(matrix, query, depth))
+        floor.append(seconds)
+        overlap.append(overlap_at_10(list(top), list(exact)))
+    cut = args.warmup
+    return {
+        "search_ms": {
+            "compact_vectors_1m": percentiles(found[cut:]),
+            "numpy_floor_vectors_1m": percentiles(floor[cut:]),
+        },
+        "compact_vs_floor_1m": round(
+            statistics.median(found[cut:]) / statistics.median(floor[cut:]), 2
+        ),
+        "recall_at_10_vs_exact": round(float(np.mean(overlap[cut:])), 4),
+        "index_mb": round(
+            sum(getattr(index, n).nbytes for n in ("ids", "inverse_norms", "bits", "codes")) / 2**20
+        ),
+        "build_s": round(build_s, 1),
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _compact_top(index, matrix: np.ndarray, query: np.ndarray, k: int, rescore: int) -> np.ndarray:
+    rows = index.candidates(query, max(rescore, 2 * k))
+    exact = matrix[rows] @ query
+    return rows[np.lexsort((rows, -exact))][:k]
+
+
 def _child(phase: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     command = [sys.executable, __file__, "--phase", phase, "--work", str(work)]
     command += ["--queries", str(args.queries), "--warmup", str(args.warmup)]
@@ -1118,6 +1176,8 @@ def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]
         return phase_startup(work, args)
     if name == "search1m":
         return phase_search1m(work, args)
+    if name == "vectors1m":
+        return phase_vectors1m(args)
     if name in ("search1m-search", "search1m-floor"):
         return (_search1m_search if name.endswith("search") else _search1m_floor)(work, args)
     raise SystemExit(f"unknown phase {name}")
@@ -1198,6 +1258,11 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "search": round(search_ms["vector_100k"]["p50"] / floor, 2),
             "knn": round(search_ms["vector_knn_100k"]["p50"] / floor, 2),
         }
+    v1m = results.get("vectors1m")
+    if v1m:
+        figures["search_ms"].update(v1m["search_ms"])
+        figures["compact_vs_floor_1m"] = v1m["compact_vs_floor_1m"]
+        figures["recall_at_10_vs_exact"]["compact_vectors_1m"] = v1m["recall_at_10_vs_exact"]
     if s1m:
         figures["ask_1m_s"] = s1m.get("ask_1m_s")
         figures["vector_vs_floor_1m"] = s1m.get("vector_vs_floor_1m")
