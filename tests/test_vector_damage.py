@@ -10,6 +10,7 @@ import pytest
 import sqlite_utils
 import sqlite_vec
 from helpers import invoke
+from test_hostile_db import fingerprint
 
 
 def damage(path: Path, statement: str) -> None:
@@ -59,3 +60,22 @@ def test_a_truncated_library_is_told_a_way_out_other_than_doctor(
         assert result.exit_code == 1 and "damaged" in line, line
         assert "ragchat doctor" not in line, "the doctor cannot read it either"
         assert "--db NEW" in line and ".recover" in line
+
+
+def test_a_damaged_library_is_refused_before_anything_is_written_into_it(
+    library_db: Path, runner
+) -> None:
+    """An older ragchat's library (a migration pending) whose full-text index was dropped: every
+    command refuses it before migrating it or switching its journal, so the file stays as it was."""
+    db = sqlite_utils.Database(library_db)
+    db.conn.isolation_level = None
+    db.execute("PRAGMA journal_mode = DELETE")
+    db.execute("DROP TABLE chunks_fts")
+    db.execute("DROP TABLE documents_fts")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm008_i21_document_titles'")
+    db.close()
+    before = fingerprint(library_db)
+    for command in (["search", "witness"], ["ask", "who may witness a will?"], ["sessions"]):
+        result = invoke(runner, *command, "--db", library_db)
+        assert result.exit_code == 1 and "chunks_fts is missing" in result.output, result.output
+    assert fingerprint(library_db) == before, "nothing written into the damaged library"

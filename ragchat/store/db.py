@@ -178,14 +178,14 @@ def open_db(
             check_intact(db, path)
         if _version_is_number(db):  # the doctor opens one whose version is damaged, to repair it
             check_schema_version(db)  # before WAL: a refused database is left exactly as it was
+        if check:  # so is a damaged one: no WAL switch, no migration written into it
+            check_tables(db, path)
         if str(path) != ":memory:" and mode == "rw":
             with db.ensure_autocommit_on():
                 db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
         if migrate:
             _migrate(db, path, mode)
-        if check:
-            check_tables(db, path)
     except BaseException as exc:
         if db is not None:
             db.close()
