@@ -13,6 +13,14 @@ Phases:
   turn10k    `Conversation.ask` without an LLM on the 10k library, 20 turns of history.
   startup    every command as a new process on the sample library (p50/p95 of --startup-runs runs,
              commands interleaved), next to the bare interpreter (`python -c pass`).
+  search1m   opt-in (`--phases search1m`): 1M generated chunks (built once into --library-1m and
+             reused: ~15 min, 5 GB), searched through the compact index: hybrid / vector / FTS, the
+             first search of a process, peak RSS of the searching process; the NumPy float32 floor
+             and recall vs exact in another process (the float matrix alone is 1.5 GB); a one-shot
+             `ragchat ask` (model load included).
+  vectors1m  opt-in, ~2 min: the compact index's stages alone on 1M synthetic vectors made in
+             memory (no database): time against the NumPy float32 floor in the same process, and
+             recall@10 vs exact.
 
 Synthetic vectors (10k, 100k) are structured like real embeddings (a shared direction, topic,
 document and section components, chunk noise), so neighbourhoods exist; queries are a chunk's
@@ -43,6 +51,7 @@ import numpy as np
 REPO = Path(__file__).resolve().parent.parent
 RESULTS = Path(__file__).resolve().parent / "results.json"
 PHASES = ("ingest", "search10k", "search100k", "turn10k", "startup")
+OPT_IN = ("search1m", "vectors1m")  # not in the default run
 DIM = 384
 SEED = 20240605
 
@@ -730,6 +739,192 @@ def _match_fraction(db, requests: Sequence, total: int) -> dict[str, float]:
     }
 
 
+# --- phase: search1m (opt-in) ---------------------------------------------------------------------
+
+
+def phase_search1m(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Build (or reuse) the 1M library, then measure in separate processes: the searches (compact
+    index), the float32 floor with exact ground truth, and one-shot `ragchat ask`."""
+    library_path = Path(args.library_1m) if args.library_1m else work / "lib1m.db"
+    build = None
+    if not library_path.exists():
+        build = build_synthetic_library(library_path, 1_000_000, SEED + 1_000_000, keywords=False)
+    searched = _child("search1m-search", work, args)
+    floor = _child("search1m-floor", work, args)
+    ask_s = []
+    for number in range(3):  # the first may find the page cache cold; report the median
+        command = [str(Path(sys.executable).with_name("ragchat")), "ask", "--db"]
+        question = f"how do I maintain the rainwater tank filter {number}?"
+        env = {**os.environ, "RAGCHAT_OLLAMA": "off", "PYTHONPATH": str(REPO)}
+        seconds, done = timed(
+            lambda: subprocess.run(
+                [*command, str(library_path), "--session", "bench1m", question],
+                capture_output=True,
+                text=True,
+                env=env,
+            )
+        )
+        if done.returncode != 0:
+            raise SystemExit(f"ask failed: {done.stderr}")
+        ask_s.append(seconds)
+    search_ms = {**searched["search_ms"], "numpy_floor_1m": floor["numpy_floor_1m"]}
+    return {
+        "search_ms": search_ms,
+        "recall_at_10_vs_exact": floor["recall"],
+        "vector_vs_floor_1m": round(
+            search_ms["vector_1m"]["p50"] / floor["numpy_floor_1m"]["p50"], 2
+        ),
+        "first_vector_search_ms": searched["first_vector_search_ms"],
+        "compact_index_build_s": searched["compact_index_build_s"],
+        "fts_match_fraction": searched["fts_match_fraction"],
+        "ask_1m_s": round(statistics.median(ask_s), 2),
+        "ask_1m_runs_s": [round(seconds, 2) for seconds in ask_s],
+        "peak_rss_mb": searched["peak_rss_mb"],
+        "floor_peak_rss_mb": floor["peak_rss_mb"],
+        "build": build,
+    }
+
+
+def phase_vectors1m(args: argparse.Namespace, size: int = 1_000_000) -> dict[str, Any]:
+    """The compact index without the database: quantise 1M structured vectors, then per query the
+    bits and int8 stages and the exact rescoring (from the float matrix here, from vec0 in
+    ragchat) against `matrix @ q`, interleaved."""
+    from ragchat.params import SCALE
+    from ragchat.store import compact
+
+    factory = VectorFactory(SEED + size, len(TOPICS))
+    blocks, made, rng = [], 0, random.Random(SEED + size)
+    while made < size:  # documents shaped as synthetic_docs makes them, without their text
+        count = min(rng.randint(4, 24), size - made)
+        sections = [0]
+        for _ in range(count - 1):
+            sections.append(sections[-1] + (rng.random() < 0.3))
+        doc = SyntheticDoc("", rng.randrange(len(TOPICS)), [("", "")] * count, sections)
+        blocks.append(factory.for_document(doc))
+        made += count
+    matrix = np.vstack(blocks)
+    del blocks
+    ids = np.arange(1, len(matrix) + 1)
+    parts = ((ids[s : s + 65536], matrix[s : s + 65536]) for s in range(0, len(ids), 65536))
+    build_s, index = timed(lambda: compact.quantise("bench", parts, len(ids), DIM))
+    assert index is not None
+    _, queries = factory.queries(matrix, args.queries + args.warmup)
+    depth, found, floor, overlap = 40, [], [], []
+    for query in queries:
+        seconds, top = timed(lambda: _compact_top(index, matrix, query, depth, SCALE.rescore))
+        found.append(seconds)
+        seconds, exact = timed(lambda: _numpy_top(matrix, query, depth))
+        floor.append(seconds)
+        overlap.append(overlap_at_10(list(top), list(exact)))
+    cut = args.warmup
+    return {
+        "search_ms": {
+            "compact_vectors_1m": percentiles(found[cut:]),
+            "numpy_floor_vectors_1m": percentiles(floor[cut:]),
+        },
+        "compact_vs_floor_1m": round(
+            statistics.median(found[cut:]) / statistics.median(floor[cut:]), 2
+        ),
+        "recall_at_10_vs_exact": round(float(np.mean(overlap[cut:])), 4),
+        "index_mb": round(
+            sum(getattr(index, n).nbytes for n in ("ids", "inverse_norms", "bits", "codes")) / 2**20
+        ),
+        "build_s": round(build_s, 1),
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _compact_top(index, matrix: np.ndarray, query: np.ndarray, k: int, rescore: int) -> np.ndarray:
+    rows = index.candidates(query, max(rescore, 2 * k))
+    exact = matrix[rows] @ query
+    return rows[np.lexsort((rows, -exact))][:k]
+
+
+def _child(phase: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    command = [sys.executable, __file__, "--phase", phase, "--work", str(work)]
+    command += ["--queries", str(args.queries), "--warmup", str(args.warmup)]
+    command += ["--library-1m", str(args.library_1m or work / "lib1m.db")]
+    done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
+    if done.returncode != 0:
+        raise SystemExit(f"phase {phase} failed:\n{done.stderr}")
+    return json.loads(done.stdout.strip().splitlines()[-1])
+
+
+def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The ragchat side: first search of the process (the compact index file is built first when
+    missing or stale, timed apart), then hybrid / vector / FTS through `search()`."""
+    from ragchat.store import compact, vectors
+    from ragchat.store.db import open_db
+
+    db = open_db(args.library_1m)
+    index_file = compact.path_of(db)
+    built_s = None
+    stale = compact.load(index_file) if index_file else None
+    if stale is None or stale.version != vectors.get_setting(db, "vectors_version"):
+        built_s, _ = timed(lambda: vectors.index_of(db).search(np.ones(DIM, np.float32), 1))
+        db.close()
+        db = open_db(args.library_1m)  # measure the first search of a process with the file made
+    rng = np.random.default_rng(SEED + 7)
+    ids = np.array([row[0] for row in db.execute("SELECT id FROM chunks")])
+    picked = np.sort(rng.choice(ids, size=args.queries + args.warmup, replace=False))
+    stored = vectors.vectors_of(db, [int(i) for i in picked])
+    rows = np.vstack([stored[int(i)] for i in picked])
+    noisy = rows + 0.9 * VectorFactory(SEED + 7, len(TOPICS))._unit(len(rows))
+    queries = (noisy / np.linalg.norm(noisy, axis=1, keepdims=True)).astype(np.float32)
+    order = rng.permutation(len(picked))
+    picked, queries = picked[order], queries[order]
+    settings = bench_settings(Path(args.library_1m))
+    depth = max(settings.candidates, settings.top_k)
+    first_s = timed(lambda: vectors.vector_search(db, queries[0], depth))[0]
+    requests = _requests(db, picked, queries)
+    steps = ("hybrid", "vector", "fts")
+    samples: dict[str, list[float]] = {name: [] for name in steps}
+    for number, request in enumerate(requests):
+        for step in steps[number % 3 :] + steps[: number % 3]:
+            samples[step].append(
+                timed(lambda: _search_step(db, settings, request, step, depth, queries))[0]
+            )
+    cut = args.warmup
+    found = [[i for i, _ in vectors.vector_search(db, q, depth)][:10] for q in queries[cut:]]
+    np.save(work / "search1m-queries.npy", queries[cut:])
+    np.save(work / "search1m-found.npy", np.array(found, dtype=np.int64))
+    matched = _match_fraction(db, requests[cut:], len(ids))
+    db.close()
+    return {
+        "search_ms": {f"{k}_1m": percentiles(v[cut:]) for k, v in samples.items()},
+        "first_vector_search_ms": round(first_s * 1000, 1),
+        "compact_index_build_s": round(built_s, 1) if built_s is not None else None,
+        "fts_match_fraction": matched,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _search1m_floor(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """Exact float32 search over the whole matrix: the floor, and the truth for recall@10."""
+    from ragchat.store.db import open_db
+
+    db = open_db(args.library_1m)
+    ids, matrix = load_matrix(db)
+    db.close()
+    queries = np.load(work / "search1m-queries.npy")
+    found = np.load(work / "search1m-found.npy")
+    floor = [timed(lambda: _numpy_top(matrix, q, 40))[0] for q in queries]
+    overlap, same = [], 0
+    for query, top in zip(queries, found):
+        exact = ids[_numpy_top(matrix, query, 10)]
+        overlap.append(overlap_at_10(list(top), list(exact)))
+        same += set(top.tolist()) == set(exact.tolist())
+    return {
+        "numpy_floor_1m": {**percentiles(floor), "measured": "tight loop"},
+        "recall": {
+            "mean_recall_at_10": round(float(np.mean(overlap)), 4),
+            "identical_top10": round(same / len(queries), 4),
+            "queries": len(queries),
+        },
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
 # --- phase: turn ----------------------------------------------------------------------------------
 
 
@@ -979,6 +1174,12 @@ def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]
         return phase_turn(work, args)
     if name == "startup":
         return phase_startup(work, args)
+    if name == "search1m":
+        return phase_search1m(work, args)
+    if name == "vectors1m":
+        return phase_vectors1m(args)
+    if name in ("search1m-search", "search1m-floor"):
+        return (_search1m_search if name.endswith("search") else _search1m_floor)(work, args)
     raise SystemExit(f"unknown phase {name}")
 
 
@@ -1025,7 +1226,12 @@ def _read_lines(path: str) -> list[str]:
 
 def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     ingest, s10, s100, turn, startup = (results.get(p, {}) for p in PHASES)
-    search_ms = {**s10.get("search_ms", {}), **s100.get("search_ms", {})}
+    s1m = results.get("search1m", {})
+    search_ms = {
+        **s10.get("search_ms", {}),
+        **s100.get("search_ms", {}),
+        **s1m.get("search_ms", {}),
+    }
     figures: dict[str, Any] = {
         "ingest_vs_plain": ingest.get("ingest_vs_plain"),
         "reingest_s": ingest.get("reingest_s"),
@@ -1033,6 +1239,7 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
         "search_ms": search_ms,
         "turn_ms_10k": turn.get("turn_ms_10k"),
         "recall_at_10_vs_exact": {
+            "1m": s1m.get("recall_at_10_vs_exact"),
             "100k": s100.get("recall_at_10_vs_exact"),
             "10k": s10.get("recall_at_10_vs_exact"),
             "real_2k": ingest.get("recall_at_10_vs_exact_real_2k"),
@@ -1051,6 +1258,14 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
             "search": round(search_ms["vector_100k"]["p50"] / floor, 2),
             "knn": round(search_ms["vector_knn_100k"]["p50"] / floor, 2),
         }
+    v1m = results.get("vectors1m")
+    if v1m:
+        figures["search_ms"].update(v1m["search_ms"])
+        figures["compact_vs_floor_1m"] = v1m["compact_vs_floor_1m"]
+        figures["recall_at_10_vs_exact"]["compact_vectors_1m"] = v1m["recall_at_10_vs_exact"]
+    if s1m:
+        figures["ask_1m_s"] = s1m.get("ask_1m_s")
+        figures["vector_vs_floor_1m"] = s1m.get("vector_vs_floor_1m")
     return {**figures, "phases": results}
 
 
@@ -1301,6 +1516,8 @@ def _subprocess_phase(name: str, work: Path, args: argparse.Namespace) -> dict[s
         "--startup-runs",
         str(args.startup_runs),
     ]
+    if args.library_1m:
+        command += ["--library-1m", str(Path(args.library_1m).resolve())]
     done = subprocess.run(command, capture_output=True, text=True, cwd=REPO)
     if done.returncode != 0:
         raise SystemExit(f"phase {name} failed:\n{done.stderr}")
@@ -1309,7 +1526,10 @@ def _subprocess_phase(name: str, work: Path, args: argparse.Namespace) -> dict[s
 
 def main(argv: Sequence[str] | None = None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--phases", nargs="+", default=list(PHASES), choices=PHASES)
+    parser.add_argument("--phases", nargs="+", default=list(PHASES), choices=PHASES + OPT_IN)
+    parser.add_argument(
+        "--library-1m", help="the 1M library of search1m: reused when it exists, else built there"
+    )
     parser.add_argument("--phase", help=argparse.SUPPRESS)
     parser.add_argument("--work", help=argparse.SUPPRESS)
     parser.add_argument("--plain-embed", help=argparse.SUPPRESS)

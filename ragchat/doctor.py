@@ -9,7 +9,7 @@ from pathlib import Path
 from sqlite_utils import Database
 
 from .store.db import REQUIRED_TABLES, get_setting, set_setting, write
-from .store.repair import count, integrity_check, rebuild_fts
+from .store.repair import count, integrity_check, rebuild_fts, vector_problem
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
 from .store.vectors import VECTOR_TABLE
 
@@ -128,6 +128,15 @@ def _counts(db: Database, path: Path) -> list[Finding]:
                 "fts",
             )
         )
+    problem = vector_problem(db, VECTOR_TABLE) if VECTOR_TABLE in tables else None
+    if problem is not None:
+        findings.append(
+            Finding(
+                f"the vector index is damaged ({' '.join(problem.split())[:160]})",
+                f"`ragchat ingest --reembed PATH... --db {path}` rebuilds it from your folders",
+            )
+        )
+        return findings
     vectors = count(db, VECTOR_TABLE) if VECTOR_TABLE in tables else 0
     if vectors != chunks and (chunks or vectors):
         findings.append(

@@ -203,6 +203,39 @@ class AnswerParams:
 
 
 @dataclass(frozen=True)
+class ScaleParams:
+    """What keeps the cost of a search or a turn bounded as a library or a session grows: the
+    compact vector index of a large library (store/compact.py), keyword search on common words
+    (search/hybrid.py), the history a turn reads (store/sessions.py). Storage calibration, not
+    turn tuning: not settable with --param."""
+
+    # above this many bytes of float32 vectors (~350k chunks at 384 dimensions) search uses the
+    # compact index instead of exact search over an in-memory float copy
+    exact_max_bytes: int = 512 * 2**20
+    # the bits stage keeps this share of the library (at least `hamming_least` rows) for int8
+    # scoring: at 1M synthetic chunks, 4 % gave recall@10 0.998 against exact float, 2 % 0.985
+    hamming_share: float = 0.04
+    hamming_least: int = 4000
+    # the int8 stage hands this many (or twice the asked-for count) to exact float rescoring; the
+    # int8 order is near exact (recall@10 the same at 100 as at 400), and each rescored vector is
+    # a vec0 lookup (400 took ~20 ms)
+    rescore: int = 100
+    # vectors read and quantised at a time when the index is built
+    build_block: int = 65536
+    # a keyword term found in more than this share of the chunks (FTS5's own document
+    # frequencies) is left out of the MATCH when the query has rarer terms: above half, FTS5's
+    # BM25 clamps its idf to ~0 (no score changes), yet scoring every chunk it matches is the
+    # cost of the query. A lower share (0.2) changed small-library rankings in tests: not taken
+    common_term_share: float = 0.5
+    # a turn reads this many earlier turns of its session (the history window picks among them):
+    # reading and parsing a whole session made each turn slower as a session grew
+    history_turns: int = 100
+
+
+SCALE = ScaleParams()
+
+
+@dataclass(frozen=True)
 class Params:
     followup: FollowupParams = FollowupParams()
     plan: PlanParams = PlanParams()

@@ -32,6 +32,17 @@ def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
     return unique[:max_terms]
 
 
+def rarer_terms(terms: list[str], shares: dict[str, float], most: float) -> list[str]:
+    """`terms` without the single words found in more than `most` of the chunks (`shares`: share
+    of chunks by quoted term; phrases and unknown terms stay), unless nothing rarer is left: then
+    the rarest of them stays, so a query never loses its keyword search."""
+    common = {term for term in terms if shares.get(term, 0.0) > most}
+    kept = [term for term in terms if term not in common]
+    if common and not kept:
+        kept = [min(terms, key=lambda term: shares[term])]
+    return kept
+
+
 def build_match(query: str, max_terms: int = MAX_TERMS) -> str | None:
     """A MATCH expression ORing the query's terms, or None when nothing searchable is left."""
     terms = match_terms(query, max_terms)

@@ -14,9 +14,11 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
-from ..store import library, vectors
+from ..params import SCALE
+from ..store import library, terms, vectors
+from ..store.db import get_setting
 from ..store.library import StoredChunk
-from .fts import build_match
+from .fts import match_terms, rarer_terms
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
 
@@ -63,16 +65,37 @@ def vector_ranking(
 def fts_ranking(
     db: Database, keyword_query: str, depth: int, extra_ids: Sequence[int] = ()
 ) -> list[int]:
-    """Chunk ids by BM25 for a query's terms (ORed), then any matching `extra_ids` below them."""
-    match = build_match(keyword_query)
-    if match is None:
+    """Chunk ids by BM25 for a query's terms (ORed; without terms common in the library when it
+    has rarer ones), then any matching `extra_ids` below them."""
+    quoted = match_terms(keyword_query)
+    if not quoted:
         return []
+    match = " OR ".join(rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share))
     ids = [chunk_id for chunk_id, _ in library.fts_search(db, match, depth)]
     seen = set(ids)
     if extra_ids:
         anchored = library.fts_search(db, match, len(extra_ids), only_ids=extra_ids)
         ids += [chunk_id for chunk_id, _ in anchored if chunk_id not in seen]
     return ids
+
+
+_SHARES: dict[tuple[int, str], dict[str, float]] = {}  # by connection and library version
+
+
+def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
+    """The share of chunks holding each single-word quoted term (multi-word phrases are left out),
+    remembered per library version."""
+    key = (id(db.conn), get_setting(db, "vectors_version") or "")
+    known = _SHARES.get(key)
+    if known is None:
+        _SHARES.clear()  # one library version at a time is enough
+        known = _SHARES[key] = {"": float(max(1, terms.chunk_count(db)))}
+    missing = [term for term in quoted if term not in known]
+    for term in missing:
+        found = terms.index_terms(db, term[1:-1].replace('""', '"'))
+        single = len(found) == 1  # a phrase, or a word the index does not keep, always stays
+        known[term] = terms.chunk_frequencies(db, found)[found[0]] / known[""] if single else 0.0
+    return {term: known[term] for term in quoted if term in known}
 
 
 def search(

@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import errno
 import os
+import re
 import urllib.parse
 from collections.abc import Iterator
 from pathlib import Path
@@ -177,14 +178,14 @@ def open_db(
             check_intact(db, path)
         if _version_is_number(db):  # the doctor opens one whose version is damaged, to repair it
             check_schema_version(db)  # before WAL: a refused database is left exactly as it was
+        if check:  # so is a damaged one: no WAL switch, no migration written into it
+            check_tables(db, path)
         if str(path) != ":memory:" and mode == "rw":
             with db.ensure_autocommit_on():
                 db.execute("PRAGMA journal_mode = WAL")
             db.execute("PRAGMA synchronous = NORMAL")
         if migrate:
             _migrate(db, path, mode)
-        if check:
-            check_tables(db, path)
     except BaseException as exc:
         if db is not None:
             db.close()
@@ -246,6 +247,11 @@ def check_tables(db: Database, path: Path) -> None:
         )
 
 
+VECTOR_DAMAGE = re.compile(
+    r"vector data|vectors blob|vector chunk \d|blob size doesn't match", re.IGNORECASE
+)
+
+
 def explain(exc: BaseException, path: Path | None = None) -> str:
     """A SQLite error as the user needs to read it: what happened to which file, and what to do."""
     path = path or (_OPENED[-1] if _OPENED else None)
@@ -273,10 +279,17 @@ def explain(exc: BaseException, path: Path | None = None) -> str:
         return (
             f"{where} is damaged ({text}): ingest your folders again into a new database (--db NEW)"
         )
-    if "malformed" in text or "blob read error" in text or "sqlite-vec error" in text:
+    if VECTOR_DAMAGE.search(text):  # sqlite-vec's own words for a damaged vector index
         return (
-            f"{where} is damaged ({text}): `ragchat doctor --db {path}` says what is wrong "
-            "and how to recover"
+            f"the vector index of {where} is damaged ({text}): `ragchat ingest --reembed "
+            f"PATH... --db {path}` rebuilds it from your folders"
+        )
+    if "malformed" in text or "blob read error" in text or "sqlite-vec error" in text:
+        # the doctor itself cannot open such a file: the ways out that need no ragchat
+        return (
+            f"{where} is damaged ({text}): ingest your folders again into a new database "
+            f"(`ragchat ingest PATH... --db NEW`), or copy out what SQLite can still read "
+            f"(`sqlite3 {path} .recover | sqlite3 NEW`)"
         )
     if "no such table" in text or "no such column" in text:
         return f"{where} is damaged ({text}): `ragchat doctor --repair` rebuilds what it can"

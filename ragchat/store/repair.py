@@ -4,6 +4,7 @@ full-text index from the chunks (the findings and their wording are in `doctor.p
 from __future__ import annotations
 
 from sqlite_utils import Database
+from sqlite_utils.utils import sqlite3
 
 # the full-text index as migration m001 creates it; its rows are rebuilt from chunks and documents
 FTS_DDL = (
@@ -31,3 +32,19 @@ def rebuild_fts(db: Database) -> int:
 
 def count(db: Database, table: str) -> int:
     return int(db.execute(f"SELECT count(*) FROM [{table}]").fetchone()[0])
+
+
+def vector_problem(db: Database, table: str) -> str | None:
+    """sqlite-vec's error when the vector index cannot be read whole or searched (a damaged
+    shadow table), or a note when a search finds nothing among stored vectors; None when sound."""
+    try:
+        found = db.execute(f"SELECT count(*), max(length(embedding)) FROM [{table}]").fetchone()
+        if not found[0]:
+            return None
+        probe = db.execute(f"SELECT embedding FROM [{table}] LIMIT 1").fetchone()[0]
+        near = db.execute(
+            f"SELECT chunk_id FROM [{table}] WHERE embedding MATCH ? AND k = 1", [probe]
+        ).fetchall()
+    except sqlite3.Error as exc:
+        return str(exc)
+    return None if near else "a search finds none of its vectors"

@@ -10,6 +10,7 @@ from sqlite_utils import Database
 
 from ..errors import SessionError
 from ..lazy import lazy_module
+from ..params import SCALE
 from .db import write
 from .library import now
 from .vectors import to_blob
@@ -175,7 +176,8 @@ class OpenedTurn:
 def open_turn(
     db: Database, name: str, question: str, *, embedding: np.ndarray | None = None
 ) -> OpenedTurn:
-    """Write `question` as the session's next turn and read the history it follows, in one
+    """Write `question` as the session's next turn and read the history it follows (its last
+    SCALE.history_turns turns: a turn's cost does not grow with its session), in one
     BEGIN IMMEDIATE transaction: concurrent writers on one session queue here and each gets its
     own number and a history that ends just before it."""
     with write(db):
@@ -185,8 +187,9 @@ def open_turn(
         history = tuple(
             _message(row)
             for row in db.query(
-                f"SELECT * FROM messages WHERE session_id = ? AND turn < ? ORDER BY {_TURN_ORDER}",
-                [session, number],
+                "SELECT * FROM messages WHERE session_id = ? AND turn < ? AND turn >= ? "
+                f"ORDER BY {_TURN_ORDER}",
+                [session, number, number - SCALE.history_turns],
             )
         )
     return OpenedTurn(session, number, message_id, history)

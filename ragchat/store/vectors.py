@@ -15,6 +15,8 @@ from sqlite_utils import Database
 from ..config import MAX_NEIGHBOURS
 from ..errors import ModelMismatchError
 from ..lazy import lazy_module
+from ..params import SCALE
+from . import compact
 from .db import get_setting, set_setting, write
 
 if TYPE_CHECKING:
@@ -27,7 +29,8 @@ VECTOR_TABLE = "chunk_vectors"
 # KNN) once a process has searched the same vectors this many times: a one-shot `ragchat ask`
 # never pays for loading them, a chat session or an eval run does after its first search.
 MEMORY_AFTER_SEARCHES = 2
-MEMORY_MAX_BYTES = 512 * 2**20
+# above this many bytes of float32 vectors the compact index (store/compact.py) serves searches
+MEMORY_MAX_BYTES = SCALE.exact_max_bytes
 
 
 def to_blob(vector: np.ndarray) -> bytes:
@@ -108,6 +111,8 @@ class _InMemory:
     ids: np.ndarray | None = None  # sorted chunk ids
     matrix: np.ndarray | None = None  # their vectors, one row each, as stored
     inverse_norms: np.ndarray | None = None
+    large: bool | None = None  # more vectors than exact in-memory search holds (then compact)
+    quantised: compact.CompactIndex | None = None
 
     def load(self, db: Database) -> None:
         ids, blobs = [], []
@@ -155,7 +160,10 @@ class VectorIndex:
     """Vector search over one database's chunk vectors: a vec0 KNN, or exact brute force over an
     in-memory copy once this process has searched the same vectors MEMORY_AFTER_SEARCHES times
     (a one-shot `ragchat ask` never pays for loading them, a chat session or an eval run does
-    after its first search). The copy is dropped when the vectors change (`vectors_version`)."""
+    after its first search). The copy is dropped when the vectors change (`vectors_version`).
+    A library above MEMORY_MAX_BYTES of vectors is searched through its compact index (bits and
+    int8 codes, memory-mapped from a file beside the database) with the best candidates rescored
+    exactly from the stored floats; the index is rebuilt when the vectors change."""
 
     def __init__(self, db: Database) -> None:
         self.db = db
@@ -189,12 +197,72 @@ class VectorIndex:
                 held.matrix is None
                 and held.searches == MEMORY_AFTER_SEARCHES
                 and not db.conn.in_transaction
+                and not self._large(held)
             ):
-                count = db.execute("SELECT count(*) FROM chunks").fetchone()[0]
-                dim = int(get_setting(db, "embedding_dim") or 0)
-                if 0 < count * dim * 4 <= MEMORY_MAX_BYTES:
-                    held.load(db)
+                held.load(db)
         return held if held.matrix is not None and not db.conn.in_transaction else None
+
+    def _large(self, held: _InMemory) -> bool:
+        """Whether this version of the vectors is too large for exact in-memory search."""
+        if held.large is None:
+            count = self.db.execute("SELECT count(*) FROM chunks").fetchone()[0]
+            dim = int(get_setting(self.db, "embedding_dim") or 0)
+            held.large = count * dim * 4 > MEMORY_MAX_BYTES
+        return held.large
+
+    def compact_index(self) -> compact.CompactIndex | None:
+        """The current compact index of a large library (None for a small one, or inside a
+        transaction): the file beside the database when it matches the vectors' version, else
+        built now (and saved there when the folder can be written)."""
+        held = self._memory
+        if held is None or self.db.conn.in_transaction or not self._large(held):
+            return None
+        if held.quantised is None or held.quantised.version != held.version:
+            held.quantised = self._open_compact(held.version)
+        return held.quantised if held.quantised and held.quantised.version == held.version else None
+
+    def _open_compact(self, version: str) -> compact.CompactIndex | None:
+        db, path = self.db, compact.path_of(self.db)
+        found = compact.load(path) if path is not None else None
+        if found is not None and found.version == version:
+            return found
+        dim = int(get_setting(db, "embedding_dim") or 0)
+        db.execute("BEGIN")  # one snapshot: the version read is the version of the vectors read
+        try:
+            built = compact.build(db, VECTOR_TABLE, get_setting(db, "vectors_version") or "", dim)
+        finally:
+            db.execute("COMMIT")
+        if built is not None and path is not None and compact.save(built, path):
+            return compact.load(path) or built  # memory-mapped: the pages are the file's
+        return built
+
+    def _compact_search(
+        self, index: compact.CompactIndex, vector: np.ndarray, limit: int
+    ) -> list[tuple[int, float]]:
+        """The compact index's candidates, rescored exactly with the stored float vectors."""
+        rows = index.candidates(vector, max(SCALE.rescore, 2 * limit))
+        stored = self._stored([int(i) for i in index.ids[rows]])
+        if not stored:
+            return []
+        ids = np.fromiter(stored, dtype=np.int64, count=len(stored))
+        matrix = np.vstack(list(stored.values()))
+        norms = np.linalg.norm(matrix, axis=1) * np.float32(np.linalg.norm(vector))
+        dots = matrix @ np.asarray(vector, dtype=np.float32)
+        distances = np.where(norms > 0, 1.0 - dots / np.where(norms > 0, norms, 1), 1.0)
+        order = np.lexsort((ids, distances))[:limit]
+        return [(int(ids[i]), float(distances[i])) for i in order]
+
+    def _stored(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        found: dict[int, np.ndarray] = {}
+        for start in range(0, len(chunk_ids), 500):  # within SQLite's bound on parameters
+            part = chunk_ids[start : start + 500]
+            rows = self.db.execute(
+                f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN "
+                f"({','.join('?' * len(part))})",
+                part,
+            )
+            found.update((row[0], np.frombuffer(row[1], dtype=np.float32)) for row in rows)
+        return found
 
     def search(self, vector: np.ndarray, limit: int) -> list[tuple[int, float]]:
         """(chunk id, cosine distance) of the nearest chunks, nearest first (exact either way)."""
@@ -207,6 +275,9 @@ class VectorIndex:
         held = self.in_memory(searching=True)
         if held is not None and np.linalg.norm(vector) > 0:
             return held.nearest(vector, limit)
+        index = self.compact_index()
+        if index is not None and np.linalg.norm(vector) > 0:
+            return self._compact_search(index, vector, limit)
         rows = db.execute(
             f"SELECT chunk_id, distance FROM {VECTOR_TABLE} WHERE embedding MATCH ? AND k = ? "
             "ORDER BY distance",
@@ -222,12 +293,7 @@ class VectorIndex:
         held = self.in_memory(searching=False)
         if held is not None:
             return held.vectors(chunk_ids)
-        marks = ",".join("?" * len(chunk_ids))
-        rows = db.execute(
-            f"SELECT chunk_id, embedding FROM {VECTOR_TABLE} WHERE chunk_id IN ({marks})",
-            list(chunk_ids),
-        )
-        return {row[0]: np.frombuffer(row[1], dtype=np.float32) for row in rows}
+        return self._stored(list(chunk_ids))
 
 
 _INDEXES: weakref.WeakKeyDictionary[Database, VectorIndex] = weakref.WeakKeyDictionary()
