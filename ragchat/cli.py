@@ -441,9 +441,17 @@ def ask(
         session, on_notice=render.notice if not as_json else lambda m: None
     )
     streaming = not as_json and problem is None
-    printer = render.StreamPrinter()
-    result = conversation.ask(question, on_token=printer if streaming else None)
-    printer.close()
+    backend = conversation.backend_in_use() if streaming else None
+    printer = render.StreamPrinter(
+        render.Waiting(backend.model, getattr(backend, "warmed", None)) if backend else None,
+        markdown=True,
+    )
+    if ctx.settings.ollama_show_thinking:
+        conversation.on_thinking = printer.thinking
+    try:
+        result = conversation.ask(question, on_token=printer if streaming else None)
+    finally:
+        printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines(
@@ -457,7 +465,7 @@ def ask(
             ]
         )
         return
-    render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
+    render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
 
 inspect_app = typer.Typer(
