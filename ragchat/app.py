@@ -36,6 +36,15 @@ def limits_of(settings: Settings) -> Limits:
     )
 
 
+def setup_hint(reason: str, model: str) -> str:
+    """The command that fixes a setup failure, when there is one."""
+    if reason.startswith("connection refused"):
+        return " (start it: `ollama serve`; `ragchat doctor` checks the setup)"
+    if reason.startswith("model '") and reason.endswith("not found"):
+        return f" (pull it: `ollama pull {model}`)"
+    return ""
+
+
 @dataclass(frozen=True)
 class AnsweredTurn:
     number: int  # 1-based, counting the session's questions
@@ -101,7 +110,7 @@ class App:
         try:
             self.backend.check()
         except BackendUnavailable as exc:
-            return f"Ollama not usable: {exc.reason}"
+            return f"Ollama not usable: {exc.reason}{setup_hint(exc.reason, self.backend.model)}"
         return None
 
     def warm_model(self) -> None:
