@@ -208,6 +208,9 @@ class AnswerParams:
     reading_answer_chars: int = 1500  # the last answer in its prompt is cut here
     reading_window_chars: int = 500  # each older message of the history window is cut here
     reading_query_chars: int = 1000  # its rewrite of the question is cut here
+    # earlier exchanges in its prompt besides the last (a 15-turn conversation's reading prompt
+    # grew to 5,500 characters with all of them; the answer's prompt keeps more)
+    reading_turns: int = 5
     # --- which chunks an uncited model answer stands on (its vector against theirs)
     support_limit: int = 3  # at most this many chunks
     support_margin: float = 0.08  # within this cosine of the most similar one

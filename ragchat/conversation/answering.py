@@ -137,7 +137,7 @@ def _prompt(
     budget = int(max(num_ctx - params.answer_reserve_tokens, num_ctx // 2) * rate)
     prompt = answers.fit_prompt(
         inputs.typed or lineage.question,
-        lineage.reformulation.leading_query if not inputs.typed else lineage.question,
+        lineage.reformulation.leading_query,  # the turn's best reading, a hint beside the words
         inputs.turns,
         inputs.sources[: params.prompt_sources],
         lineage.weak,

@@ -64,6 +64,7 @@ def build_messages(
     it (each text cut at a word at `params.reading_*_chars`)."""
     parts = []
     earlier, last = (data.turns[:-1], data.turns[-1]) if data.turns else ((), None)
+    earlier = earlier[-params.reading_turns :] if params.reading_turns else ()
     if earlier:
         cut = params.reading_window_chars
         lines = [
