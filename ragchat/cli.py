@@ -442,9 +442,9 @@ def ask(
     )
     streaming = not as_json and problem is None
     backend = conversation.backend_in_use() if streaming else None
+    # one question: no warm-up request, so whether the model is loaded is not known
     printer = render.StreamPrinter(
-        render.Waiting(backend.model, getattr(backend, "warmed", None)) if backend else None,
-        markdown=True,
+        render.Waiting(backend.model) if backend else None, markdown=True
     )
     if ctx.settings.ollama_show_thinking:
         conversation.on_thinking = printer.thinking

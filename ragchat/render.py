@@ -360,20 +360,21 @@ def _finite(value: Any) -> Any:
 
 class Waiting:
     """A spinner that says what the model is doing ("loading llama3.2 ...", then "thinking ..."),
-    on a terminal only; `stop()` (or the first streamed piece) ends it. `loaded` is set once the
-    model is in memory (a warm-up request answered)."""
+    on a terminal only; `stop()` (or the first streamed piece) ends it. `loaded` is an event set
+    once the model is in memory (a warm-up request answered); None: not known ("waiting for")."""
 
     def __init__(self, model: str, loaded: Any = None) -> None:
         self._status: Any = None
         self._done = False
         if not console.is_terminal:
             return
-        warm = loaded is None or loaded.is_set()
-        self._status = console.status(
-            "thinking ..." if warm else f"loading {printable(model)} ...", spinner="dots"
-        )
+        warm = loaded is not None and loaded.is_set()
+        label = "thinking ..." if warm else f"loading {printable(model)} ..."
+        if loaded is None:  # not known whether it is in memory
+            label = f"waiting for {printable(model)} ..."
+        self._status = console.status(label, spinner="dots")
         self._status.start()
-        if not warm:
+        if loaded is not None and not warm:
 
             def update() -> None:
                 loaded.wait()

@@ -344,3 +344,46 @@ def test_the_chat_names_the_fix_for_a_missing_model(library_db: Path, server) ->
     assert (
         problem == "Ollama not usable: model 'llama3.2' not found (pull it: `ollama pull llama3.2`)"
     )
+
+
+# --- a model that loads is waited for, visibly ---------------------------------------------------
+
+
+def test_a_chat_loads_the_model_as_it_starts(library_db: Path, server, capsys) -> None:
+    from prompt_toolkit.input import create_pipe_input
+    from prompt_toolkit.output import DummyOutput
+
+    from ragchat.repl import Repl
+
+    app = app_for(library_db, server)
+    with create_pipe_input() as keyboard:
+        keyboard.send_text(QUESTIONS[0] + "\r")
+        keyboard.close()
+        Repl(app, "warm", input=keyboard, output=DummyOutput()).run()
+    app.close()
+    assert len(server.generated) == 1  # the warm-up: an empty prompt that keeps the model loaded
+    warm = server.generated[0]
+    assert warm["prompt"] == "" and warm["keep_alive"] and warm["options"]["num_ctx"] == 8192
+    assert "It needs two witnesses [1]." in capsys.readouterr().out
+
+
+def test_the_spinner_says_loading_then_thinking(monkeypatch) -> None:
+    buffer = io.StringIO()
+    screen = render.PrintableConsole(file=buffer, force_terminal=True, width=60)
+    monkeypatch.setattr(render, "console", screen)
+    loaded = threading.Event()
+    waiting = render.Waiting("llama3.2", loaded)
+
+    def drawn(text: str) -> None:  # wait until the spinner has drawn it (a few frames at most)
+        for _ in range(500):
+            if text in buffer.getvalue():
+                return
+            time.sleep(0.01)
+
+    drawn("loading llama3.2 ...")
+    loaded.set()  # the warm-up answered
+    drawn("thinking ...")
+    waiting.stop()
+    out = buffer.getvalue()
+    assert "loading llama3.2 ..." in out and "thinking ..." in out
+    assert out.index("loading llama3.2") < out.index("thinking ...")
