@@ -134,6 +134,9 @@ class OllamaBackend:
 
     @cached_property
     def _client(self) -> ollama.Client:
+        return self._new_client()
+
+    def _new_client(self) -> ollama.Client:
         import httpx
         import ollama  # here, not at the top: the client and pydantic take ~0.15 s to import
 
@@ -193,15 +196,19 @@ class OllamaBackend:
     def warm(self) -> None:
         """Load the model now (an empty generate request with keep_alive), so the first question
         does not wait for it; bounded by the first-token limit. Sets `warmed` however it ends."""
+        client = self._new_client()  # its own: it runs beside the chat's requests
         try:
             self._call(
-                lambda client: client.generate(
+                lambda c: c.generate(
                     self.model, "", keep_alive=self.limits.keep_alive, options=self._options()
                 ),
                 self.limits.first_token,
+                client,
             )
         finally:
             self.warmed.set()
+            with suppress(Exception):
+                client.close()
 
     def chat_json(self, messages: list[dict[str, str]], schema: dict[str, Any]) -> dict[str, Any]:
         """One deterministic reply constrained to `schema`, parsed and checked against it. It is
@@ -274,19 +281,24 @@ class OllamaBackend:
         if thinking:
             yield THINK_CLOSE
 
-    def _call(self, call: Callable[[ollama.Client], T], limit: float) -> T:
+    def _call(self, call: Callable[[ollama.Client], T], limit: float, client: Any = None) -> T:
         """One non-streamed request, waited for at most `limit` seconds."""
-        for result in self._bounded(lambda client: iter([call(client)]), first=limit):
-            return result
-        raise BackendUnavailable("no reply")  # pragma: no cover - a call always yields one
+        # read to the end: a request left unfinished would close the client
+        [result] = list(self._bounded(lambda c: iter([call(c)]), first=limit, client=client))
+        return result
 
     def _bounded(
-        self, request: Callable[[ollama.Client], Iterator[T]], first: float | None = None
+        self,
+        request: Callable[[ollama.Client], Iterator[T]],
+        first: float | None = None,
+        client: Any = None,
     ) -> Iterator[T]:
         """The request's items, read by a worker thread and waited for here under the limits:
         `first` (default: the first-token limit) for the first item, the between-tokens limit for
-        each later one, the total limit for all."""
-        client = self._client
+        each later one, the total limit for all. `client`: one of its own (default: the shared
+        one, replaced when a request is abandoned)."""
+        own = client is not None
+        client = client if own else self._client
         box: queue.Queue[tuple[str, Any]] = queue.Queue()
 
         def work() -> None:
@@ -323,7 +335,11 @@ class OllamaBackend:
                 yield value
         finally:
             if not finished:  # cut, timed out, cancelled (Ctrl-C) or abandoned by the caller
-                self._drop_client()
+                if own:
+                    with suppress(Exception):
+                        client.close()
+                else:
+                    self._drop_client()
 
     @contextmanager
     def _mapped_errors(self) -> Iterator[None]:
