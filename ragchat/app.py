@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Callable
+from contextlib import suppress
 from dataclasses import dataclass, field
 from functools import cached_property
 from typing import TYPE_CHECKING
@@ -18,7 +20,29 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from .conversation.turn import Conversation
-    from .llm import OllamaBackend
+    from .llm import Limits, OllamaBackend
+
+
+def limits_of(settings: Settings) -> Limits:
+    from .llm import Limits
+
+    return Limits(
+        connect=settings.ollama_connect_timeout,
+        first_token=settings.ollama_load_timeout,
+        between=settings.ollama_timeout,
+        total=settings.ollama_reply_timeout,
+        max_chars=settings.ollama_reply_chars,
+        num_ctx=settings.ollama_num_ctx,
+    )
+
+
+def setup_hint(reason: str, model: str) -> str:
+    """The command that fixes a setup failure, when there is one."""
+    if reason.startswith("connection refused"):
+        return " (start it: `ollama serve`; `ragchat doctor` checks the setup)"
+    if reason.startswith("model '") and reason.endswith("not found"):
+        return f" (pull it: `ollama pull {model}`)"
+    return ""
 
 
 @dataclass(frozen=True)
@@ -76,7 +100,7 @@ class App:
         from .llm import OllamaBackend
 
         return OllamaBackend(
-            self.settings.ollama_host, self.settings.ollama_model, self.settings.ollama_timeout
+            self.settings.ollama_host, self.settings.ollama_model, limits_of(self.settings)
         )
 
     def backend_problem(self) -> str | None:
@@ -86,8 +110,21 @@ class App:
         try:
             self.backend.check()
         except BackendUnavailable as exc:
-            return f"Ollama not usable: {exc.reason}"
+            return f"Ollama not usable: {exc.reason}{setup_hint(exc.reason, self.backend.model)}"
         return None
+
+    def warm_model(self) -> None:
+        """Ask the server to load the model now, in the background (a chat's first question then
+        does not wait for the load); `backend.warmed` is set when it is in memory or failed."""
+        backend = self.backend
+        if backend is None:
+            return
+
+        def warm() -> None:
+            with suppress(BackendUnavailable):
+                backend.warm()
+
+        threading.Thread(target=warm, daemon=True, name="ollama-warm").start()
 
     def conversation(
         self, session: str, on_notice: Callable[[str], None] = lambda m: None

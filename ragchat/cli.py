@@ -441,9 +441,17 @@ def ask(
         session, on_notice=render.notice if not as_json else lambda m: None
     )
     streaming = not as_json and problem is None
-    printer = render.StreamPrinter()
-    result = conversation.ask(question, on_token=printer if streaming else None)
-    printer.close()
+    backend = conversation.backend_in_use() if streaming else None
+    # one question: no warm-up request, so whether the model is loaded is not known
+    printer = render.StreamPrinter(
+        render.Waiting(backend.model) if backend else None, markdown=True
+    )
+    if ctx.settings.ollama_show_thinking:
+        conversation.on_thinking = printer.thinking
+    try:
+        result = conversation.ask(question, on_token=printer if streaming else None)
+    finally:
+        printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         render.json_lines(
@@ -457,7 +465,7 @@ def ask(
             ]
         )
         return
-    render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
+    render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
 
 inspect_app = typer.Typer(
@@ -651,12 +659,15 @@ def doctor(
     db: DbOption = None,
 ) -> None:
     """Check the library: integrity_check, schema version, that chunks, full-text rows and vectors
-    agree; say what is wrong and how to recover. Exit status 1 while a problem remains."""
+    agree; and the Ollama setup: the server, the model (pulled or not), its context. Say what is
+    wrong and how to recover. Exit status 1 while a problem remains (Ollama's only with
+    `ollama = on`)."""
     from . import doctor as checks
     from . import render
     from .store.db import open_db
 
-    settings = make_app(db=db).settings
+    ctx = make_app(db=db)
+    settings = ctx.settings
     with contextlib.closing(
         open_db(settings.db, create=False, migrate=False, check=False)
     ) as handle:
@@ -665,15 +676,32 @@ def doctor(
             for line in checks.repair(handle, findings):
                 render.console.print(f"repaired: {render.escape(line)}", soft_wrap=True)
             findings = checks.diagnose(handle, settings.db)
+    # the model: a problem with `ollama = on`; with `auto` a note (answers are extractive then)
+    model_findings, working = (
+        checks.ollama(ctx.backend, settings.ollama_num_ctx) if ctx.backend else ([], "")
+    )
+    label = "[red]problem:[/]" if settings.ollama == "on" else "[yellow]ollama:[/]"
+    for finding in model_findings:
+        render.console.print(
+            f"{label} {render.escape(finding.problem)} [dim]· fix: {render.escape(finding.fix)}[/]",
+            soft_wrap=True,
+        )
+    if working:
+        render.console.print(render.escape(working), soft_wrap=True)
+    elif ctx.backend is None:
+        render.console.print("[dim]Ollama is off (setting ollama = off)[/]", soft_wrap=True)
     for finding in findings:
         render.console.print(
             f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
             f"{render.escape(finding.fix)}[/]",
             soft_wrap=True,
         )
-    if findings:
+    if not findings:
+        render.console.print(
+            f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True
+        )
+    if findings or (model_findings and settings.ollama == "on"):
         raise typer.Exit(1)
-    render.console.print(f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True)
 
 
 @app.command("eval", cls=RagchatCommand, short_help="Score retrieval on a set of conversations.")

@@ -50,7 +50,17 @@ class Settings:
     ollama: str = "auto"  # auto | off | on
     ollama_host: str = "http://127.0.0.1:11434"
     ollama_model: str = "llama3.2"
-    ollama_timeout: float = 20.0
+    ollama_timeout: float = 20.0  # between two pieces of a reply, and for the model listing
+    ollama_connect_timeout: float = 5.0  # to connect to the server
+    # to the first piece of a reply: Ollama sends nothing until the model is loaded (10-60 s on a
+    # laptop, minutes on a CPU)
+    ollama_load_timeout: float = 300.0
+    ollama_reply_timeout: float = 600.0  # a whole reply, however it trickles
+    ollama_reply_chars: int = 40_000  # a whole reply's size; past it the reply is cut
+    # the model's context window, asked for on every request (Ollama's default, 2,048-4,096
+    # tokens, cuts a prompt from the front silently); the prompt is budgeted to fit it
+    ollama_num_ctx: int = 8192
+    ollama_show_thinking: bool = False  # show a thinking model's reasoning (dimmed)
     # the code's tuning numbers (params.py): no user setting; `ragchat eval --param` changes them
     params: Params = DEFAULT
 
@@ -83,6 +93,11 @@ RANGES: dict[str, tuple[float, float, bool]] = {
     "history_window": (0, 10_000, True),
     "extractive_sentences": (0, 10_000, True),
     "ollama_timeout": (0, 86_400, False),
+    "ollama_connect_timeout": (0, 86_400, False),
+    "ollama_load_timeout": (0, 86_400, False),
+    "ollama_reply_timeout": (0, 86_400, False),
+    "ollama_reply_chars": (0, 100_000_000, False),
+    "ollama_num_ctx": (511, 10_000_000, False),
 }
 
 

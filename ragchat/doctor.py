@@ -8,6 +8,8 @@ from pathlib import Path
 
 from sqlite_utils import Database
 
+from .errors import BackendUnavailable
+from .llm import OllamaBackend, _same_model
 from .store.db import REQUIRED_TABLES, get_setting, set_setting, write
 from .store.repair import count, integrity_check, rebuild_fts, vector_problem
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
@@ -146,3 +148,49 @@ def _counts(db: Database, path: Path) -> list[Finding]:
             )
         )
     return findings
+
+
+def ollama(backend: OllamaBackend, num_ctx: int) -> tuple[list[Finding], str]:
+    """The Ollama server, the model (pulled or not) and its context: the problems found, each
+    with the command that fixes it, and a line saying what works."""
+    host = backend.host
+    try:
+        names = backend.models()
+    except BackendUnavailable as exc:
+        if exc.reason.startswith("connection refused"):
+            return [
+                Finding(
+                    f"no Ollama server answers at {host}",
+                    "start it with `ollama serve` (install it from https://ollama.com/download), "
+                    "or set ollama_host to where it runs, or ollama = off",
+                )
+            ], ""
+        return [Finding(f"the Ollama server at {host} failed: {exc.reason}", _SERVE_FIX)], ""
+    model = backend.model
+    if not any(_same_model(name, model) for name in names):
+        have = ", ".join(names[:8]) or "none"
+        return [
+            Finding(
+                f"model '{model}' is not pulled on {host} (it has: {have})",
+                f"`ollama pull {model}`, or set ollama_model to a model it has",
+            )
+        ], ""
+    try:
+        trained = backend.context_length()
+    except BackendUnavailable as exc:
+        return [Finding(f"the server could not describe '{model}': {exc.reason}", _SERVE_FIX)], ""
+    if trained is not None and num_ctx > trained:
+        return [
+            Finding(
+                f"ollama_num_ctx {num_ctx:,} is more than {model}'s context ({trained:,} tokens)",
+                f"set ollama_num_ctx = {trained} (prompts are budgeted to it)",
+            )
+        ], ""
+    of = f" of its {trained:,}" if trained else ""
+    return [], (
+        f"Ollama at {host}: model {model} pulled; each request asks for {num_ctx:,} tokens of "
+        f"context{of}"
+    )
+
+
+_SERVE_FIX = "check that `ollama serve` runs there (`ollama ps` lists what it has loaded)"

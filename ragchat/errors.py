@@ -48,3 +48,7 @@ class BackendUnavailable(RagchatError):
     def __init__(self, reason: str) -> None:
         super().__init__(f"Ollama unavailable: {reason}")
         self.reason = reason
+
+
+class ReplyCut(BackendUnavailable):
+    """A model's reply reached a limit (its total time or size): what came before it stands."""

@@ -45,7 +45,7 @@ def session_markdown(app: App, session: str) -> str:
         parts += [
             f"## {turn.number}. {_quote_free(turn.lineage.question)}",
             "",
-            turn.answer.strip(),
+            turn.answer.strip() or "_(cancelled before an answer came)_",
             "",
         ]
         sources = _sources(turn)

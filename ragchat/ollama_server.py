@@ -43,11 +43,31 @@ class Content:
 
 @dataclass(frozen=True)
 class Stream:
-    """Pieces sent `delay` seconds apart, optionally followed by an {"error": ...} line."""
+    """Pieces sent `delay` seconds apart, optionally followed by an {"error": ...} line; a
+    thinking model's `thinking` pieces go first, in the message's `thinking` field. `endless`:
+    the pieces again and again, never done."""
 
     pieces: tuple[str, ...]
     delay: float = 0.0
     error: str | None = None
+    thinking: tuple[str, ...] = ()
+    endless: bool = False
+
+
+@dataclass(frozen=True)
+class Trickle:
+    """One reply line sent a byte at a time, `delay` seconds apart (every read gets something)."""
+
+    text: str
+    delay: float = 0.05
+
+
+@dataclass(frozen=True)
+class Redirect:
+    """An HTTP redirect to `location` (a client that follows it re-sends the request there)."""
+
+    location: str
+    status: int = 307
 
 
 @dataclass(frozen=True)
@@ -66,7 +86,7 @@ class Slow:
     then: Reply | None = None
 
 
-Reply = Content | Stream | Failure | Slow
+Reply = Content | Stream | Failure | Slow | Trickle | Redirect
 ReplyLike = Reply | str | dict | list
 
 
@@ -87,6 +107,13 @@ class FakeOllama:
             _with_tag(name) for name in (model, *more)
         ]  # what /api/tags lists; edit to taste
         self.requests: list[dict[str, Any]] = []  # parsed bodies of POST /api/chat, in order
+        self.generated: list[dict[str, Any]] = []  # parsed bodies of POST /api/generate
+        self.load_delay = 0.0  # seconds /api/generate waits (a model loading) before answering
+        self.context_length = 131072  # what /api/show says of every model
+        # prompt_eval_count of a reply: a function of the request (default: characters / 4)
+        self.prompt_tokens: Callable[[dict[str, Any]], int] = lambda request: (
+            sum(len(str(m.get("content", ""))) for m in request.get("messages", [])) // 4 or 1
+        )
         self.hits: list[str] = []  # every request line, e.g. "GET /api/tags"
         self.sent_at: list[float] = []  # time.monotonic() of each streamed piece as it was sent
         self.default: Callable[[dict[str, Any]], ReplyLike] = lambda request: DEFAULT_CONTENT
@@ -115,6 +142,10 @@ class FakeOllama:
 
     def slow(self, seconds: float, then: ReplyLike | None = None) -> None:
         self._script.append(Slow(seconds, None if then is None else _as_reply(then)))
+
+    def script(self, reply: Reply) -> None:
+        """Any reply, next in order."""
+        self._script.append(reply)
 
     # -- lifecycle -------------------------------------------------------------------------------
 
@@ -159,11 +190,46 @@ class FakeOllama:
         reply = self._script.popleft() if self._script else _as_reply(self.default(request))
         self._send(handler, reply, model, streaming=request.get("stream", True) is not False)
 
+    def _answer_generate(self, handler: _Handler, request: dict[str, Any]) -> None:
+        self.generated.append(request)
+        model = str(request.get("model", ""))
+        if _with_tag(model) not in self.models:
+            handler.send_json(404, {"error": f'model "{model}" not found, try pulling it first'})
+        elif not self._sleep(self.load_delay):
+            body = {"model": model, "created_at": _now(), "response": "", "done": True}
+            handler.send_json(200, body | {"done_reason": "load"})
+
+    def _answer_show(self, handler: _Handler, request: dict[str, Any]) -> None:
+        model = str(request.get("model", ""))
+        if _with_tag(model) not in self.models:
+            handler.send_json(404, {"error": f"model '{model}' not found"})
+            return
+        info = {"general.architecture": "llama", "llama.context_length": self.context_length}
+        handler.send_json(200, {"modelfile": "", "details": {}, "model_info": info})
+
     def _send(self, handler: _Handler, reply: Reply, model: str, streaming: bool) -> None:
         if isinstance(reply, Slow):
             if not self._sleep(reply.seconds):
                 then = reply.then or _as_reply(self.default(self.requests[-1]))
                 self._send(handler, then, model, streaming)
+        elif isinstance(reply, Redirect):
+            handler.send_response(reply.status)
+            handler.send_header("Location", reply.location)
+            handler.send_header("Content-Length", "0")
+            handler.send_header("Connection", "close")
+            handler.end_headers()
+            handler.close_connection = True
+        elif isinstance(reply, Trickle):
+            handler.start_stream()
+            line = (json.dumps(self._chunk(model, reply.text, done=True)) + "\n").encode()
+            handler.wfile.write(b"%x\r\n" % len(line))
+            for byte in line:
+                if self._sleep(reply.delay):
+                    return
+                handler.wfile.write(bytes([byte]))
+                handler.wfile.flush()
+            handler.wfile.write(b"\r\n")
+            handler.end_stream()
         elif isinstance(reply, Failure):
             handler.send_json(reply.status, {"error": reply.error})
         elif isinstance(reply, Content):
@@ -173,19 +239,37 @@ class FakeOllama:
         elif reply.error is not None:
             handler.send_json(500, {"error": reply.error})
         else:
-            handler.send_json(200, _chat_chunk(model, "".join(reply.pieces), done=True))
+            handler.send_json(200, self._chunk(model, "".join(reply.pieces), done=True))
 
     def _send_stream(self, handler: _Handler, reply: Stream, model: str) -> None:
         handler.start_stream()
-        for index, piece in enumerate(reply.pieces):
+        parts = [("thinking", piece) for piece in reply.thinking]
+        parts += [("content", piece) for piece in reply.pieces]
+        index = 0
+        while index < len(parts):
             if index and self._sleep(reply.delay):
                 return  # closing: drop the connection mid-stream
-            handler.send_line(_chat_chunk(model, piece, done=False))
+            field, piece = parts[index]
+            chunk = _chat_chunk(model, "", done=False)
+            chunk["message"][field] = piece
+            try:
+                handler.send_line(chunk)
+            except OSError:
+                return  # the client hung up
             self.sent_at.append(time.monotonic())
+            index += 1
+            if reply.endless and index == len(parts):
+                index = 0
         handler.send_line(
-            {"error": reply.error} if reply.error else _chat_chunk(model, "", done=True)
+            {"error": reply.error} if reply.error else self._chunk(model, "", done=True)
         )
         handler.end_stream()
+
+    def _chunk(self, model: str, content: str, done: bool) -> dict[str, Any]:
+        chunk = _chat_chunk(model, content, done)
+        if done and self.requests:
+            chunk["prompt_eval_count"] = self.prompt_tokens(self.requests[-1])
+        return chunk
 
     def _sleep(self, seconds: float) -> bool:
         """Sleep, waking early when the server closes; True means it is closing."""
@@ -213,7 +297,12 @@ class _Handler(BaseHTTPRequestHandler):
     def do_POST(self) -> None:
         self.server.fake.hits.append(f"POST {self.path}")
         body = self.rfile.read(int(self.headers.get("Content-Length") or 0))
-        if self.path != "/api/chat":
+        answer = {
+            "/api/chat": self.server.fake._answer_chat,
+            "/api/generate": self.server.fake._answer_generate,
+            "/api/show": self.server.fake._answer_show,
+        }.get(self.path)
+        if answer is None:
             self.send_text(404, "404 page not found")
             return
         try:
@@ -221,7 +310,7 @@ class _Handler(BaseHTTPRequestHandler):
         except json.JSONDecodeError:
             self.send_json(400, {"error": "invalid JSON body"})
             return
-        self.server.fake._answer_chat(self, request)
+        answer(self, request)
 
     def send_text(
         self, status: int, text: str, content_type: str = "text/plain; charset=utf-8"

@@ -189,13 +189,28 @@ class AnswerParams:
     # a longer block is cut (code: at a line; lists and tables: at an item)
     max_block_lines: int = 30
     # --- text sent on
-    prompt_sources: int = 6  # sources in the model's prompt
+    prompt_sources: int = 6  # sources in the model's prompt (fewer when its context is small)
+    # the model's context (`ollama_num_ctx`) less this is the prompt's budget: room for the answer
+    answer_reserve_tokens: int = 1024
+    # characters per token until the server has counted one of ragchat's prompts
+    # (prompt_eval_count): lower than English prose's ~4, as documentation holds code and names
+    chars_per_token: float = 3.5
+    min_source_chars: int = 400  # a first source cut to fit keeps at least this much
+    min_history_chars: int = 200  # the last exchange cut to fit keeps at least this much
+    # an earlier answer in the prompt, compacted to its sentences that cited sources, is cut here
+    history_answer_chars: int = 600
+    model_history_turns: int = 12  # answered exchanges a model is shown, newest kept
+    scope_titles: int = 5  # titles of the last answer's documents in a model's reading prompt
+    scope_keywords: int = 8  # ... and of their keywords
     history_chars: int = 2000  # each earlier message in the model's prompt is cut here
     embed_chars: int = 2000  # text embedded for a vector (a question, a reply) is cut here
     # --- text sent to the model's reading of a turn (conversation/ollama_reformulator.py)
     reading_answer_chars: int = 1500  # the last answer in its prompt is cut here
     reading_window_chars: int = 500  # each older message of the history window is cut here
     reading_query_chars: int = 1000  # its rewrite of the question is cut here
+    # earlier exchanges in its prompt besides the last (a 15-turn conversation's reading prompt
+    # grew to 5,500 characters with all of them; the answer's prompt keeps more)
+    reading_turns: int = 5
     # --- which chunks an uncited model answer stands on (its vector against theirs)
     support_limit: int = 3  # at most this many chunks
     support_margin: float = 0.08  # within this cosine of the most similar one

@@ -6,6 +6,7 @@ import json
 import math
 import re
 import textwrap
+import threading
 from collections.abc import Iterable, Mapping
 from datetime import UTC, datetime
 from pathlib import Path
@@ -357,24 +358,108 @@ def _finite(value: Any) -> Any:
     return value
 
 
+class Waiting:
+    """A spinner that says what the model is doing ("loading llama3.2 ...", then "thinking ..."),
+    on a terminal only; `stop()` (or the first streamed piece) ends it. `loaded` is an event set
+    once the model is in memory (a warm-up request answered); None: not known ("waiting for")."""
+
+    def __init__(self, model: str, loaded: Any = None) -> None:
+        self._status: Any = None
+        self._done = False
+        if not console.is_terminal:
+            return
+        warm = loaded is not None and loaded.is_set()
+        label = "thinking ..." if warm else f"loading {printable(model)} ..."
+        if loaded is None:  # not known whether it is in memory
+            label = f"waiting for {printable(model)} ..."
+        self._status = console.status(label, spinner="dots")
+        self._status.start()
+        if loaded is not None and not warm:
+
+            def update() -> None:
+                loaded.wait()
+                if not self._done and self._status is not None:
+                    self._status.update("thinking ...")
+
+            threading.Thread(target=update, daemon=True).start()
+
+    def stop(self) -> None:
+        self._done = True
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+
 class StreamPrinter:
     """Prints an answer's streamed pieces as they arrive, printable even when an escape sequence is
-    split across pieces; `close()` once the stream has ended."""
+    split across pieces; `close()` once the stream has ended. With `markdown` on a terminal, the
+    reply shows as rendered Markdown while it streams (its latest lines) and in full once it
+    ends; elsewhere (a pipe) it is printed as it comes. `thinking` prints a thinking model's
+    reasoning dimmed (only called when the user asked to see it)."""
 
-    def __init__(self) -> None:
+    def __init__(self, waiting: Waiting | None = None, markdown: bool = False) -> None:
         self._filter = PrintableStream()
         self._wrap = _WordWrap()
+        self._waiting = waiting
+        self._markdown = markdown and console.is_terminal
+        self._text = ""
+        self._live: Any = None
+        self._thought = False
 
     def __call__(self, piece: str) -> None:
+        self._started()
+        if self._thought:
+            console.print()
+            self._thought = False
         self._print(self._filter.feed(piece))
 
+    def thinking(self, piece: str) -> None:
+        self._started()
+        self._thought = True
+        console.print(printable(piece), end="", style="dim", highlight=False, soft_wrap=True)
+
     def close(self) -> None:
+        self._started()
         self._print(self._filter.flush())
-        self._wrap.finish()
+        if self._live is not None:
+            self._live.stop()
+            self._live = None
+        if self._markdown:
+            if self._text.strip():
+                console.print(model_markdown(self._text), width=width())
+        else:
+            self._wrap.finish()
+
+    def _started(self) -> None:
+        if self._waiting is not None:
+            self._waiting.stop()
+            self._waiting = None
 
     def _print(self, text: str) -> None:
-        if text:
+        if not text:
+            return
+        if not self._markdown:
             self._wrap(text)
+            return
+        from rich.live import Live
+
+        self._text += text
+        tail = "\n".join(self._text.splitlines()[-max(console.height - 4, 4) :])
+        if self._live is None:
+            self._live = Live(
+                model_markdown(tail), console=console, transient=True, refresh_per_second=8
+            )
+            self._live.start()
+        else:
+            self._live.update(model_markdown(tail))
+
+
+def model_markdown(text: str) -> RenderableType:
+    """A model's reply as Markdown (lists, emphasis, code blocks as code), its text printable; a
+    link shows its address instead of becoming a terminal hyperlink."""
+    from rich.markdown import Markdown
+
+    return Markdown(printable(text), code_theme="ansi_dark", hyperlinks=False)
 
 
 # --- conversation ------------------------------------------------------------------------------
@@ -411,6 +496,8 @@ def _mark(chunk: RetrievedChunk) -> str:
         marks.append("[cyan]anchored[/]")
     if chunk.used:
         marks.append("[green]cited[/]")
+    elif chunk.seen is False:
+        marks.append("[dim]not given[/]")  # the model never saw it: it cannot have used it
     return " ".join(marks)
 
 
@@ -626,12 +713,18 @@ def answer_body(text: str, target: Console | None = None) -> None:
         out.print(Text(printable(rest)), soft_wrap=_wrapped())
 
 
+MODEL_MODES = frozenset({"llm", "cut", "cancelled"})  # answers a model wrote (rendered as Markdown)
+
+
 def turn(result: TurnResult, streamed: bool = False) -> None:
     """The answer (unless it was streamed), how the question was understood, the sources.
     Notices were shown as they happened (Conversation.on_notice)."""
     if not streamed:
-        answer_body(result.answer)
-    else:
+        if result.lineage.answer_mode in MODEL_MODES:
+            console.print(model_markdown(result.answer), width=width())
+        else:
+            answer_body(result.answer)
+    elif not console.is_terminal:
         console.print()
     console.print(Text(printable(understood_as(result)), style="dim italic"), soft_wrap=_wrapped())
     lineage = result.lineage
@@ -640,6 +733,28 @@ def turn(result: TurnResult, streamed: bool = False) -> None:
             list(lineage.chunks), list(lineage.anchor_documents), list(lineage.missing_anchors)
         )
     )
+
+
+def prompt_summary(prompt: dict) -> str:
+    """What a model's answer prompt held and what its budget left out, in one line."""
+    parts = [f"{prompt.get('prompt_chars', 0):,} characters"]
+    if prompt.get("prompt_tokens"):
+        parts[0] += f" = {prompt['prompt_tokens']:,} tokens (counted by the server)"
+    if prompt.get("num_ctx"):
+        parts.append(f"context {prompt['num_ctx']:,} tokens")
+    given = ", ".join(str(n) for n in prompt.get("sources_given", [])) or "none"
+    parts.append(f"sources given: {given}")
+    if prompt.get("sources_left_out"):
+        left = ", ".join(str(n) for n in prompt["sources_left_out"])
+        parts.append(f"left out: {left}")
+    if prompt.get("source_cut"):
+        parts.append(f"source {prompt['source_cut']} cut to fit")
+    parts.append(f"history: {prompt.get('history_turns', 0)} exchange(s)")
+    if prompt.get("history_left_out"):
+        parts[-1] += f", {prompt['history_left_out']} older left out (no room)"
+    if prompt.get("thinking_chars"):
+        parts.append(f"thinking: {prompt['thinking_chars']:,} characters, hidden")
+    return "; ".join(parts)
 
 
 def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:
@@ -677,7 +792,14 @@ def _inspect_rows(chunks: list[dict]) -> list:
     rows: list = [Text(header, style="bold"), Text("─" * len(header), style="dim")]
     for c in chunks:
         marks = "".join(
-            m for m, on in (("A", c["anchored"]), ("R", c["reused"]), ("C", c["used"])) if on
+            m
+            for m, on in (
+                ("A", c["anchored"]),
+                ("R", c["reused"]),
+                ("C", c["used"]),
+                ("N", c.get("seen") is False),
+            )
+            if on
         )
         sim = "-" if c["similarity"] is None else f"{c['similarity']:.3f}"
         rows.append(
@@ -738,8 +860,18 @@ def inspect_view(data: dict) -> None:
         console.print(f"  [yellow]anchor gone:[/] {escape(path)}")
     show(Group(*_inspect_rows(data["chunks"])))
     console.print(
-        "[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer[/]"
+        "[dim]marks: A anchored (boosted), R reused from the last turn, C cited by the answer"
+        + (
+            ", N not given to the model"
+            if any(c.get("seen") is False for c in data["chunks"])
+            else ""
+        )
+        + "[/]"
     )
+    if data.get("prompt"):
+        console.print(
+            f"[bold]model prompt[/]    {escape(prompt_summary(data['prompt']))}", width=width()
+        )
     console.print(
         f"[bold]answer mode[/]     {data['answer_mode']}"
         + ("  (not covered)" if data["weak_match"] else "")

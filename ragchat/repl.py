@@ -158,6 +158,7 @@ class Repl:
         problem = self.app.backend_problem()
         if problem is None:
             answer_mode = "Ollama answers"
+            self.app.warm_model()  # loads it while the first question is typed
         elif self.app.settings.ollama == "off":  # the user's choice: nothing to warn about
             answer_mode = "Extractive answers"
         else:
@@ -189,8 +190,15 @@ class Repl:
             )
 
     def _ask(self, text: str, retry: str | None = None) -> None:
-        streaming = self.conversation.backend_in_use() is not None
-        printer = render.StreamPrinter()
+        backend = self.conversation.backend_in_use()
+        streaming = backend is not None
+        printer = render.StreamPrinter(
+            render.Waiting(backend.model, getattr(backend, "warmed", None)) if backend else None,
+            markdown=True,
+        )
+        self.conversation.on_thinking = (
+            printer.thinking if self.app.settings.ollama_show_thinking else None
+        )
         try:
             result = self.conversation.ask(
                 text, on_token=printer if streaming else None, retry=retry
@@ -204,7 +212,7 @@ class Repl:
             printer.close()
             render.error(str(exc))
             return
-        render.turn(result, streamed=streaming and result.lineage.answer_mode == "llm")
+        render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
     # --- slash commands: each returns False to leave ---------------------------------------
 

@@ -220,9 +220,15 @@ def test_ollama_reformulates_the_corrected_question(library_db: Path) -> None:
 
         def reply(request: dict):
             if request.get("format"):
-                latest = request["messages"][-1]["content"].split("LATEST USER MESSAGE: ")[-1]
-                return {
-                    "semantic_query": latest,
+                prompt = request["messages"][-1]["content"]
+                latest = prompt.split("LATEST USER MESSAGE: ")[-1]
+                hint = (
+                    prompt.split("(may be wrong): ")[-1].split("\n")[0]
+                    if "wrong)" in prompt
+                    else ""
+                )
+                return {  # a good model: the correction resolved, as the hint has it
+                    "semantic_query": hint or latest,
                     "keyword_query": "",
                     "is_follow_up": False,
                     "is_meta": False,
@@ -237,6 +243,8 @@ def test_ollama_reformulates_the_corrected_question(library_db: Path) -> None:
         conversation.ask("how do I make a will valid?")
         result = conversation.ask("no, I meant a codicil")
         asked = [r["messages"][-1]["content"] for r in server.requests if r.get("format")]
-    assert "how do I make a codicil valid?" in asked[-1] and "no, I meant" not in asked[-1]
+    # the model reads the user's words as typed, and the corrected question as the heuristic's hint
+    assert asked[-1].endswith("LATEST USER MESSAGE: no, I meant a codicil")
+    assert "(may be wrong): how do I make a codicil valid?" in asked[-1]
     assert result.lineage.reformulation.reformulator != "heuristic"
     assert result.lineage.correction == "no, I meant a codicil"

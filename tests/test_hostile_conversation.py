@@ -177,6 +177,7 @@ def ollama_on(monkeypatch) -> Iterator[Callable[[str], None]]:
     monkeypatch.setenv("RAGCHAT_OLLAMA", "on")
     monkeypatch.setenv("RAGCHAT_OLLAMA_MODEL", MODEL)
     monkeypatch.setenv("RAGCHAT_OLLAMA_TIMEOUT", "1")
+    monkeypatch.setenv("RAGCHAT_OLLAMA_LOAD_TIMEOUT", "1")  # "slow": past the first wait
     yield lambda url: monkeypatch.setenv("RAGCHAT_OLLAMA_HOST", url)
 
 
@@ -247,12 +248,12 @@ def test_a_healthy_ollama_reformulates_with_the_schema_and_answers_with_citation
 
     formatted = [r for r in requests if r.get("format")]
     assert (
-        len(formatted) == 1 and formatted[0]["format"] == SCHEMA and formatted[0]["stream"] is False
+        len(formatted) == 1 and formatted[0]["format"] == SCHEMA and formatted[0]["stream"] is True
     )
     prompt = formatted[0]["messages"][-1]["content"]
     assert (
-        f"RECENT EXCHANGE:\nUser: {WILL_QUESTION}\nAssistant: A will needs two witnesses [1]."
-        in prompt
+        # the last answer without its [n]: those numbers named the last turn's sources
+        f"RECENT EXCHANGE:\nUser: {WILL_QUESTION}\nAssistant: A will needs two witnesses." in prompt
     )
     assert (
         "KEYWORDS" not in prompt and len(prompt) < 2500

@@ -9,7 +9,7 @@ import pytest
 from ollama_server import FakeOllama, free_port_url
 
 from ragchat.errors import BackendUnavailable
-from ragchat.llm import OllamaBackend
+from ragchat.llm import Limits, OllamaBackend
 
 MODEL = "llama3.2"
 SCHEMA = {
@@ -109,8 +109,9 @@ def test_chat_json_returns_reply_and_sends_schema(server: FakeOllama) -> None:
     assert request["format"] == SCHEMA
     assert request["messages"] == MESSAGES
     assert request["model"] == MODEL
-    assert request["stream"] is False
-    assert request["options"] == {"temperature": 0}
+    # streamed, so that the reply's limits hold for it too
+    assert request["stream"] is True
+    assert request["options"] == {"temperature": 0, "num_ctx": Limits().num_ctx}
 
 
 def test_chat_json_uses_default_reply_when_script_is_empty(server: FakeOllama) -> None:

@@ -154,7 +154,7 @@ def test_ctrl_c_cancels_the_answer_not_the_program(library_db: Path, capsys) -> 
     answer = sessions.messages(db, sessions.session_id(db, "cc"))[-1]
     assert answer.content.startswith("Rainwater") and answer.content.endswith("[cancelled]")
     assert "roof" not in answer.content
-    assert answer.lineage["answer_mode"] == "llm" and answer.lineage["chunks"]
+    assert answer.lineage["answer_mode"] == "cancelled" and answer.lineage["chunks"]
 
 
 def test_ollama_failure_is_announced_once_per_session(library_db: Path, capsys) -> None:

@@ -296,10 +296,10 @@ def test_a_blank_rewrite_is_no_reading() -> None:
 
 
 def test_a_failing_model_is_a_notice_and_no_reading() -> None:
+    window = select_window([message(1, "user", "Tell me about bees", [1, 0, 0, 0])], VECTOR, 0)
     pending = ask_model(
         OllamaReformulator(FakeChat(json_replies=[BackendUnavailable("timed out after 3s")])),
-        "and the queen?",
-        select_window([message(1, "user", "Tell me about bees", [1, 0, 0, 0])], VECTOR, 0),
+        ReformulationInput("and the queen?", window.last),
     )
     assert pending is not None
     assert pending.result() == (
@@ -311,7 +311,10 @@ def test_a_failing_model_is_a_notice_and_no_reading() -> None:
 def test_a_first_question_is_never_sent_for_a_rewrite() -> None:
     chat = FakeChat()
     assert (
-        ask_model(OllamaReformulator(chat), "Why do bees matter?", select_window([], VECTOR, 0))
+        ask_model(
+            OllamaReformulator(chat),
+            ReformulationInput("Why do bees matter?", select_window([], VECTOR, 0).last),
+        )
         is None
     )
     assert chat.sent == []

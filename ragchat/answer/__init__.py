@@ -14,8 +14,19 @@ from .extractive import (
     mode_of,
 )
 from .params import ANSWER_PARAMS, AnswerParams
-from .prompt import CITATION, SYSTEM, Source, build_prompt, cited_numbers, passage
-from .support import stream, supported_by
+from .prompt import (
+    CITATION,
+    SYSTEM,
+    Prompt,
+    Source,
+    build_prompt,
+    citations,
+    cited_numbers,
+    fit_prompt,
+    neutralised,
+    passage,
+)
+from .support import ThinkSplitter, stream, supported_by, without_thinking
 from .units import Unit, lead_text, units
 
 __all__ = [
@@ -28,17 +39,23 @@ __all__ = [
     "Answer",
     "AnswerParams",
     "Mode",
+    "Prompt",
     "Request",
     "Source",
+    "ThinkSplitter",
     "Unit",
     "answer_pool",
     "build_prompt",
+    "citations",
     "cited_numbers",
     "extractive",
+    "fit_prompt",
     "lead_text",
     "mode_of",
+    "neutralised",
     "passage",
     "stream",
     "supported_by",
     "units",
+    "without_thinking",
 ]

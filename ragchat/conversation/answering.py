@@ -18,6 +18,7 @@ from ..llm import ChatBackend
 from ..params import AnswerParams
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
+from ..text import printable
 from .corpus import CorpusStats
 from .history import HistoryWindow
 from .models import Lineage
@@ -29,10 +30,12 @@ TokenSink = Callable[[str], None]
 @dataclass(frozen=True)
 class Answered:
     text: str
-    mode: str  # llm | extractive | recorded
+    mode: str  # llm | extractive | recorded | cancelled | cut (a model's reply stopped by a limit)
     used: frozenset[int] | None  # chunk ids the answer stands on (None: not decided here)
     notices: tuple[str, ...] = ()
     vector: np.ndarray | None = None  # the reply's vector for later history windows, when known
+    given: tuple[int, ...] | None = None  # the source numbers a model was given (None: no model)
+    prompt: dict | None = None  # what the model's prompt held and left out (for inspect)
 
 
 @dataclass(frozen=True)
@@ -41,6 +44,8 @@ class AnswerInputs:
     window: HistoryWindow
     sources: tuple[answers.Source, ...]
     shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
+    turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads (history.py)
+    typed: str = ""  # the question as typed, when the turn runs another (a correction)
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -68,34 +73,102 @@ def recorded(
 
 
 def llm_answer(
-    backend: ChatBackend, inputs: AnswerInputs, on_token: TokenSink | None, params: AnswerParams
+    backend: ChatBackend,
+    inputs: AnswerInputs,
+    on_token: TokenSink | None,
+    params: AnswerParams,
+    num_ctx: int = 8192,
+    on_thinking: TokenSink | None = None,
 ) -> Answered:
-    """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
+    """Streamed; raises BackendUnavailable when nothing usable came. What was shown is kept when
+    the reply is cancelled (Ctrl-C), cut by a limit or broken off: stored as the answer, free of
+    terminal escapes and of a thinking model's reasoning."""
     lineage = inputs.lineage
-    prompt = answers.build_prompt(
-        lineage.question,
-        lineage.reformulation.leading_query,
-        inputs.window.messages,
+    prompt = _prompt(backend, inputs, params, num_ctx)
+    splitter = answers.ThinkSplitter()
+    pieces: list[str] = []
+    thought = 0
+
+    def take(answer: str, thinking: str) -> None:
+        nonlocal thought
+        thought += len(thinking)
+        if thinking and on_thinking:
+            on_thinking(thinking)
+        if answer:
+            pieces.append(answer)
+            if on_token:
+                on_token(answer)
+
+    stopped, notice = "", ""
+    try:
+        for piece in answers.stream(backend, prompt.messages):
+            take(*splitter.feed(piece))
+    except KeyboardInterrupt:
+        stopped, notice = "cancelled", "answer cancelled"
+    except BackendUnavailable as exc:
+        if not "".join(pieces).strip():
+            raise
+        stopped, notice = "cut", f"answer stopped: {exc.reason}"
+    take(*splitter.flush())
+    text = printable("".join(pieces)).strip()
+    report = _report(prompt, backend, thought)
+    if stopped:
+        mark = " …[cancelled]" if stopped == "cancelled" else " …[cut]"
+        partly, _ = answers.citations(text, prompt.given)
+        chosen = frozenset(c.chunk_id for c in lineage.chunks if c.rank in partly)
+        return Answered(
+            (text + mark).strip(), stopped, chosen, (notice,), given=prompt.given, prompt=report
+        )
+    if not text:
+        raise BackendUnavailable("empty answer" if not thought else "only thinking, no answer")
+    cited, unknown = answers.citations(text, prompt.given)
+    notices = (_unknown_notice(unknown, prompt.given),) if unknown else ()
+    stands = frozenset(c.chunk_id for c in lineage.chunks if c.rank in cited) if cited else None
+    return Answered(text, "llm", stands, notices, given=prompt.given, prompt=report)
+
+
+def _prompt(
+    backend: ChatBackend, inputs: AnswerInputs, params: AnswerParams, num_ctx: int
+) -> answers.Prompt:
+    """The answer's prompt fitted to the model's context: `num_ctx` less room for the answer,
+    in characters at the rate the server last counted (prompt_eval_count), else an estimate."""
+    lineage = inputs.lineage
+    rate = chars_per_token(backend) or params.chars_per_token
+    budget = int(max(num_ctx - params.answer_reserve_tokens, num_ctx // 2) * rate)
+    prompt = answers.fit_prompt(
+        inputs.typed or lineage.question,
+        lineage.reformulation.leading_query,  # the turn's best reading, a hint beside the words
+        inputs.turns,
         inputs.sources[: params.prompt_sources],
         lineage.weak,
+        budget,
         params,
     )
-    pieces: list[str] = []
-    try:
-        for piece in answers.stream(backend, prompt):
-            pieces.append(piece)
-            if on_token:
-                on_token(piece)
-    except KeyboardInterrupt:
-        return Answered(
-            ("".join(pieces) + " …[cancelled]").strip(), "llm", None, ("answer cancelled",)
-        )
-    text = "".join(pieces)
-    if not text.strip():
-        raise BackendUnavailable("empty answer")
-    cited = answers.cited_numbers(text, len(lineage.chunks))
-    used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in cited) if cited else None
-    return Answered(text, "llm", used)
+    prompt.report["num_ctx"] = num_ctx
+    return prompt
+
+
+def chars_per_token(backend: ChatBackend) -> float | None:
+    """Characters per token of the backend's last request, as its server counted them."""
+    tokens = getattr(backend, "last_prompt_tokens", None)
+    chars = getattr(backend, "last_prompt_chars", 0)
+    return chars / tokens if tokens and chars else None
+
+
+def _report(prompt: answers.Prompt, backend: ChatBackend, thought: int) -> dict:
+    report = dict(prompt.report)
+    tokens = getattr(backend, "last_prompt_tokens", None)
+    if tokens:
+        report["prompt_tokens"] = tokens  # counted by the server
+    if thought:
+        report["thinking_chars"] = thought
+    return report
+
+
+def _unknown_notice(unknown: list[int], given: tuple[int, ...]) -> str:
+    cited = ", ".join(f"[{n}]" for n in unknown)
+    shown = ", ".join(f"[{n}]" for n in given) or "none"
+    return f"the answer cites {cited}, which it was not given (it was given {shown})"
 
 
 def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Settings) -> Answered:
@@ -138,11 +211,19 @@ def answer(
     settings: Settings,
     on_token: TokenSink | None,
     on_fallback: Callable[[str], None],
+    on_thinking: TokenSink | None = None,
 ) -> Answered:
     """The backend's answer when there is one and sources to give it, else extractive."""
     if inputs.sources and backend is not None:
         try:
-            return llm_answer(backend, inputs, on_token, settings.params.answer)
+            return llm_answer(
+                backend,
+                inputs,
+                on_token,
+                settings.params.answer,
+                settings.ollama_num_ctx,
+                on_thinking,
+            )
         except BackendUnavailable as exc:
             notice = fallback_notice("answer", exc.reason)
             on_fallback(notice)

@@ -34,6 +34,11 @@ class ReformulationInput:
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
     own_anchor_best: float | None = None  # cosine of its closest chunk of those (None: unknown)
+    # --- for a model's reading only
+    turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads, oldest first
+    typed: str = ""  # the message as the user typed it, when the turn runs another (a correction)
+    hint: str = ""  # the heuristic's reading of the message
+    scope: tuple[str, ...] = ()  # titles of the documents behind the last answer
 
     @property
     def has_history(self) -> bool:
@@ -146,6 +151,7 @@ class RetrievedChunk:
     page_start: int | None = None  # pages of a PDF chunk
     page_end: int | None = None
     title: str = ""  # the document's title
+    seen: bool | None = None  # a model was given it in its prompt (None: no model answered)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -182,7 +188,8 @@ class Lineage:
     anchor_documents: tuple[str, ...] = ()  # their paths
     missing_anchors: tuple[str, ...] = ()
     chunks: tuple[RetrievedChunk, ...] = ()
-    answer_mode: str = "pending"  # pending | llm | extractive | recorded
+    # pending | llm | extractive | recorded | cancelled | cut (a model's reply stopped by a limit)
+    answer_mode: str = "pending"
     weak: bool = False  # the documents do not cover the question (coverage.not_covered)
     notices: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
@@ -191,6 +198,8 @@ class Lineage:
     correction: str = (
         ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
     )
+    # a model's answer: its prompt's size, what the budget left out, the server's token count
+    prompt: dict[str, Any] = field(default_factory=dict)
 
     @property
     def answer_document_ids(self) -> list[int]:
@@ -232,6 +241,7 @@ class Lineage:
             "timings_ms": dict(self.timings_ms),
             "coverage": dict(self.coverage),
             "correction": self.correction,
+            "prompt": dict(self.prompt),
         }
 
     @classmethod
@@ -264,6 +274,7 @@ class Lineage:
             version=LINEAGE_VERSION,
             coverage=dict(data.get("coverage") or {}),
             correction=str(data.get("correction") or ""),
+            prompt=dict(data.get("prompt") or {}),
         )
 
 

@@ -9,9 +9,11 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ..answer.prompt import neutralised
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
 from ..params import DEFAULT, AnswerParams
+from .history import _cut
 from .models import ReformulationInput
 
 # Small-model friendly: four fields, no free text. The heuristic supplies the keyword query.
@@ -33,7 +35,9 @@ Return JSON with these fields:
   pronouns ("it", "that", "they") and ellipsis ("what \
 about X?") using the recent exchange. A correction
   ("no, I meant X") is the previous question asked about X. If the message is already standalone, or
-  starts a new topic, keep it as it is. Never answer the question.
+  starts a new topic, keep it as it is. Use the library's own words (its titles and keywords) where
+  they name what the user means. A heuristic reading may be given: use it if it is right, never
+  copy it if it is not. Never answer the question.
 - is_follow_up: true if the message depends on the previous answer or continues its subject.
 - is_meta: true if the message asks something about \
 the previous answer itself (summarize it, tell me
@@ -55,18 +59,36 @@ class ModelReading:
 def build_messages(
     data: ReformulationInput, params: AnswerParams = DEFAULT.answer
 ) -> list[dict[str, str]]:
-    """The prompt: the history window, the recent exchange, the latest message (each
-    cut at `params.reading_*_chars`)."""
+    """The prompt: the earlier conversation in order with its roles, the recent exchange, what
+    the library holds there, the heuristic's reading, and the latest message as the user typed
+    it (each text cut at a word at `params.reading_*_chars`)."""
     parts = []
-    if data.window:
+    earlier, last = (data.turns[:-1], data.turns[-1]) if data.turns else ((), None)
+    earlier = earlier[-params.reading_turns :] if params.reading_turns else ()
+    if earlier:
         cut = params.reading_window_chars
-        parts.append(
-            "EARLIER RELEVANT MESSAGES:\n" + "\n".join(f"- {text[:cut]}" for text in data.window)
-        )
-    answer = data.last.assistant[: params.reading_answer_chars]
-    parts.append(f"RECENT EXCHANGE:\nUser: {data.last.user}\nAssistant: {answer}")
-    parts.append(f"LATEST USER MESSAGE: {data.question}")
-    return [{"role": "system", "content": SYSTEM}, {"role": "user", "content": "\n\n".join(parts)}]
+        lines = [
+            f"User: {_cut(asked, cut)}\nAssistant: {_cut(said, cut)}" for asked, said in earlier
+        ]
+        parts.append("EARLIER CONVERSATION (oldest first):\n" + "\n".join(lines))
+    user, said = last if last else (data.last.user, data.last.assistant)
+    answer = _cut(said, params.reading_answer_chars)
+    parts.append(f"RECENT EXCHANGE:\nUser: {user}\nAssistant: {answer}")
+    scope = []
+    if data.scope:
+        scope.append("The last answer drew on: " + "; ".join(data.scope))
+    if data.anchor_keywords:
+        scope.append("Their keywords: " + ", ".join(data.anchor_keywords))
+    if scope:
+        parts.append("THE LIBRARY:\n" + "\n".join(scope))
+    typed = data.typed or data.question
+    if data.hint.strip() and " ".join(data.hint.split()) != " ".join(typed.split()):
+        parts.append(f"A HEURISTIC READ IT AS (may be wrong): {data.hint}")
+    parts.append(f"LATEST USER MESSAGE: {typed}")
+    return [
+        {"role": "system", "content": SYSTEM},
+        {"role": "user", "content": neutralised("\n\n".join(parts))},
+    ]
 
 
 def read_reply(

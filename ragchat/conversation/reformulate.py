@@ -14,7 +14,6 @@ from typing import Protocol
 import numpy as np
 
 from ..errors import BackendUnavailable
-from .history import HistoryWindow
 from .models import Reformulation, ReformulationInput
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .reading import TurnContext
@@ -62,13 +61,8 @@ class PendingReading:
         return self._reading, self._notice
 
 
-def ask_model(
-    model: OllamaReformulator, question: str, window: HistoryWindow
-) -> PendingReading | None:
+def ask_model(model: OllamaReformulator, data: ReformulationInput) -> PendingReading | None:
     """Start asking the model about a question that has history (a first question is not asked)."""
-    data = ReformulationInput(
-        question=question, last=window.last, window=tuple(m.content for m in window.older)
-    )
     return PendingReading(model, data) if data.has_history else None
 
 

@@ -12,6 +12,7 @@ import time
 from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 
+import numpy as np
 from sqlite_utils import Database
 
 from ..answer import NOT_COVERED
@@ -27,8 +28,8 @@ from .combine import Evidence, combine, repeats_the_user
 from .corpus import CorpusView
 from .followup.cues import without_deixis
 from .followup.heuristic import HeuristicReformulator
-from .history import HistoryWindow
-from .models import Lineage, Reformulation, TurnResult
+from .history import model_history
+from .models import Lineage, Reformulation, ReformulationInput, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .plan import Ablations, RetrievalPlan, plan
 from .reading import (
@@ -71,6 +72,10 @@ class Conversation:
     _corpus: CorpusView | None = None
     _corpus_version: tuple | None = None
     _shown: set[str] = field(default_factory=set)  # notices already shown in this session
+    # a thinking model's reasoning, as it streams (None: hidden; the setting ollama_show_thinking)
+    on_thinking: Callable[[str], None] | None = None
+    # the assistant message of the turn under way and its lineage, until its answer is stored
+    _in_flight: tuple[int, Lineage] | None = None
 
     # --- the chain ---------------------------------------------------------------------------
 
@@ -94,11 +99,54 @@ class Conversation:
         opened = sessions.open_turn(
             self.db, self.session, text, embedding=vector
         )  # its number and history
+        self._in_flight = None
+        try:
+            return self._run(opened, text, typed, vector, (*cut, *remote), on_token, started)
+        except KeyboardInterrupt:
+            self._cancelled(opened, text, typed)
+            raise
+
+    def _cancelled(self, opened: sessions.OpenedTurn, text: str, typed: str) -> None:
+        """A turn cancelled before its answer was stored: the question stays with an empty answer
+        marked cancelled (visible in inspect and export, left out of what a model reads)."""
+        notice = ("cancelled before the answer",)
+        if self._in_flight is not None:
+            message_id, lineage = self._in_flight
+            done = replace(lineage.with_answer("cancelled", None, notice))
+            sessions.update_message(self.db, message_id, content="", lineage=done.to_dict())
+            return
+        lineage = Lineage(
+            question=text,
+            turn=opened.number,
+            reformulation=Reformulation(text, "", False, False, False, "", ""),
+            plan="search",
+            answer_mode="cancelled",
+            notices=notice,
+            correction=typed,
+        )
+        sessions.add_message(
+            self.db,
+            opened.session_id,
+            "assistant",
+            "",
+            lineage=lineage.to_dict(),
+            turn=opened.number,
+        )
+
+    def _run(
+        self,
+        opened: sessions.OpenedTurn,
+        text: str,
+        typed: str,
+        vector: np.ndarray,
+        notices: tuple[str, ...],
+        on_token: Callable[[str], None] | None,
+        started: float,
+    ) -> TurnResult:
         session_id, user_id = opened.session_id, opened.message_id
         window = window_of(
             opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
         )
-        pending = self._ask_model(text, window)  # thinks while the question's own searches run
         context = read_turn(
             self.db,
             text,
@@ -106,9 +154,11 @@ class Conversation:
             opened.history,
             window=window,
             depth=max(self.settings.candidates, self.settings.top_k),
-            notices=(*cut, *remote),
+            notices=notices,
         )
-        context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
+        context, reformulation, pending = self._reformulate(
+            replace(context, turn=opened.number), typed
+        )
         chosen = plan(context, reformulation, self.settings, self.ablations)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
         lineage = replace(
@@ -119,10 +169,13 @@ class Conversation:
         assistant_id = sessions.add_message(
             self.db, session_id, "assistant", "", lineage=lineage.to_dict(), turn=opened.number
         )
+        self._in_flight = (assistant_id, lineage)
         if lineage.weak and self.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
             self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
-        answered = self._supported(lineage, self._answer(lineage, context, retrieval, on_token))
+        answered = self._supported(
+            lineage, self._answer(lineage, context, retrieval, on_token, typed)
+        )
         self._announce(answered.notices)
         lineage = self._answered(lineage, answered, started)
         sessions.update_message(
@@ -134,6 +187,7 @@ class Conversation:
                 self.db, self.embedder, answered, lineage, self.params.answer
             ),
         )
+        self._in_flight = None
         return TurnResult(self.session, lineage, answered.text, user_id, assistant_id)
 
     # --- the stages' glue --------------------------------------------------------------------
@@ -185,21 +239,44 @@ class Conversation:
             return self.reformulator
         return HeuristicReformulator(self.corpus(), self.params.followup)
 
-    def _ask_model(self, question: str, window: HistoryWindow) -> PendingReading | None:
-        """The model's reading, asked beside the heuristic's (never for a fixed reformulator)."""
+    def _ask_model(
+        self,
+        context: TurnContext,
+        typed: str,
+        heuristic: Reformulation,
+        anchor_keywords: tuple[str, ...],
+    ) -> PendingReading | None:
+        """The model's reading (never for a fixed reformulator), asked once the heuristic's is
+        known: the model reads the conversation with roles, the message as typed, the
+        heuristic's reading as a hint and what the library holds behind the last answer."""
         backend = self.backend_in_use() if self.reformulator is None else None
-        return (
-            ask_model(OllamaReformulator(backend, self.params.answer), question, window)
-            if backend
-            else None
+        turns = tuple(model_history(context.history, self.params.answer))
+        if backend is None or not turns:
+            return None
+        last = context.last
+        scope = tuple(
+            dict.fromkeys((c.title or c.document) for c in (last.chunks if last else ()) if c.used)
+        )[: self.params.answer.scope_titles]
+        data = ReformulationInput(
+            question=context.question,
+            last=context.window.last,
+            window=tuple(m.content for m in context.window.older),
+            anchor_keywords=anchor_keywords[: self.params.answer.scope_keywords],
+            turns=turns,
+            typed=typed if typed and not typed.startswith("/") else "",
+            hint=heuristic.semantic_query,
+            scope=scope,
         )
+        return ask_model(OllamaReformulator(backend, self.params.answer), data)
 
     def _reformulate(
-        self, context: TurnContext, pending: PendingReading | None
-    ) -> tuple[TurnContext, Reformulation]:
-        """The heuristic's reading (while the model thinks), then the model's weighed in."""
+        self, context: TurnContext, typed: str
+    ) -> tuple[TurnContext, Reformulation, PendingReading | None]:
+        """The heuristic's reading, then the model's (the question's own keyword search runs
+        while the model thinks), weighed in."""
         anchor_keywords = tuple(self.corpus().keywords_of(sorted(context.anchors.document_ids)))
         heuristic = reformulate(context, self._reformulator(), anchor_keywords)
+        pending = self._ask_model(context, typed, heuristic, anchor_keywords)
         if pending is not None:  # the question's own keyword search, while the model thinks
             depth = max(self.settings.candidates, self.settings.top_k)
             context = replace(
@@ -213,7 +290,9 @@ class Conversation:
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
         evidence = Evidence(context.probe.best, rewrite_best)
         reformulation = combine(heuristic, reading, evidence, self.params)
-        return context, replace(reformulation, fallback=fallback) if fallback else reformulation
+        if fallback:
+            reformulation = replace(reformulation, fallback=fallback)
+        return context, reformulation, pending
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
         """The context with the model's rewrite searched on its own (when it is not the
@@ -280,22 +359,30 @@ class Conversation:
         context: TurnContext,
         retrieval: Retrieval,
         on_token: Callable[[str], None] | None,
+        typed: str = "",
     ) -> Answered:
         if self.recorded_answer is not None:
             return answering.recorded(
                 self.db, self.embedder, lineage, self.recorded_answer, self.params.answer
             )
         shown = tuple(m.content for m in context.history if m.role == "assistant")
+        backend = self.backend_in_use()
         inputs = AnswerInputs(
-            lineage, context.window, answering.sources_of(retrieval.stored, lineage), shown
+            lineage,
+            context.window,
+            answering.sources_of(retrieval.stored, lineage),
+            shown,
+            turns=tuple(model_history(context.history, self.params.answer)) if backend else (),
+            typed=typed if typed and not typed.startswith("/") else "",
         )
         return answering.answer(
             inputs,
-            backend=self.backend_in_use(),
+            backend=backend,
             corpus=self.corpus(),
             settings=self.settings,
             on_token=on_token,
             on_fallback=lambda notice: self._announce((notice,)),
+            on_thinking=self.on_thinking,
         )
 
     def _supported(self, lineage: Lineage, answered: Answered) -> Answered:
@@ -303,13 +390,22 @@ class Conversation:
         embedded for that, is kept for the history window (not embedded twice)."""
         if answered.used is not None or answered.mode != "llm":
             return answered
+        given = set(answered.given or ())  # only a passage the model saw can support its answer
+        seen = replace(lineage, chunks=tuple(c for c in lineage.chunks if c.rank in given))
         used, vector = answering.supported(
-            self.db, self.embedder, lineage, answered.text, self.params.answer
+            self.db, self.embedder, seen, answered.text, self.params.answer
         )
         return replace(answered, used=used, vector=vector)
 
     def _answered(self, lineage: Lineage, answered: Answered, started: float) -> Lineage:
         done = lineage.with_answer(answered.mode, answered.used, answered.notices)
+        if answered.given is not None:
+            given = set(answered.given)
+            done = replace(
+                done,
+                chunks=tuple(replace(c, seen=c.rank in given) for c in done.chunks),
+                prompt=answered.prompt or {},
+            )
         return replace(
             done,
             timings_ms={
