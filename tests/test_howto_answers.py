@@ -55,12 +55,35 @@ Error: No such option: --versoin
 """
 
 
+HOW_TO = """To print the version and quit, declare a function for the option like this:
+
+```python
+import typer
+
+app = typer.Typer()
+
+def version_callback(value: bool):
+    if value:
+        print("Awesome CLI Version: 0.1.0")
+        raise typer.Exit()
+
+@app.command()
+def main(
+    name: str = typer.Option("World"),
+    version: bool = typer.Option(None, "--version", callback=version_callback, is_eager=True),
+):
+    print(f"Hello {name}")
+```
+
+Callbacks can raise errors before the command runs.
+"""
+
+
 def test_the_lead_in_with_its_code_answers_a_how_to_question() -> None:
-    # the code's words count for a little: the unit holding the how-to is not a "long sentence"
-    answer = pick("how do I add a version option that prints the version and quits?", [CALLBACK],
-                  count=2)  # fmt: skip
-    assert "raise typer.Exit()" in answer
-    assert "declare a callback" in answer
+    # the code's identifiers match the question's, and its length does not count as a long
+    # sentence's would: the lead-in with the code beats a short sentence sharing two words
+    answer = pick("how do I raise typer.Exit from the callback?", [HOW_TO], count=1)
+    assert answer.startswith("To print the version and quit") and "raise typer.Exit()" in answer
 
 
 def test_a_console_run_is_left_out_unless_the_question_asks_about_what_it_printed() -> None:
@@ -174,3 +197,30 @@ Each option gets its help text from the help argument of typer.Option.
 def test_a_summary_is_never_a_raw_console_dump() -> None:
     answer = pick("summarize it", [HELP_DUMP], mode=Mode.SUMMARY, count=3, cover=[1])
     assert "Usage:" not in answer and "typer.Option" in answer
+
+
+POINTING = """Loops in templates iterate over any sequence the context holds.
+
+Inside a loop, some helpers are available:
+
+```jinja
+{% for user in users %}{{ loop.index }} {{ user }}{% endfor %}
+```
+
+These two lines show how the loop variable counts the users.
+"""
+
+
+def test_a_sentence_pointing_at_a_block_brings_the_block() -> None:
+    answer = pick("how does the loop variable count users?", [POINTING], count=1)
+    assert "These two lines" in answer and "{{ loop.index }}" in answer
+
+
+def test_a_second_block_after_the_first_goes_with_its_lead_in() -> None:
+    text = (
+        "Write the command and its test:\n\n```python\ndef sync(): ...\n```\n\n"
+        "```python\nfrom click.testing import CliRunner\n```\n\nUnrelated closing words here."
+    )
+    (first, *_) = units(text)
+    assert "def sync" in first.block and "CliRunner" in first.block
+    assert "CliRunner" in pick("test the sync command", [text], count=1)

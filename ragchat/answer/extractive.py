@@ -324,12 +324,16 @@ class _Ranking:
             following = self._leads_into_block(i)
             if following is not None and following not in chosen and self.allowed[following]:
                 chosen.append(following)
-        pointing = [i for i in chosen if self._points_at_unshown_block(i, chosen)]
-        return [i for i in chosen if i not in pointing] if len(pointing) < len(chosen) else chosen
+        for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
+            if scores[i - 1] > -math.inf:  # the block it points at comes along ...
+                chosen.append(i - 1)
+            elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
+                chosen.remove(i)
+        return chosen
 
     def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
-        """"This example would output ...", "These two examples illustrate ...": a sentence that
-        opens with a demonstrative right after a block the answer does not show."""
+        """ "This example would output ...", "These two lines show ...": a sentence that opens
+        with a demonstrative right after a block the answer does not show."""
         number, unit = self.candidates[i]
         first = (words(unit.sentence) or [""])[0]
         if unit.block or first not in DEMONSTRATIVES or i == 0:
