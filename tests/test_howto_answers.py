@@ -224,3 +224,12 @@ def test_a_second_block_after_the_first_goes_with_its_lead_in() -> None:
     (first, *_) = units(text)
     assert "def sync" in first.block and "CliRunner" in first.block
     assert "CliRunner" in pick("test the sync command", [text], count=1)
+
+
+def test_a_summary_is_made_of_sentences_not_code() -> None:
+    text = (
+        "Schemas declare fields.\n\nLoad a schema like this:\n\n```python\nschema = UserSchema()\n"
+        "schema.load(data)\nschema.dump(user)\n```\n\nA schema validates data when it loads it."
+    )
+    answer = pick("summarize it", [text, text], mode=Mode.SUMMARY, count=3, cover=[1, 2])
+    assert "```" not in answer and "validates data" in answer

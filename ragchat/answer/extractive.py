@@ -168,10 +168,15 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARA
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
+    if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
+        # a summary says what the section says, in its sentences and items: no code dump
+        scores = [-math.inf if u.has_code else x for (_, u), x in zip(candidates, scores)]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
-        best = next((i for i in by_score if candidates[i][0] == number), None)
+        best = next(
+            (i for i in by_score if candidates[i][0] == number and scores[i] > -math.inf), None
+        )
         if best is not None and best not in chosen:
             chosen.append(best)
     everything = [True] * len(candidates)
