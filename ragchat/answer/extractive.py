@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
@@ -320,14 +320,19 @@ class _Ranking:
                 if (
                     i not in chosen
                     and (relevant[i] or not chosen or not only_relevant)
-                    and not any(self._similar(i, j) for j in chosen)
+                    and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
                 ):
                     chosen.append(i)
         for i in list(
             chosen
         ):  # "... lists the formalities. In summary, a will is valid only if:" + the list
             following = self._leads_into_block(i)
-            if following is not None and following not in chosen and self.allowed[following]:
+            if (
+                following is not None
+                and following not in chosen
+                and self.allowed[following]
+                and not any(self._same_block(following, j) for j in chosen)
+            ):
                 chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
             if scores[i - 1] > -math.inf:  # the block it points at comes along ...
@@ -364,6 +369,11 @@ class _Ranking:
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
         return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+    def _same_block(self, i: int, j: int) -> bool:
+        """Two units showing the same block: never twice in one answer."""
+        a, b = self.candidates[i][1].block, self.candidates[j][1].block
+        return bool(a) and _key(a) == _key(b)
 
     def _similar(self, i: int, j: int) -> bool:
         """Nearly the same unit (most of the shorter one's words are in the other)."""
@@ -412,23 +422,25 @@ def _usable(
 ) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
-    seen_blocks: set[str] = set()
+    read = [
+        (source.number, unit) for source in sources for unit in units(source.chunk.text, params)
+    ]
+    # a block without its lead-in when some chunk has it with one (a chunk's overlap may repeat
+    # a block without the sentence that introduced it); which of those shows is `filled`'s choice
+    led = {_key(unit.block) for _, unit in read if unit.block and unit.sentence}
     found = []
-    for source in sources:
-        for unit in units(source.chunk.text, params):
-            if unit.block and _key(unit.block) in seen_blocks:  # never the same block twice
-                unit = replace(unit, block="", kind="sentence")
-            elif unit.block:
-                seen_blocks.add(_key(unit.block))
-            key = _key(unit.sentence or unit.block)
-            if (
-                not _answerable(unit, key, params)
-                or key in seen
-                or (said and key in said and not (keep_said_code and unit.has_code))
-            ):
-                continue
-            seen.add(key)
-            found.append((source.number, unit))
+    for number, unit in read:
+        if unit.block and not unit.sentence and _key(unit.block) in led:
+            continue
+        key = _key(unit.sentence or unit.block)
+        if (
+            not _answerable(unit, key, params)
+            or key in seen
+            or (said and key in said and not (keep_said_code and unit.has_code))
+        ):
+            continue
+        seen.add(key)
+        found.append((number, unit))
     return found
 
 
