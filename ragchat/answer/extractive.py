@@ -258,10 +258,11 @@ class _Ranking:
 
     def masked(self, scores: list[float], bare: bool) -> list[float]:
         """The scores with units this query may not show at -inf: a console nobody asked about,
-        a block without the sentence that introduces it (unless `bare`). All of them stay when
-        nothing else is left."""
+        code without the sentence that introduces it (unless `bare`; a bare table, often a page
+        title's "Site | Section" line, stays: masking it cost govt N/A 0.202 -> 0.190 F1). All of
+        them stay when nothing else is left."""
         keep = [
-            self.allowed[i] and (bare or bool(unit.sentence) or unit.kind == "item")
+            self.allowed[i] and (bare or bool(unit.sentence) or not unit.has_code)
             for i, (_, unit) in enumerate(self.candidates)
         ]
         if not any(keep):
