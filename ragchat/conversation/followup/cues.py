@@ -112,10 +112,25 @@ def meta_subject(question: str) -> str | None:
     me", "summarize", "tell me more") and an optional subject after it ("in Python", "for
     that", "about the lazy loading"). The subject's words ("" when it has none); None when the
     question is no meta-request."""
+    found = _meta_parts(question)
+    if found is not None:
+        return found[0]
+    return "" if is_meta_request(question) else None
+
+
+def meta_own_words(question: str) -> list[str]:
+    """What a meta-request says besides its request: its subject and the words of its other
+    clauses ("I study astronauts. Tell me more about her": 'study', 'astronauts')."""
+    found = _meta_parts(question)
+    return [] if found is None else [*found[0].split(), *found[1]]
+
+
+def _meta_parts(question: str) -> tuple[str, list[str]] | None:
     flat = " ".join(question.lower().split())
     if META_BARE.match(flat):
-        return ""
-    for clause in re.split(r"[,;:.!]\s+|\s+-\s+", flat):  # "that page is long, summarize it"
+        return "", []
+    clauses = re.split(r"[,;:.!?]\s+|\s+-\s+", flat)  # "that page is long, summarize it"
+    for index, clause in enumerate(clauses):
         match = META_HEAD.match(clause.strip())
         if match is None:
             continue
@@ -123,8 +138,9 @@ def meta_subject(question: str) -> str | None:
         following = (words(rest) or [""])[0]
         if _noun_head(match.group("head")) and following and _subject_words(following):
             continue  # "code review tips": the noun is the start of a subject of its own
-        return " ".join(_subject_words(rest))
-    return "" if is_meta_request(question) else None
+        others = [w for i, c in enumerate(clauses) if i != index for w in _subject_words(c)]
+        return " ".join(_subject_words(rest)), others
+    return None
 
 
 def _noun_head(head: str) -> bool:

@@ -20,7 +20,14 @@ from ...params import DEFAULT, FollowupParams
 from ...text import content_words, stem, stems, subject_words, words
 from ..corpus import CorpusStats
 from ..models import Reformulation, ReformulationInput
-from .cues import Signals, is_deixis, meta_subject, read_signals, what_about_subject
+from .cues import (
+    Signals,
+    is_deixis,
+    meta_own_words,
+    meta_subject,
+    read_signals,
+    what_about_subject,
+)
 from .lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from .referents import named_referent, pick_referent, referent_candidates, resolved
 from .terms import conversation_terms, names, pick_terms
@@ -121,12 +128,12 @@ class HeuristicReformulator:
             )
         if signals.explicit_shift:
             return Decision(kind="shift", need=0.0, reason="explicit topic shift", signals=signals)
-        subject = meta_subject(data.question) or ""
-        if signals.is_meta and subject:
-            # "tell me more about Z": about the last answer while Z is in the conversation; a
-            # subject foreign to it is a question of its own
+        own = meta_own_words(data.question)
+        if signals.is_meta and own:
+            # "tell me more about Z": about the last answer while Z (and whatever else the
+            # question says) is in the conversation; words foreign to it make a question
             conversation = ConversationSoFar(self.corpus, data, self.params)
-            foreign, _ = self.foreign_share(conversation, subject.split())
+            foreign, _ = self.foreign_share(conversation, own)
             if foreign >= self.params.shift_weight:
                 signals = replace(
                     signals,
