@@ -176,7 +176,10 @@ class AnswerParams:
     position_penalty: float = 0.01  # per unit before this one in its chunk
     length_damping: float = 0.7  # a unit's word weight is divided by (its stems ** this)
     min_unit_stems: int = 8  # ... counting at least this many stems (short units are not favoured)
+    block_length_share: float = 0.2  # ... and this share of the stems of the block it introduces
     score_margin: float = 2.0  # units scoring this far below the best are left out
+    repeat_penalty: float = 1.0  # a unit an earlier answer showed returns only when it beats every
+    # new unit sharing the question's words by this much (0.0: govt follow-up F1 0.352 -> 0.341)
     duplicate_overlap: float = 0.7  # a unit sharing this share of its stems with one in is a repeat
     code_bonus: float = 3.0  # an example request: added to a unit that holds code
     example_cue_bonus: float = 1.0  # ... and to a sentence saying "for example", "such as"

@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import math
 import re
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Callable, Collection, Mapping, Sequence
 from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
+from ..conversation.followup.lexicon import DEMONSTRATIVES
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import ANSWER_PARAMS, AnswerParams
@@ -29,6 +30,7 @@ SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", r
 EXAMPLE_REQUEST = re.compile(
     r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
 )
+CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.IGNORECASE)
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
 T = TypeVar("T")
 Idf = Callable[[str], float]
@@ -43,10 +45,11 @@ class Mode(Enum):
 
 def mode_of(question: str, meta: bool) -> Mode:
     """A meta-request asking to sum up is a summary (even if it also says "example"); else any
-    request for an example is one; else a meta-request asks for more."""
+    request for an example is one, and a meta-request for code or to be shown ("show me the
+    code for that"); else a meta-request asks for more."""
     if meta and SUMMARY_CUES.search(question):
         return Mode.SUMMARY
-    if EXAMPLE_REQUEST.search(question):
+    if EXAMPLE_REQUEST.search(question) or (meta and CODE_REQUEST.search(question)):
         return Mode.EXAMPLE
     return Mode.MORE if meta else Mode.QUESTION
 
@@ -59,6 +62,8 @@ class Request:
     weak: bool = False  # the sources match only weakly: the answer says so first
     priors: Mapping[int, float] = field(default_factory=dict)  # chunk similarity, by source number
     exclude: str = ""  # what earlier answers said: none of it is said again (a summary may)
+    said: str = ""  # what earlier answers said: a question shows it again only when nothing new
+    # in the sources shares the question's words (then it is the answer itself)
     cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
 
 
@@ -93,7 +98,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
-    scores = [ranking.relevance(i) for i in range(len(candidates))]
+    scores = ranking.masked([ranking.relevance(i) for i in range(len(candidates))], bare=False)
     # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
     # must not push out the list of formalities)
     relevant = [ranking.shares_query_words(i) for i in range(len(candidates))]
@@ -103,9 +108,24 @@ def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
         and _said_before_was_relevant(request, ranking, params)
     ):
         return Answer(NOTHING_NEW, frozenset())
+    # what the session showed comes again only as the answer itself: when it still beats the
+    # best new unit that shares the question's words by `repeat_penalty`, and after what is new
+    said = _key(request.said)
+    repeats = [bool(said) and _key(u.sentence or u.block) in said for _, u in candidates]
+    best_new = max(
+        (s for s, r, rel in zip(scores, repeats, relevant, strict=True) if rel and not r),
+        default=-math.inf,
+    )
+    scores = [
+        (s - params.repeat_penalty if s - params.repeat_penalty >= best_new else -math.inf)
+        if r
+        else s
+        for s, r in zip(scores, repeats, strict=True)
+    ]
     chosen = ranking.first_source_best(scores)
     return ranking.answer(
-        ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin)
+        ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin),
+        after={i for i, repeat in enumerate(repeats) if repeat},
     )
 
 
@@ -119,8 +139,17 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     bonus = [ranking.example_bonus(i) for i in range(len(candidates))]
-    scores = [ranking.relevance(i) + bonus[i] for i in range(len(candidates))]
-    code = next((i for i in ranking.by_score(scores) if candidates[i][1].has_code), None)
+    scores = ranking.masked(
+        [ranking.relevance(i) + bonus[i] for i in range(len(candidates))], bare=True
+    )
+    code = next(
+        (
+            i
+            for i in ranking.by_score(scores)
+            if candidates[i][1].has_code and scores[i] > -math.inf
+        ),
+        None,
+    )
     chosen = [i for i in ranking.first_source_best(scores) if code is None or bonus[i] > 0]
     if code is not None and code not in chosen:
         chosen.append(code)
@@ -138,15 +167,21 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARA
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
-    scores = [ranking.centrality(i) for i in range(len(candidates))]
+    scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
+    if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
+        # a summary says what the section says, in its sentences and items: no code dump
+        scores = [-math.inf if u.has_code else x for (_, u), x in zip(candidates, scores)]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
-        best = next((i for i in by_score if candidates[i][0] == number), None)
+        best = next(
+            (i for i in by_score if candidates[i][0] == number and scores[i] > -math.inf), None
+        )
         if best is not None and best not in chosen:
             chosen.append(best)
     everything = [True] * len(candidates)
-    return ranking.answer(ranking.filled(scores, chosen, everything, -math.inf))
+    floor = min((x for x in scores if x > -math.inf), default=0.0)
+    return ranking.answer(ranking.filled(scores, chosen, everything, floor))
 
 
 Selector = Callable[[Request, Idf, AnswerParams], Answer]
@@ -185,6 +220,8 @@ class _Ranking:
     order: dict[int, int]  # source number -> its rank among the sources
     idf: Idf
     params: AnswerParams
+    lengths: list[float]  # what a unit's word weight is divided by (before damping)
+    allowed: list[bool]  # may be shown for this query (a console only when asked about)
 
     @classmethod
     def of(
@@ -192,14 +229,17 @@ class _Ranking:
     ) -> _Ranking:
         weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
         order = {s.number: i for i, s in enumerate(request.sources)}
+        unit_stems = [_unit_stems(unit) for _, unit in candidates]
         return cls(
             request,
             candidates,
-            [_unit_stems(unit) for _, unit in candidates],
+            unit_stems,
             weights,
             order,
             idf,
             params,
+            [_length(unit, params) for _, unit in candidates],
+            _allowed(candidates, unit_stems, weights.keys()),
         )
 
     def relevance(self, i: int) -> float:
@@ -211,14 +251,28 @@ class _Ranking:
             1 + self.order[number]
         )
         return (
-            lexical / max(len(self.stems[i]), p.min_unit_stems) ** p.length_damping
+            lexical / max(self.lengths[i], p.min_unit_stems) ** p.length_damping
             + prior
             - p.position_penalty * unit.position
         )
 
+    def masked(self, scores: list[float], bare: bool) -> list[float]:
+        """The scores with units this query may not show at -inf: a console nobody asked about,
+        code without the sentence that introduces it (unless `bare`; a bare table, often a page
+        title's "Site | Section" line, stays: masking it cost govt N/A 0.202 -> 0.190 F1). All of
+        them stay when nothing else is left."""
+        keep = [
+            self.allowed[i] and (bare or bool(unit.sentence) or not unit.has_code)
+            for i, (_, unit) in enumerate(self.candidates)
+        ]
+        if not any(keep):
+            return scores
+        return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
+
     def example_bonus(self, i: int) -> float:
         unit = self.candidates[i][1]
-        return (self.params.code_bonus if unit.has_code else 0.0) + (
+        code = unit.has_code and not unit.is_console
+        return (self.params.code_bonus if code else 0.0) + (
             self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
         )
 
@@ -244,7 +298,14 @@ class _Ranking:
     def first_source_best(self, scores: list[float]) -> list[int]:
         """The best unit of the first source, as the answer's first choice (none if it has none)."""
         first = self.request.sources[0].number
-        best = next((i for i in self.by_score(scores) if self.candidates[i][0] == first), None)
+        best = next(
+            (
+                i
+                for i in self.by_score(scores)
+                if self.candidates[i][0] == first and scores[i] > -math.inf
+            ),
+            None,
+        )
         return [] if best is None else [best]
 
     def filled(
@@ -260,25 +321,60 @@ class _Ranking:
                 if (
                     i not in chosen
                     and (relevant[i] or not chosen or not only_relevant)
-                    and not any(self._similar(i, j) for j in chosen)
+                    and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
                 ):
                     chosen.append(i)
         for i in list(
             chosen
         ):  # "... lists the formalities. In summary, a will is valid only if:" + the list
             following = self._leads_into_block(i)
-            if following is not None and following not in chosen:
+            if (
+                following is not None
+                and following not in chosen
+                and self.allowed[following]
+                and not any(self._same_block(following, j) for j in chosen)
+            ):
                 chosen.append(following)
+        for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
+            if scores[i - 1] > -math.inf:  # the block it points at comes along ...
+                chosen.append(i - 1)
+            elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
+                chosen.remove(i)
         return chosen
 
-    def answer(self, chosen: list[int]) -> Answer:
+    def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
+        """ "This example would output ...", "These two lines show ...": a sentence that opens
+        with a demonstrative right after a block the answer does not show."""
+        number, unit = self.candidates[i]
+        first = (words(unit.sentence) or [""])[0]
+        if unit.block or first not in DEMONSTRATIVES or i == 0:
+            return False
+        before_number, before = self.candidates[i - 1]
+        return (
+            before_number == number
+            and before.position == unit.position - 1
+            and bool(before.block)
+            and i - 1 not in chosen
+        )
+
+    def answer(self, chosen: list[int], after: Collection[int] = ()) -> Answer:
+        """The chosen units in reading order, those in `after` (shown before) last."""
         chosen = sorted(
             chosen,
-            key=lambda i: (self.order[self.candidates[i][0]], self.candidates[i][1].position),
+            key=lambda i: (
+                i in after,
+                self.order[self.candidates[i][0]],
+                self.candidates[i][1].position,
+            ),
         )
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
         return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+
+    def _same_block(self, i: int, j: int) -> bool:
+        """Two units showing the same block: never twice in one answer."""
+        a, b = self.candidates[i][1].block, self.candidates[j][1].block
+        return bool(a) and _key(a) == _key(b)
 
     def _similar(self, i: int, j: int) -> bool:
         """Nearly the same unit (most of the shorter one's words are in the other)."""
@@ -327,18 +423,25 @@ def _usable(
 ) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
+    read = [
+        (source.number, unit) for source in sources for unit in units(source.chunk.text, params)
+    ]
+    # a block without its lead-in when some chunk has it with one (a chunk's overlap may repeat
+    # a block without the sentence that introduced it); which of those shows is `filled`'s choice
+    led = {_key(unit.block) for _, unit in read if unit.block and unit.sentence}
     found = []
-    for source in sources:
-        for unit in units(source.chunk.text, params):
-            key = _key(unit.sentence or unit.block)
-            if (
-                not _answerable(unit, key, params)
-                or key in seen
-                or (said and key in said and not (keep_said_code and unit.has_code))
-            ):
-                continue
-            seen.add(key)
-            found.append((source.number, unit))
+    for number, unit in read:
+        if unit.block and not unit.sentence and _key(unit.block) in led:
+            continue
+        key = _key(unit.sentence or unit.block)
+        if (
+            not _answerable(unit, key, params)
+            or key in seen
+            or (said and key in said and not (keep_said_code and unit.has_code))
+        ):
+            continue
+        seen.add(key)
+        found.append((number, unit))
     return found
 
 
@@ -386,3 +489,26 @@ def _format(chosen: list[tuple[int, Unit]]) -> str:
             run.append(unit.sentence)
     close()
     return "\n".join(parts)
+
+
+def _length(unit: Unit, params: AnswerParams) -> float:
+    """A unit's length for its word weight: its sentence's stems and a share of its block's
+    (a lead-in with the code it introduces is not a long sentence: its code is what it says)."""
+    sentence = {stem(w) for w in words(unit.sentence)}
+    block = {stem(w) for w in words(unit.block)} - sentence
+    return len(sentence) + params.block_length_share * len(block)
+
+
+def _allowed(
+    candidates: list[tuple[int, Unit]], stems: list[set[str]], query: Collection[str]
+) -> list[bool]:
+    """A console session or traceback is shown only when the question asks about what it
+    printed: the question shares a word with its output that no other unit holds."""
+    elsewhere = set().union(
+        *(s for (_, unit), s in zip(candidates, stems, strict=True) if not unit.is_console)
+    )
+    asked = set(query) - elsewhere
+    return [
+        not unit.is_console or bool(asked & {stem(w) for w in words(unit.output)})
+        for _, unit in candidates
+    ]

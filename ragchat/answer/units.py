@@ -12,6 +12,12 @@ from .params import ANSWER_PARAMS, AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
 _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
+# a console session or a traceback, by its shape: a prompt line ("$ cmd", ">>> x", "C:\\> x",
+# "PS> x") or a traceback header; what a program printed, not code to write
+_PROMPT_LINE = re.compile(r"^\s*(?:[$%#❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
+_TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
+# a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
+_CUT_FRONT = re.compile(r"^[a-z][a-z'’]*[\s,;]")
 
 
 @dataclass(frozen=True)
@@ -32,6 +38,24 @@ class Unit:
     def has_code(self) -> bool:
         return self.block.lstrip().startswith(("```", "~~~"))
 
+    @property
+    def is_console(self) -> bool:
+        """A code block that shows a console session or a traceback, not code to write."""
+        return self.has_code and is_console(self.block)
+
+    @property
+    def output(self) -> str:
+        """A console block's printed lines (its prompts and fences left out)."""
+        if not self.is_console:
+            return ""
+        lines = self.block.splitlines()[1:-1]
+        return "\n".join(line for line in lines if not _PROMPT_LINE.match(line))
+
+
+def is_console(block: str) -> bool:
+    lines = [line for line in block.splitlines()[1:] if line.strip()]
+    return any(_PROMPT_LINE.match(line) or _TRACEBACK.match(line) for line in lines[:3])
+
 
 def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
@@ -47,6 +71,8 @@ def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
         last = found[-1] if found else None
         if last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
+        elif last is not None and _continues(last, kind, piece):  # "create these files:"
+            found[-1] = replace(last, block=f"{last.block}\n{piece}")
         elif kind == "list":
             found.extend(
                 Unit(len(found), " ".join(item.split()), kind="item")
@@ -58,10 +84,26 @@ def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
     return _fragments_marked(found)
 
 
+def _continues(last: Unit, kind: str, piece: str) -> bool:
+    """A code block right after one that a sentence introduced goes on with it (neither a
+    console run)."""
+    return (
+        kind == "code"
+        and bool(last.sentence)
+        and last.has_code
+        and not last.is_console
+        and not is_console(piece)
+    )
+
+
 def _fragments_marked(found: list[Unit]) -> list[Unit]:
-    """A chunk can start or end inside a sentence: those pieces are fragments."""
-    if found and found[0].kind == "sentence" and found[0].sentence[:1].islower():
-        found[0] = replace(found[0], kind="fragment")
+    """A chunk can start or end inside a sentence, and a sentence can be cut at its front
+    anywhere ("you can force the running of ..."): those pieces are fragments."""
+    for i, unit in enumerate(found):
+        if unit.kind == "sentence" and (
+            (i == 0 and unit.sentence[:1].islower()) or _CUT_FRONT.match(unit.sentence)
+        ):
+            found[i] = replace(unit, kind="fragment")
     last = found[-1] if found else None
     if (
         last is not None

@@ -187,6 +187,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),
+        said="" if meta else "\n\n".join(inputs.shown),
         cover=[c.rank for c in lineage.chunks if c.reused],
     )
     reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf, params)

@@ -29,6 +29,8 @@ from .lexicon import (
     EXPLETIVE,
     EXPLETIVE_PRONOUN,
     META_BARE,
+    META_HEAD,
+    META_NOUNS,
     META_PATTERNS,
     META_SOFTENERS,
     NAMING_DEMONSTRATIVES,
@@ -105,6 +107,59 @@ def _strip_meta(text: str) -> str:
     return stripped
 
 
+def meta_subject(question: str) -> str | None:
+    """A meta-request by its shape: a request head at the start ("give me an example", "show
+    me", "summarize", "tell me more") and an optional subject after it ("in Python", "for
+    that", "about the lazy loading"). The subject's words ("" when it has none); None when the
+    question is no meta-request."""
+    found = _meta_parts(question)
+    if found is not None:
+        return found[0]
+    return "" if is_meta_request(question) else None
+
+
+def meta_own_words(question: str) -> list[str]:
+    """What a meta-request says besides its request: its subject and the words of its other
+    clauses ("I study astronauts. Tell me more about her": 'study', 'astronauts')."""
+    found = _meta_parts(question)
+    return [] if found is None else [*found[0].split(), *found[1]]
+
+
+def _meta_parts(question: str) -> tuple[str, list[str]] | None:
+    flat = " ".join(question.lower().split())
+    if META_BARE.match(flat):
+        return "", []
+    clauses = re.split(r"[,;:.!?]\s+|\s+-\s+", flat)  # "that page is long, summarize it"
+    for index, clause in enumerate(clauses):
+        match = META_HEAD.match(clause.strip())
+        if match is None:
+            continue
+        rest = match.group("rest")
+        following = (words(rest) or [""])[0]
+        if _noun_head(match.group("head")) and following and _subject_words(following):
+            continue  # "code review tips": the noun is the start of a subject of its own
+        others = [w for i, c in enumerate(clauses) if i != index for w in _subject_words(c)]
+        return " ".join(_subject_words(rest)), others
+    return None
+
+
+def _noun_head(head: str) -> bool:
+    return bool(words(head)) and words(head)[-1] in META_NOUNS
+
+
+def _subject_words(text: str) -> list[str]:
+    return [
+        w
+        for w in words(text)
+        if w not in STOPWORDS
+        and w not in QUESTION_WORDS
+        and w not in POINTING_WORDS
+        and w not in DEICTIC_NOUNS
+        and w not in META_SOFTENERS
+        and w not in META_NOUNS
+    ]
+
+
 def is_meta_request(question: str) -> bool:
     """About the last answer itself: a meta phrase and nothing of its own subject besides."""
     flat = " ".join(question.lower().split())
@@ -112,20 +167,11 @@ def is_meta_request(question: str) -> bool:
         return True
     if not any(re.search(pattern, flat) for pattern in META_PATTERNS):
         return False
-    rest = [
-        w
-        for w in words(_strip_meta(flat))
-        if w not in STOPWORDS
-        and w not in QUESTION_WORDS
-        and w not in POINTING_WORDS
-        and w not in DEICTIC_NOUNS
-        and w not in META_SOFTENERS
-    ]
-    return not rest
+    return not _subject_words(_strip_meta(flat))
 
 
 def meta_cue(question: str) -> Cue | None:
-    if not is_meta_request(question):
+    if meta_subject(question) is None:
         return None
     flat = " ".join(question.split())
     return Cue(

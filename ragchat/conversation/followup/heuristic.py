@@ -20,7 +20,14 @@ from ...params import DEFAULT, FollowupParams
 from ...text import content_words, stem, stems, subject_words, words
 from ..corpus import CorpusStats
 from ..models import Reformulation, ReformulationInput
-from .cues import Signals, is_deixis, read_signals, what_about_subject
+from .cues import (
+    Signals,
+    is_deixis,
+    meta_own_words,
+    meta_subject,
+    read_signals,
+    what_about_subject,
+)
 from .lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from .referents import named_referent, pick_referent, referent_candidates, resolved
 from .terms import conversation_terms, names, pick_terms
@@ -121,6 +128,18 @@ class HeuristicReformulator:
             )
         if signals.explicit_shift:
             return Decision(kind="shift", need=0.0, reason="explicit topic shift", signals=signals)
+        own = meta_own_words(data.question)
+        if signals.is_meta and own:
+            # "tell me more about Z": about the last answer while Z (and whatever else the
+            # question says) is in the conversation; words foreign to it make a question
+            conversation = ConversationSoFar(self.corpus, data, self.params)
+            foreign, _ = self.foreign_share(conversation, own)
+            if foreign >= self.params.shift_weight:
+                signals = replace(
+                    signals,
+                    is_meta=False,
+                    cues=tuple(cue for cue in signals.cues if cue.kind != "meta"),
+                )
         if signals.is_meta:
             return Decision(
                 kind="meta",
@@ -210,8 +229,11 @@ class HeuristicReformulator:
         )
 
     def _meta(self, data: ReformulationInput, reason: str) -> Reformulation:
-        semantic = data.last_semantic_query or data.last.user
-        keywords = data.last_keyword_query or " ".join(content_words(data.last.user))
+        """The last question again, with the request's own subject first ("an example with Y")."""
+        subject = meta_subject(data.question) or ""
+        semantic = " ".join(filter(None, [subject, data.last_semantic_query or data.last.user]))
+        last_keywords = data.last_keyword_query or " ".join(content_words(data.last.user))
+        keywords = " ".join(filter(None, [subject, last_keywords]))
         return Reformulation(
             semantic_query=semantic,
             keyword_query=keywords,

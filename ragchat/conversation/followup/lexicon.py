@@ -171,6 +171,28 @@ META_PATTERNS = [
     r"in other words|rephrase|reword|simplify|simpler|plain (english|words)|eli5|explain like",
     r"what do you mean|meaning\??$|clarify",
 ]
+# the head of a meta-request with an optional subject after it ("give me an example [in Python]",
+# "show me the code [for that]", "an example with Y?", "summarize [the X page]", "tell me more
+# [about Z]"): a request verb or a bare request noun at the start, after chat openers
+META_OPENERS = (
+    r"(?:(?:please|ok(?:ay)?|so|now|and|but|then|just|quick(?:ly)?|(?:can|could|would) you)"
+    r"[\s,]+)*"
+)
+META_HEAD = re.compile(
+    rf"^{META_OPENERS}(?P<head>"
+    r"(?:give|show|write|paste)(?: (?:me|us))?\b"
+    r"|(?:an?|some|the|one|another|any)? ?(?:more )?(?:examples?|code|snippets?|samples?|demo)\b"
+    r"|summari[sz]e|sum (?:it|this|that)? ?up|(?:a |the )?(?:quick |short |brief )?"
+    r"(?:summary|recap|tl;?dr|overview)\b"
+    r"|tell (?:me|us) more|(?:explain|elaborate|expand)(?: (?:more|further|on))?\b|more on\b)"
+    r"(?P<rest>.*)$",
+    re.IGNORECASE,
+)
+# words of a meta-request's tail that are no subject of their own ("an example of that please")
+META_NOUNS = frozenset(
+    "example examples code snippet snippets sample samples demo version summary recap overview "
+    "part section bit side kind short shortest quick please".split()
+)
 # a bare reply that is a meta-request by itself: "why?", "ok", "go on"
 META_BARE = re.compile(
     r"^(yes|yeah|yep|ok(ay)?|sure|why|how so|really|and|so|go on|more|continue|why not|how come)"

@@ -1,0 +1,235 @@
+"""Answers that carry the how-to (issue 30): the lead-in with the code it introduces, chosen for
+the question's words; console runs only when asked about; no bare block, no sentence cut at its
+front, no block twice; a follow-up leads with what is new; meta-requests by their shape."""
+
+from __future__ import annotations
+
+import pytest
+
+from ragchat.answer import Mode, Request, Source, extractive, mode_of, units
+from ragchat.conversation.followup.cues import is_meta_request, meta_subject
+from ragchat.store.library import StoredChunk
+
+
+def source(number: int, text: str) -> Source:
+    chunk = StoredChunk(
+        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
+        ordinal=0,
+    )  # fmt: skip
+    return Source(number, chunk)
+
+
+def flat_idf(term: str) -> float:
+    return 1.0
+
+
+def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: object) -> str:
+    sources = [source(i, text) for i, text in enumerate(texts, 1)]
+    return extractive(mode, Request(query, sources, **fields), flat_idf).text  # type: ignore[arg-type]
+
+
+CALLBACK = """The version option is an option that prints the version of the program.
+It is useful for users who want to know which version of the program and its parts they have.
+
+To print the version and quit, declare a callback for the option and raise typer.Exit in it:
+
+```python
+def version_callback(value: bool):
+    if value:
+        print("Awesome CLI Version: 0.1.0")
+        raise typer.Exit()
+
+@app.command()
+def main(version: bool = typer.Option(False, "--version", callback=version_callback)):
+    pass
+```
+
+Check it:
+
+```console
+$ python main.py --version
+Awesome CLI Version: 0.1.0
+$ python main.py --versoin
+Error: No such option: --versoin
+```
+"""
+
+
+HOW_TO = """To print the version and quit, declare a function for the option like this:
+
+```python
+import typer
+
+app = typer.Typer()
+
+def version_callback(value: bool):
+    if value:
+        print("Awesome CLI Version: 0.1.0")
+        raise typer.Exit()
+
+@app.command()
+def main(
+    name: str = typer.Option("World"),
+    version: bool = typer.Option(None, "--version", callback=version_callback, is_eager=True),
+):
+    print(f"Hello {name}")
+```
+
+Callbacks can raise errors before the command runs.
+"""
+
+
+def test_the_lead_in_with_its_code_answers_a_how_to_question() -> None:
+    # the code's identifiers match the question's, and its length does not count as a long
+    # sentence's would: the lead-in with the code beats a short sentence sharing two words
+    answer = pick("how do I raise typer.Exit from the callback?", [HOW_TO], count=1)
+    assert answer.startswith("To print the version and quit") and "raise typer.Exit()" in answer
+
+
+def test_a_console_run_is_left_out_unless_the_question_asks_about_what_it_printed() -> None:
+    answer = pick("how do I add a version option that prints the version?", [CALLBACK], count=4)
+    assert "$ python main.py" not in answer and "Check it" not in answer
+    asked = pick("why do I get the error no such option?", [CALLBACK], count=4)
+    assert "$ python main.py --version" in asked
+
+
+def test_a_console_block_is_told_by_its_shape() -> None:
+    code, console = [u for u in units(CALLBACK) if u.block]
+    assert console.is_console and console.output.startswith("Awesome CLI")
+    assert not code.is_console
+    traceback = units("It fails:\n\n```\nTraceback (most recent call last):\n  x\n```")[0]
+    assert traceback.is_console
+
+
+def test_a_block_without_its_lead_in_is_not_an_answer_to_a_question() -> None:
+    text = "```python\nclient.close()\n```\n\nClose the client when you are done with it."
+    answer = pick("close the client", [text])
+    assert "```" not in answer and "Close the client" in answer
+
+
+def test_a_sentence_cut_at_its_front_is_never_shown() -> None:
+    text = (
+        "Tests are collected from the test folder.\n\n"
+        "you can force the running of marked tests with the command line flag."
+    )
+    found = units(text)
+    assert found[1].kind == "fragment"
+    assert "you can force" not in pick("force running marked tests flag", [text])
+
+
+def test_the_same_code_block_is_never_shown_twice() -> None:
+    block = "```python\nenv = Environment(autoescape=True)\n```"
+    first = f"Turn autoescaping on like this:\n\n{block}"
+    second = f"To escape every template by default, create the environment so:\n\n{block}"
+    answer = pick("autoescape environment escape templates default", [first, second], count=4)
+    assert answer.count("Environment(autoescape=True)") == 1
+
+
+PROMPTS = """Use typer.prompt to ask the user for a value in the middle of a command.
+
+Use typer.confirm to ask for a confirmation, with abort=True to stop the command on a no.
+"""
+
+
+def test_a_follow_up_leads_with_what_is_new_not_with_the_last_answer() -> None:
+    first = pick("ask the user for a value in the middle of a command", [PROMPTS], count=1)
+    assert "typer.prompt" in first
+    again = pick("and confirming the command, abort when they say no?", [PROMPTS], count=2,
+                 said=first)  # fmt: skip
+    assert "typer.confirm" in again and "typer.prompt" not in again
+
+
+def test_what_was_shown_comes_again_when_it_is_the_answer_itself() -> None:
+    first = pick("ask the user for a value", [PROMPTS], count=1)
+    again = pick("how do I ask the user for a value?", [PROMPTS.splitlines()[0]], count=1,
+                 said=first)  # fmt: skip
+    assert "typer.prompt" in again
+
+
+@pytest.mark.parametrize(
+    ("question", "subject"),
+    [
+        ("give me an example", ""),
+        ("give me an example in Python", "python"),
+        ("show me the code for that", ""),
+        ("code for that?", ""),
+        ("an example with nested groups?", "nested groups"),
+        ("summarize the templates page", "templates"),
+        ("that page goes on forever, summarize the precedence part", "precedence"),
+        ("tell me more about lazy loading", "lazy loading"),
+        ("example please", ""),
+    ],
+)
+def test_a_meta_request_is_read_by_its_shape_with_an_optional_subject(
+    question: str, subject: str
+) -> None:
+    assert meta_subject(question) == subject
+
+
+@pytest.mark.parametrize(
+    "question", ["code review tips?", "how do I show help text?", "what is an example of a loader?"]
+)
+def test_a_question_that_only_uses_a_request_word_is_no_meta_request(question: str) -> None:
+    assert meta_subject(question) is None and not is_meta_request(question)
+
+
+def test_a_request_for_code_is_an_example_request() -> None:
+    assert mode_of("show me the code for that", meta=True) is Mode.EXAMPLE
+    assert mode_of("show me the python side of that", meta=True) is Mode.EXAMPLE
+    assert mode_of("summarize the security advice", meta=True) is Mode.SUMMARY
+
+
+HELP_DUMP = """The help of the command lists every option with its description.
+
+```console
+$ python main.py --help
+Usage: main.py [OPTIONS]
+  --name TEXT  The name to greet.
+  --help       Show this message and exit.
+```
+
+Options are declared as function parameters with typer.Option.
+
+Each option gets its help text from the help argument of typer.Option.
+"""
+
+
+def test_a_summary_is_never_a_raw_console_dump() -> None:
+    answer = pick("summarize it", [HELP_DUMP], mode=Mode.SUMMARY, count=3, cover=[1])
+    assert "Usage:" not in answer and "typer.Option" in answer
+
+
+POINTING = """Loops in templates iterate over any sequence the context holds.
+
+Inside a loop, some helpers are available:
+
+```jinja
+{% for user in users %}{{ loop.index }} {{ user }}{% endfor %}
+```
+
+These two lines show how the loop variable counts the users.
+"""
+
+
+def test_a_sentence_pointing_at_a_block_brings_the_block() -> None:
+    answer = pick("how does the loop variable count users?", [POINTING], count=1)
+    assert "These two lines" in answer and "{{ loop.index }}" in answer
+
+
+def test_a_second_block_after_the_first_goes_with_its_lead_in() -> None:
+    text = (
+        "Write the command and its test:\n\n```python\ndef sync(): ...\n```\n\n"
+        "```python\nfrom click.testing import CliRunner\n```\n\nUnrelated closing words here."
+    )
+    (first, *_) = units(text)
+    assert "def sync" in first.block and "CliRunner" in first.block
+    assert "CliRunner" in pick("test the sync command", [text], count=1)
+
+
+def test_a_summary_is_made_of_sentences_not_code() -> None:
+    text = (
+        "Schemas declare fields.\n\nLoad a schema like this:\n\n```python\nschema = UserSchema()\n"
+        "schema.load(data)\nschema.dump(user)\n```\n\nA schema validates data when it loads it."
+    )
+    answer = pick("summarize it", [text, text], mode=Mode.SUMMARY, count=3, cover=[1, 2])
+    assert "```" not in answer and "validates data" in answer
