@@ -109,34 +109,30 @@ class IncludeResolver:
     _chars: int = field(default=0, repr=False)
 
     def __call__(self, name: str, lines: str = "") -> Included:
-        markdown = name.lower().endswith(_MARKDOWN_SUFFIXES)
-        language = "" if markdown else language_of(name)
-
-        def refused(why: str) -> Included:
-            return Included(name, None, language, markdown, why)
-
         if self._count >= INCLUDE_COUNT:
-            return refused(f"not read: more than {INCLUDE_COUNT} includes in one page")
+            return _refused(name, f"not read: more than {INCLUDE_COUNT} includes in one page")
         self._count += 1
         found = self.locate(name)
         if found is None and (pieces := _SNIPPET_LINES.match(name)) and not lines:
             name, lines = pieces.group(1), pieces.group(2)  # pymdownx's "file.py:3:8"
             found = self.locate(name)
         if found is None:
-            return refused("not in the library")
+            return _refused(name, "not in the library")
         if found not in self._texts:  # each file read once a page
             self._texts[found] = self._read(found)
         text = self._texts[found]
         if text is None:
-            return refused("not in the library")
-        try:
-            text = normalise(selected_lines(text, lines))
+            return _refused(name, "not in the library")
+        try:  # the file's own lines, then without pymdownx's `--8<-- [start:name]` lines
+            text = normalise(_SECTION_MARKER.sub("", selected_lines(text, lines)))
         except ValueError as exc:
-            return refused(f"not read: {exc}")
+            return _refused(name, f"not read: {exc}")
         if self._chars + len(text) > INCLUDE_CHARS:
-            return refused(f"not read: one page's includes stop at {INCLUDE_CHARS:,} characters")
+            return _refused(
+                name, f"not read: one page's includes stop at {INCLUDE_CHARS:,} characters"
+            )
         self._chars += len(text)
-        return Included(name, text or None, language, markdown)
+        return _included(name, text or None)
 
     def candidates(self, name: str) -> list[Path]:
         """Where `name` may be, in order (absolute, without `..`)."""
@@ -204,8 +200,17 @@ class IncludeResolver:
             os.close(handle)
         if len(data) > self.max_bytes or b"\0" in data[:8192]:
             return None
-        text = data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
-        return _SECTION_MARKER.sub("", text)  # pymdownx's `--8<-- [start:name]` lines
+        return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def _included(name: str, text: str | None, why: str = "") -> Included:
+    markdown = name.lower().endswith(_MARKDOWN_SUFFIXES)
+    language = "" if markdown else language_of(name)
+    return Included(name, text, language, markdown, *([why] if why else []))
+
+
+def _refused(name: str, why: str) -> Included:
+    return _included(name, None, why)
 
 
 def _opened_path(handle: int) -> Path | None:
