@@ -297,3 +297,15 @@ def test_snippet_line_suffixes_and_section_markers(tmp_path: Path) -> None:
     parsed = parse_document(guide, guide.read_bytes(), resolver_for(guide, root))
     assert "```python\nrun()\nstop()\n```" in parsed.text
     assert "8<" not in parsed.text
+
+
+def test_an_ignore_pattern_of_many_stars_does_not_stall_the_walk(
+    tmp_path: Path, embedder
+) -> None:
+    root = tmp_path / "docs"
+    write(root / ".gitignore", "*a" * 14 + "*b\n" + "secret*.md\n")
+    write(root / ("a" * 60 + ".md"), page("A page with a long name."))  # backtracks in Python's re
+    write(root / "secret-plan.md", page(SECRET))
+    report = run_ingest([root], tmp_path / "lib.db", embedder)
+    assert report.added == ["a" * 60 + ".md"]
+    assert report.left_out == [("secret-plan.md", ".gitignore")]
