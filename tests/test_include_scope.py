@@ -250,7 +250,8 @@ def test_ingest_in_the_repl_never_leaves_the_repl(tmp_path: Path, capsys) -> Non
     write(root / "typo.md", page("{* ex.py ln[1 2] *}"))
     write(root / "long.md", page(f'--8<-- "{"a" * 5000}.py"'))
     open_db(tmp_path / "lib.db").close()
-    run_repl(tmp_path / "lib.db", [f"/ingest {root}", "how is the project configured?"])
+    commands = [f"/ingest {'n' * 5000}", f"/ingest {root}", "how is the project configured?"]
+    run_repl(tmp_path / "lib.db", commands)
     out = capsys.readouterr().out
     assert "2 added" in out
     assert "with its example" in out.split("2 added", 1)[1]  # the REPL answered after /ingest
@@ -299,9 +300,7 @@ def test_snippet_line_suffixes_and_section_markers(tmp_path: Path) -> None:
     assert "8<" not in parsed.text
 
 
-def test_an_ignore_pattern_of_many_stars_does_not_stall_the_walk(
-    tmp_path: Path, embedder
-) -> None:
+def test_an_ignore_pattern_of_many_stars_does_not_stall_the_walk(tmp_path: Path, embedder) -> None:
     root = tmp_path / "docs"
     write(root / ".gitignore", "*a" * 14 + "*b\n" + "secret*.md\n")
     write(root / ("a" * 60 + ".md"), page("A page with a long name."))  # backtracks in Python's re

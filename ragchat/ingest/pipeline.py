@@ -3,6 +3,7 @@ documents, and write each document atomically (its chunks, FTS rows and vectors 
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import threading
@@ -221,13 +222,13 @@ def discover(
     rules: Mapping[Path, Rules] | None = None,
 ) -> list[Found]:
     found: list[Found] = []
-    folders = {path: (rules or {}).get(path) or Rules(path) for path in paths if path.is_dir()}
+    folders = {path: (rules or {}).get(path) or Rules(path) for path in paths if _is_dir(path)}
     files = tuple(_resolved(path) for path in paths if path not in folders)
     scope = Scope(tuple(folders.values()), files, frozenset(excluded), follow_symlinks)
     for path in paths:
         if path in folders:
             found.extend(_walk(path, report, scope, folders[path]))
-        elif path.is_file() or path.is_symlink():
+        elif _given_file(path):
             if is_supported(path):
                 found.append(Found(path, path.parent))
             else:
@@ -238,7 +239,7 @@ def discover(
                     )
                 )
         else:
-            report.skipped.append((shown_name(str(path)), "no such file or folder"))
+            report.skipped.append((shown_name(str(path)), _missing(path)))
     # a file reached twice (through a symlink inside the folders) is read once, by its own
     # path if met
     unique: dict[Path, Found] = {}
@@ -250,6 +251,32 @@ def discover(
         (replace(item, scope=scope) for item in unique.values()),
         key=lambda item: str(item.path),
     )
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL byte: said by _missing
+        return False
+
+
+def _given_file(path: Path) -> bool:
+    try:
+        return path.is_file() or path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
+def _missing(path: Path) -> str:
+    """Why a path given to ingest is neither a folder nor a file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.strerror and exc.errno != errno.ENOENT:
+            return f"cannot read: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    except ValueError:
+        return "not a file name"
+    return "no such file or folder"
 
 
 def _resolved(path: Path) -> Path:
@@ -652,7 +679,7 @@ def ingest(
         vectors.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
     given = [Path(p) for p in paths]
-    rules = {path: _rules(db, path, exclude, hidden) for path in given if path.is_dir()}
+    rules = {path: _rules(db, path, exclude, hidden) for path in given if _is_dir(path)}
     found = discover(given, excluded, report, follow_symlinks, rules)
     progress.files(len(found))
     if reembed_all:
