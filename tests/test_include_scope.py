@@ -145,8 +145,7 @@ def test_a_small_page_including_a_lot_stays_within_the_include_budget(tmp_path: 
     write(
         root / "big.py", "".join(f"value_{n} = {n}  # a line of the example\n" for n in range(5000))
     )
-    ranges = ",".join(["1:99999"] * 1000)
-    body = '--8<-- "big.py"\n\n' * 40 + f"{{* big.py ln[{ranges}] *}}\n"
+    body = '--8<-- "big.py"\n\n' * 40 + "{* big.py ln[1:99999,1:99999,1:99999] *}\n"
     guide = write(root / "guide.md", page(body))
     assert guide.stat().st_size < 10_000
     parsed = parse_document(guide, guide.read_bytes(), resolver_for(guide, root))
@@ -154,12 +153,18 @@ def test_a_small_page_including_a_lot_stays_within_the_include_budget(tmp_path: 
     assert "example: big.py, not read: one page's includes stop at" in parsed.text
 
 
-def test_a_line_range_repeated_selects_each_line_once(tmp_path: Path) -> None:
+def test_line_ranges_keep_their_order_and_a_thousand_repeats_are_refused(
+    tmp_path: Path,
+) -> None:
     root = tmp_path / "docs"
     write(root / "ex.py", "a = 1\nb = 2\nc = 3\n")
-    guide = write(root / "guide.md", page("{* ex.py ln[1:3,1:3,2] *}"))
+    repeated = ",".join(["1:99999"] * 1000)
+    guide = write(
+        root / "guide.md", page(f"{{* ex.py ln[3,1:2] *}}\n\n{{* ex.py ln[{repeated}] *}}")
+    )
     parsed = parse_document(guide, guide.read_bytes(), resolver_for(guide, root))
-    assert "```python\na = 1\nb = 2\nc = 3\n```" in parsed.text
+    assert "```python\nc = 3\na = 1\nb = 2\n```" in parsed.text
+    assert "example: ex.py, not read: more than 64 line ranges" in parsed.text
 
 
 def test_every_page_is_parsed_in_the_bounded_worker(tmp_path: Path) -> None:

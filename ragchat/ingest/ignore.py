@@ -125,7 +125,7 @@ class Scope:
         return tuple(_resolved(rules.root) for rules in self.folders) + self.files
 
     def __getstate__(self) -> dict[str, Any]:
-        return {key: value for key, value in self.__dict__.items() if key != "given"}
+        return {k: v for k, v in self.__dict__.items() if k not in _CACHES}
 
     def link_allowed(self, link: Path) -> bool:
         if self.follow_all:
@@ -142,30 +142,54 @@ class Scope:
             return why
         if is_link and not self.link_allowed(path):
             return SYMLINK_OUTSIDE
-        if is_dir and _resolved(path) in self.excluded:
+        if is_dir and self.excluded and _resolved(path) in self.excluded:
             return LIBRARY
         return None
 
     def reason_anywhere(self, path: Path) -> str | None:
         """Why the walk would not read the file `path` (absolute, without `..`), asking the walk's
-        question of each folder on the way from the folder given that holds it; None: it would."""
-        for rules in self.folders:
-            for root in dict.fromkeys((_absolute(rules.root), _resolved(rules.root))):
+        question of each folder on the way from the folder given that holds it; None: it would.
+        Folders' answers are kept for the ingest (what decides them is their names and links)."""
+        for rules, roots in self._roots:
+            for root in roots:
                 if path == root or not path.is_relative_to(root):
                     continue
                 parts = path.relative_to(root).parts
                 current = rules.root
                 for depth, part in enumerate(parts):
                     current = current / part
-                    try:
-                        mode = os.lstat(current).st_mode
-                    except (OSError, ValueError):
-                        return MISSING
                     last = depth == len(parts) - 1
-                    if why := self.entry_reason(rules, current, not last, stat.S_ISLNK(mode)):
-                        return why
+                    if last or current not in self._folders:
+                        why = self._entry_reason_now(rules, current, not last)
+                        if last:
+                            return why
+                        self._folders[current] = why
+                    if self._folders[current]:
+                        return self._folders[current]
                 return None
         return None if _resolved(path) in self.files else OUTSIDE
+
+    @cached_property
+    def _folders(self) -> dict[Path, str | None]:
+        return {}
+
+    @cached_property
+    def _roots(self) -> list[tuple[Rules, tuple[Path, ...]]]:
+        """Each folder given with its absolute and resolved paths."""
+        return [
+            (rules, tuple(dict.fromkeys((_absolute(rules.root), _resolved(rules.root)))))
+            for rules in self.folders
+        ]
+
+    def _entry_reason_now(self, rules: Rules, path: Path, is_dir: bool) -> str | None:
+        try:
+            mode = os.lstat(path).st_mode
+        except (OSError, ValueError):
+            return MISSING
+        return self.entry_reason(rules, path, is_dir, stat.S_ISLNK(mode))
+
+
+_CACHES = ("given", "_folders", "_roots")
 
 
 def _absolute(path: Path) -> Path:

@@ -23,6 +23,7 @@ import hashlib
 import os
 import re
 import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -33,6 +34,7 @@ from .limits import INCLUDE_CHARS, INCLUDE_COUNT
 MAX_INCLUDE_BYTES = 256 * 1024
 MAX_NAME = 1024  # characters: a longer name is refused before any file system call
 MAX_RANGES = 64  # line ranges one include may list
+MAX_REPEAT = 4  # how many times over the lines selected may repeat the file
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 _INCLUDING_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCS_ROOT_FILES = ("conf.py", "mkdocs.yml", "mkdocs.yaml")
@@ -85,15 +87,17 @@ def line_ranges(spec: str) -> list[tuple[int, int | None]]:
 
 
 def selected_lines(text: str, spec: str) -> str:
-    """The lines `spec` names (line_ranges), each line at most once, in the order named."""
+    """The lines `spec` names (line_ranges), in the order named (as Sphinx, a line named twice
+    shows twice); ValueError past MAX_REPEAT times the file's lines (`ln[1:99999,...]` x 1000)."""
     if not spec.strip():
         return text
     lines = text.split("\n")
-    kept: dict[int, None] = {}
+    kept: list[str] = []
     for first, last in line_ranges(spec):
-        for number in range(max(first - 1, 0), min(len(lines), last or len(lines))):
-            kept.setdefault(number)
-    return "\n".join(lines[number] for number in kept)
+        kept += lines[max(first - 1, 0) : min(len(lines), last or len(lines))]
+        if len(kept) > MAX_REPEAT * len(lines):
+            raise ValueError(f"the line ranges repeat the file more than {MAX_REPEAT} times")
+    return "\n".join(kept)
 
 
 @dataclass
@@ -131,25 +135,29 @@ class IncludeResolver:
             return _refused(
                 name, f"not read: one page's includes stop at {INCLUDE_CHARS:,} characters"
             )
+        if not text:
+            return _refused(
+                name, f"not read: {'the lines selected are' if lines else 'it is'} blank"
+            )
         self._chars += len(text)
-        return _included(name, text or None)
+        return _included(name, text)
 
-    def candidates(self, name: str) -> list[Path]:
+    def candidates(self, name: str) -> Iterator[Path]:
         """Where `name` may be, in order (absolute, without `..`)."""
         if not name or len(name) > MAX_NAME or "\0" in name:
-            return []
+            return
         folder = Path(os.path.normpath(self.document.absolute().parent))
+        bases = [folder, *folder.parents]
         if name.startswith("/"):
             root = Path(os.path.normpath(self.root.absolute()))
-            above = [folder, *folder.parents]
             bases = [
                 base
-                for base in above[: above.index(root) if root in above else 0]
+                for base in bases[: bases.index(root) if root in bases else 0]
                 if any((base / marker).is_file() for marker in _DOCS_ROOT_FILES)
             ] + [root]
-        else:
-            bases = [folder, *folder.parents]
-        return [Path(os.path.normpath(base / name.lstrip("/"))) for base in bases]
+        relative = name.lstrip("/")
+        for base in bases:
+            yield Path(os.path.normpath(os.path.join(base, relative)))
 
     def locate(self, name: str) -> Path | None:
         """The first candidate the walk would read, or None."""

@@ -54,6 +54,7 @@ _ADMONITION = re.compile(
 )
 _SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
 _SNIPPET_FILE = re.compile(r"""^(\s*)-{2,}8<-{2,}[ \t]+["']([^"']+)["']\s*$""")
+_ESCAPED_SNIPPET = re.compile(r"^\s*;-{2,}8<-{2,}")
 _SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*([^\s*]\S*)(.*)\*\}\s*$")  # tried on "...*}"
 _LINE_RANGES = re.compile(r"\bln\[([^\]\n]*)\]")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
@@ -117,7 +118,7 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
     while i < len(lines):
         line = lines[i]
         if fence:
-            out.append(line)
+            out += _in_fence(line, includes)
             if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
                 fence = ""
         elif match := _FENCE.match(line):
@@ -161,6 +162,20 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
             out.append(_without_braces(line))
         i += 1
     return "\n".join(out)
+
+
+def _in_fence(line: str, includes: Includes | None) -> list[str]:
+    """A code fence's line: a snippet (`--8<-- "file"`, pymdownx reads it in fences too) becomes
+    the file's lines, an escaped one (`;--8<--`) the marker a reader sees."""
+    if match := _SNIPPET_FILE.match(line):
+        found = includes(match.group(2)) if includes is not None else None
+        if found is None or found.text is None:
+            why = found.why if found else "not in the library"
+            return [match.group(1) + not_in_library(match.group(2), why)]
+        return [match.group(1) + text for text in found.text.split("\n")]
+    if _ESCAPED_SNIPPET.match(line):
+        return [line.replace(";", "", 1)]
+    return [line]
 
 
 def _braces_line(line: str) -> re.Match[str] | None:
