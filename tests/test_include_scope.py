@@ -145,11 +145,13 @@ def test_a_small_page_including_a_lot_stays_within_the_include_budget(tmp_path: 
     write(
         root / "big.py", "".join(f"value_{n} = {n}  # a line of the example\n" for n in range(5000))
     )
-    body = '--8<-- "big.py"\n\n' * 40 + "{* big.py ln[1:99999,1:99999,1:99999] *}\n"
+    distinct = "".join(f"{{* big.py ln[{n}:5000] *}}\n\n" for n in range(1, 41))
+    body = '--8<-- "big.py"\n\n' * 150 + distinct
     guide = write(root / "guide.md", page(body))
     assert guide.stat().st_size < 10_000
     parsed = parse_document(guide, guide.read_bytes(), resolver_for(guide, root))
     assert len(parsed.text) < INCLUDE_CHARS + 10_000
+    assert "example: big.py, shown above" in parsed.text  # the same lines again: named
     assert "example: big.py, not read: one page's includes stop at" in parsed.text
 
 
@@ -313,3 +315,13 @@ def test_an_ignore_pattern_of_many_stars_does_not_stall_the_walk(tmp_path: Path,
     report = run_ingest([root], tmp_path / "lib.db", embedder)
     assert report.added == ["a" * 60 + ".md"]
     assert report.left_out == [("secret-plan.md", ".gitignore")]
+
+
+def test_snippets_inside_code_fences_are_read_and_escaped_ones_shown(tmp_path: Path) -> None:
+    root = tmp_path / "docs"
+    write(root / "ex.py", "run()\n")
+    body = '```python\n--8<-- "ex.py"\n```\n\nThe syntax:\n\n```\n;--8<-- "other.md"\n```'
+    guide = write(root / "guide.md", page(body))
+    parsed = parse_document(guide, guide.read_bytes(), resolver_for(guide, root))
+    assert "```python\nrun()\n```" in parsed.text
+    assert '```\n--8<-- "other.md"\n```' in parsed.text
