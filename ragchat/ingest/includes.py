@@ -109,7 +109,6 @@ class IncludeResolver:
     root: Path  # the folder given to ingest that the page was found under
     max_bytes: int = MAX_INCLUDE_BYTES
     _texts: dict[Path, str | None] = field(default_factory=dict, repr=False)  # by real path
-    _shown: set[tuple[Path, str]] = field(default_factory=set, repr=False)
     _count: int = field(default=0, repr=False)
     _chars: int = field(default=0, repr=False)
 
@@ -123,8 +122,6 @@ class IncludeResolver:
             found = self.locate(name)
         if found is None:
             return _refused(name, "not in the library")
-        if (found, lines) in self._shown:  # the same lines again add nothing to a passage
-            return _refused(name, "shown above")
         if found not in self._texts:  # each file read once a page
             self._texts[found] = self._read(found)
         text = self._texts[found]
@@ -143,7 +140,6 @@ class IncludeResolver:
                 name, f"not read: {'the lines selected are' if lines else 'it is'} blank"
             )
         self._chars += len(text)
-        self._shown.add((found, lines))
         return _included(name, text)
 
     def candidates(self, name: str) -> Iterator[Path]:
