@@ -14,6 +14,7 @@ import pytest
 from helpers import pdf_bytes
 
 from ragchat.ingest.chunking import Chunk, chunk_document
+from ragchat.ingest.ignore import Rules, Scope
 from ragchat.ingest.includes import IncludeResolver
 from ragchat.ingest.loaders import load_document, parse_document
 
@@ -114,7 +115,7 @@ def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
 def library_chunks(path: Path, root: Path = CORPUS, target: int = 400) -> list[Chunk]:
     """Chunks of `path` as ingesting `root` makes them: includes read inside `root` only."""
     resolved = root.resolve()
-    doc = load_document(path, includes=IncludeResolver(path, (resolved,)))
+    doc = load_document(path, includes=IncludeResolver(path, Scope((Rules(resolved),)), resolved))
     return chunk_document(doc, target=target, max_size=target + 100, overlap=100)
 
 

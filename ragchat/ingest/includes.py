@@ -1,110 +1,243 @@
-"""Files a document includes: mkdocs snippets (`--8<-- "path"`, `{* path hl[...] *}`), RST
-`.. include:: path` and `.. literalinclude:: path`, and MyST's ```` ```{include} path ````.
+"""Files a document includes: mkdocs snippets (`--8<-- "path"`, `{* path hl[...] *}`),
+markdown-include's `{!path!}`, RST `.. include:: path` and `.. literalinclude:: path`, and MyST's
+```` ```{include} path ````.
 
 A name is resolved against the document's folder, then each folder above it (FastAPI's
 `../../docs_src/x.py` is relative to docs/en/docs, the site root, so that `ingest docs/en/docs
-docs_src` finds it). Only files inside the paths given to `ingest` are read (the rule symlinks
-follow), at most MAX_INCLUDE_BYTES each; any other name is shown as one line naming it. The
-document's digest covers the files it includes, so changing one re-ingests the documents that
-include it.
+docs_src` finds it); a name starting with "/" (Sphinx's source folder) against the documentation
+roots between the page and the folder given to ingest (a folder holding conf.py or mkdocs.yml)
+and that folder itself. A file is read only when the ingest's walk would read it (`Scope`: inside
+the paths given, not hidden, not ignored, not `--exclude`d, not a library's folder), checked
+again on the real path of the file opened, at most MAX_INCLUDE_BYTES each; any other name is
+shown as one line naming it. A page's includes have a budget (INCLUDE_COUNT includes,
+INCLUDE_CHARS characters, each file read once); line ranges select the file's real lines.
+
+The document's digest covers what each name resolves to and that file's stat signature (device,
+inode, size, modification and change times), not its bytes: an unchanged page is recognised
+without reading what it includes, and any write to an included file re-ingests the page.
 """
 
 from __future__ import annotations
 
 import hashlib
+import os
 import re
+import stat
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .formats.common import Included, language_of, normalise
+from .ignore import OUTSIDE, Scope
+from .limits import INCLUDE_CHARS, INCLUDE_COUNT
 
 MAX_INCLUDE_BYTES = 256 * 1024
+MAX_NAME = 1024  # characters: a longer name is refused before any file system call
+MAX_RANGES = 64  # line ranges one include may list
+MAX_REPEAT = 4  # how many times over the lines selected may repeat the file
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
-_REFERENCE = re.compile(
-    r"""^[ \t]*(?:;?-{2,}8<-{2,}[ \t]+["']([^"'\n]+)["']"""  # --8<-- "path"
-    r"|\{\*[ \t]*(\S+)[^\n]*?\*\}"  # {* path hl[1:3] *}
-    r"|\.\.[ \t]+(?:literal)?include::[ \t]*(\S[^\n]*)"  # .. include:: path
-    r"|(?:`{3,}|~{3,}|:{3,})\{(?:literal)?include\}[ \t]*(\S[^\n]*))",  # MyST ```{include} path
-    re.M,
-)
+_INCLUDING_SUFFIXES = (".md", ".markdown", ".rst")
+_DOCS_ROOT_FILES = ("conf.py", "mkdocs.yml", "mkdocs.yaml")
+_SNIPPET = re.compile(r"""^[ \t]*;?-{2,}8<-{2,}[ \t]+["']([^"'\n]+)["']""")
+_DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+(?:literal)?include::[ \t]*(\S[^\n]*)")
+_MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{(?:literal)?include\}[ \t]*(\S[^\n]*)")
+_BRACES = re.compile(r"^[ \t]*\{\*[ \t]*([^\s*][^\s]*)")  # {* path hl[1:3] *}: the name only
+_SECTION_MARKER = re.compile(r"^.*-{2,}8<-{2,}[ \t]*\[(?:start|end):[^\]\n]*\].*$\n?", re.M)
+_SNIPPET_LINES = re.compile(r"^(.*?):(\d*:?\d*(?:,\d*:?\d*)*)$")  # pymdownx "file.py:3:8"
 
 
 def include_names(text: str) -> list[str]:
-    """The names of the files `text` includes, in order, each once."""
-    names = (
-        next(group for group in match.groups() if group) for match in _REFERENCE.finditer(text)
-    )
-    return list(dict.fromkeys(name.strip() for name in names))
+    """The names of the files `text` includes, in order, each once (line by line: linear)."""
+    names: list[str] = []
+    for line in text.split("\n"):
+        match = _SNIPPET.match(line) or _DIRECTIVE.match(line) or _MYST.match(line)
+        if match is None and "{*" in line and "*}" in line:
+            match = _BRACES.match(line)
+        if match is not None:
+            names.append(match.group(1).strip())
+        start = line.find("{!")
+        while start >= 0 and (end := line.find("!}", start + 2)) >= 0:
+            names.append(split_braces_include(line[start + 2 : end])[0])
+            start = line.find("{!", end + 2)
+    return list(dict.fromkeys(names))
+
+
+def split_braces_include(inside: str) -> tuple[str, str]:
+    """markdown-include's `path[ln:1-18]` or `path!lines=1 3-5` as (path, line ranges)."""
+    name, _, lines = inside.partition("!lines=")
+    if not lines and name.endswith("]") and (open_at := name.rfind("[ln:")) > 0:
+        name, lines = name[:open_at], name[open_at + 4 : -1]
+    return name.strip(), lines.strip()
+
+
+def line_ranges(spec: str) -> list[tuple[int, int | None]]:
+    """`1:3,8`, `1-3 8`, `5:` as 1-based inclusive (first, last or None: to the end); ValueError
+    when not ranges of line numbers."""
+    parts = [part for part in re.split(r"[,\s]+", spec.strip()) if part]
+    if len(parts) > MAX_RANGES:
+        raise ValueError(f"more than {MAX_RANGES} line ranges")
+    ranges: list[tuple[int, int | None]] = []
+    for part in parts:
+        first, separator, last = part.replace("-", ":").partition(":")
+        if not (first or separator) or not all(p.isdigit() for p in (first, last) if p):
+            raise ValueError(f"not a line range: {part[:20]}")
+        start = int(first) if first else 1
+        ranges.append((start, int(last) if last else (None if separator else start)))
+    return ranges
+
+
+def selected_lines(text: str, spec: str) -> str:
+    """The lines `spec` names (line_ranges), in the order named (as Sphinx, a line named twice
+    shows twice); ValueError past MAX_REPEAT times the file's lines (`ln[1:99999,...]` x 1000)."""
+    if not spec.strip():
+        return text
+    lines = text.split("\n")
+    kept: list[str] = []
+    for first, last in line_ranges(spec):
+        kept += lines[max(first - 1, 0) : min(len(lines), last or len(lines))]
+        if len(kept) > MAX_REPEAT * len(lines):
+            raise ValueError(f"the line ranges repeat the file more than {MAX_REPEAT} times")
+    return "\n".join(kept)
 
 
 @dataclass
 class IncludeResolver:
-    """Resolves and reads the includes of one document (a callable: name -> Included)."""
+    """Resolves and reads the includes of one document (a callable: name, lines -> Included)."""
 
     document: Path  # as met while walking
-    library: tuple[Path, ...]  # the resolved paths given to ingest: the only places read
+    scope: Scope  # what the ingest reads: the only files an include may read
+    root: Path  # the folder given to ingest that the page was found under
     max_bytes: int = MAX_INCLUDE_BYTES
-    _read: dict[str, Included] = field(default_factory=dict, repr=False)
+    _texts: dict[Path, str | None] = field(default_factory=dict, repr=False)  # by real path
+    _count: int = field(default=0, repr=False)
+    _chars: int = field(default=0, repr=False)
 
-    def __call__(self, name: str) -> Included:
-        if name not in self._read:
-            self._read[name] = self._load(name)
-        return self._read[name]
+    def __call__(self, name: str, lines: str = "") -> Included:
+        if self._count >= INCLUDE_COUNT:
+            return _refused(name, f"not read: more than {INCLUDE_COUNT} includes in one page")
+        self._count += 1
+        found = self.locate(name)
+        if found is None and (pieces := _SNIPPET_LINES.match(name)) and not lines:
+            name, lines = pieces.group(1), pieces.group(2)  # pymdownx's "file.py:3:8"
+            found = self.locate(name)
+        if found is None:
+            return _refused(name, "not in the library")
+        if found not in self._texts:  # each file read once a page
+            self._texts[found] = self._read(found)
+        text = self._texts[found]
+        if text is None:
+            return _refused(name, "not in the library")
+        try:  # the file's own lines, then without pymdownx's `--8<-- [start:name]` lines
+            text = normalise(_SECTION_MARKER.sub("", selected_lines(text, lines)))
+        except ValueError as exc:
+            return _refused(name, f"not read: {exc}")
+        if self._chars + len(text) > INCLUDE_CHARS:
+            return _refused(
+                name, f"not read: one page's includes stop at {INCLUDE_CHARS:,} characters"
+            )
+        if not text:
+            return _refused(
+                name, f"not read: {'the lines selected are' if lines else 'it is'} blank"
+            )
+        self._chars += len(text)
+        return _included(name, text)
+
+    def candidates(self, name: str) -> Iterator[Path]:
+        """Where `name` may be, in order (absolute, without `..`)."""
+        if not name or len(name) > MAX_NAME or "\0" in name:
+            return
+        folder = Path(os.path.normpath(self.document.absolute().parent))
+        bases = [folder, *folder.parents]
+        if name.startswith("/"):
+            root = Path(os.path.normpath(self.root.absolute()))
+            bases = [
+                base
+                for base in bases[: bases.index(root) if root in bases else 0]
+                if any((base / marker).is_file() for marker in _DOCS_ROOT_FILES)
+            ] + [root]
+        relative = name.lstrip("/")
+        for base in bases:
+            yield Path(os.path.normpath(os.path.join(base, relative)))
 
     def locate(self, name: str) -> Path | None:
-        """The first readable candidate inside the library, or None."""
-        for base in self._bases():  # Sphinx's "/x.rst" is the source folder's: any base's
+        """The first candidate the walk would read, or None."""
+        for candidate in self.candidates(name):
             try:
-                candidate = (base / name.lstrip("/")).resolve()
-            except (OSError, RuntimeError, ValueError):
+                if self.scope.reason_anywhere(candidate) is None and candidate.is_file():
+                    return candidate
+            except (OSError, ValueError):
                 continue
-            if self._inside_library(candidate) and candidate.is_file():
-                return candidate
         return None
 
     def digest(self, data: bytes) -> str:
-        """sha256 of the document's bytes and, when it includes files, of what each
-        name resolves to."""
-        names = include_names(data.decode("utf-8", errors="replace"))
+        """sha256 of the document's bytes and, for a page that includes files, of what each name
+        resolves to and its stat signature (no included file is read)."""
         digest = hashlib.sha256(data)
-        for name in names:
+        if not self.document.suffix.lower().endswith(_INCLUDING_SUFFIXES):
+            return digest.hexdigest()
+        names = include_names(data.decode("utf-8", errors="replace"))
+        for name in names[:INCLUDE_COUNT]:
             found = self.locate(name)
-            digest.update(f"\0{name}\0{found}\0".encode())
-            if found is not None:
-                digest.update(_file_digest(found, self.max_bytes).encode())
+            digest.update(f"\0{name}\0{found}\0{_signature(found)}".encode())
         return digest.hexdigest()
 
-    def _bases(self) -> list[Path]:
-        folder = self.document.absolute().parent
-        return [folder, *folder.parents]
+    def _read(self, path: Path) -> str | None:
+        """The text of the file at `path` (checked by locate), read through one descriptor whose
+        real path is checked again: a symlink swapped in since then reads nothing. None when
+        refused, too large, binary or unreadable."""
+        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_NOCTTY
+        try:
+            handle = os.open(path, flags)
+        except (OSError, ValueError):
+            return None
+        try:
+            real = _opened_path(handle) or path.resolve()
+            why = self.scope.reason_anywhere(real)
+            if why and not (why == OUTSIDE and self.scope.follow_all):
+                return None
+            info = os.fstat(handle)
+            same = _opened_path(handle) is not None or _same_file(info, os.stat(real))
+            if not same or not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
+                return None
+            data = b""
+            while len(data) <= self.max_bytes and (piece := os.read(handle, 1 << 16)):
+                data += piece
+        except (OSError, ValueError, RuntimeError):
+            return None
+        finally:
+            os.close(handle)
+        if len(data) > self.max_bytes or b"\0" in data[:8192]:
+            return None
+        return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
-    def _inside_library(self, path: Path) -> bool:
-        return any(path == given or path.is_relative_to(given) for given in self.library)
 
-    def _load(self, name: str) -> Included:
-        markdown = name.lower().endswith(_MARKDOWN_SUFFIXES)
-        found = self.locate(name)
-        text = _read_text(found, self.max_bytes) if found is not None else None
-        return Included(name, text, "" if markdown else language_of(name), markdown)
+def _included(name: str, text: str | None, why: str = "") -> Included:
+    markdown = name.lower().endswith(_MARKDOWN_SUFFIXES)
+    language = "" if markdown else language_of(name)
+    return Included(name, text, language, markdown, *([why] if why else []))
 
 
-def _file_digest(path: Path, max_bytes: int) -> str:
+def _refused(name: str, why: str) -> Included:
+    return _included(name, None, why)
+
+
+def _opened_path(handle: int) -> Path | None:
+    """The real path of an open file, as the kernel knows it (Linux); None elsewhere."""
     try:
-        with path.open("rb") as handle:
-            return hashlib.sha256(handle.read(max_bytes + 1)).hexdigest()
+        return Path(os.readlink(f"/proc/self/fd/{handle}"))
+    except OSError:
+        return None
+
+
+def _same_file(a: os.stat_result, b: os.stat_result) -> bool:
+    return (a.st_dev, a.st_ino) == (b.st_dev, b.st_ino)
+
+
+def _signature(path: Path | None) -> str:
+    if path is None:
+        return ""
+    try:
+        info = path.stat()
     except OSError:
         return "unreadable"
-
-
-def _read_text(path: Path, max_bytes: int) -> str | None:
-    """A small text file's normalised text; None when too large, binary or unreadable."""
-    try:
-        if path.stat().st_size > max_bytes:
-            return None
-        data = path.read_bytes()[: max_bytes + 1]
-    except OSError:
-        return None
-    if len(data) > max_bytes or b"\0" in data[:8192]:
-        return None
-    text = normalise(data.decode("utf-8-sig", errors="replace"))
-    return text or None
+    return f"{info.st_dev}:{info.st_ino}:{info.st_size}:{info.st_mtime_ns}:{info.st_ctime_ns}"

@@ -15,6 +15,11 @@ MB = 1 << 20
 EXPANDED_MB = 32  # what a compressed file may expand to: a .docx's members, a PDF stream inflated
 PARSE_SECONDS = 30.0  # the time one file may take to parse; longer and its worker is stopped
 WORKER_MEMORY_MB = 384  # the parsing worker's data limit: past it a file is refused, not swapped
+# A page's includes (includes.py): past these an include is one line naming it. A documentation
+# page includes at most a few dozen example files of a few KB (FastAPI's largest page: 60); the
+# budget keeps 150 copies of one 250 KB file from becoming 37 MB of text to parse.
+INCLUDE_COUNT = 256
+INCLUDE_CHARS = 2_000_000
 
 
 @dataclass(frozen=True)

@@ -46,7 +46,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
 # chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
 # dropped, long lists cut between items, overlaps at most twice the window; 5: MyST (roles,
-# directive fences, eval-rst, includes), RST `include`, unregistered directives holding code
+# directive fences, eval-rst, includes), RST `include`, unregistered directives holding code; 6:
+# include line ranges on the file's real lines, markdown-include `{!path!}`, snippet markers gone,
+# Hugo shortcodes and Jekyll Liquid tags read as the page shows them
 PARSER_VERSION = 6
 
 

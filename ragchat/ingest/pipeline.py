@@ -3,6 +3,7 @@ documents, and write each document atomically (its chunks, FTS rows and vectors 
 
 from __future__ import annotations
 
+import errno
 import os
 import queue
 import threading
@@ -11,7 +12,7 @@ from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Protocol
 
-from ..config import Settings
+from ..config import LIBRARY_DIR, Settings
 from ..embed import Embedder
 from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
@@ -20,12 +21,12 @@ from ..store import keywords, library, vectors
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
-from .ignore import Rules
+from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
 from .keywords import select_keywords, term_counts
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
-from .worker import Parser
+from .worker import Parser, failure_reason
 
 if TYPE_CHECKING:
     import numpy as np
@@ -105,9 +106,7 @@ class IngestReport:
 class Found:
     path: Path  # as met while walking
     root: Path  # the ingest argument it was found under
-    library: tuple[
-        Path, ...
-    ] = ()  # every path given to ingest, resolved: where includes may be read
+    scope: Scope | None = None  # what the ingest reads: where includes may be read
 
 
 @dataclass
@@ -157,9 +156,7 @@ class _Known:
 # --- finding files ---------------------------------------------------------------------------
 
 
-def _walk(
-    root: Path, excluded: set[Path], report: IngestReport, follow: _SymlinkRule, rules: Rules
-) -> Iterator[Found]:
+def _walk(root: Path, report: IngestReport, scope: Scope, rules: Rules) -> Iterator[Found]:
     seen: set[Path] = set()
     stack: list[Path] = [root]
     linked: list[Path] = []  # folders reached through a symlink wait until the real ones are walked
@@ -191,46 +188,25 @@ def _walk(
                 is_dir = entry.is_dir()
             except OSError:
                 is_dir = False
-            if why := rules.reason(path, is_dir):
-                if is_dir or is_supported(path):  # a hidden .DS_Store or .gitignore is not news
-                    report.left_out.append(
-                        (_folder_shown(path, root) + ("/" if is_dir else ""), why)
-                    )
-                continue
-            if entry.is_symlink() and not follow.allows(path):
+            why = scope.entry_reason(rules, path, is_dir, entry.is_symlink())
+            if why == SYMLINK_OUTSIDE:
                 if is_dir or is_supported(path):
                     report.skipped.append((_folder_shown(path, root), SYMLINK_OUTSIDE))
                 else:
                     report.ignored += 1
-                continue
-            if is_dir:
-                if path.resolve() not in excluded:
-                    (linked if entry.is_symlink() else stack).append(path)
+            elif why == LIBRARY and is_dir and path.name != LIBRARY_DIR:
+                continue  # the database's folder, met inside a folder given
+            elif why:
+                if is_dir or is_supported(path):  # a hidden .DS_Store or .gitignore is not news
+                    report.left_out.append(
+                        (_folder_shown(path, root) + ("/" if is_dir else ""), why)
+                    )
+            elif is_dir:
+                (linked if entry.is_symlink() else stack).append(path)
             elif is_supported(path):
                 yield Found(path, root)
             else:
                 report.ignored += 1
-
-
-SYMLINK_OUTSIDE = "symlink outside the ingested folders"
-
-
-@dataclass(frozen=True)
-class _SymlinkRule:
-    """Which symlinks met while walking are followed: those resolving inside one of the paths given
-    (like ripgrep), or every one with --follow-symlinks. A path given itself is always read."""
-
-    given: tuple[Path, ...]  # resolved
-    follow_all: bool = False
-
-    def allows(self, link: Path) -> bool:
-        if self.follow_all:
-            return True
-        try:
-            target = link.resolve()
-        except (OSError, RuntimeError):  # a loop (RuntimeError before Python 3.13): reading says so
-            return True
-        return any(target == given or target.is_relative_to(given) for given in self.given)
 
 
 def _folder_shown(folder: Path, root: Path) -> str:
@@ -246,13 +222,13 @@ def discover(
     rules: Mapping[Path, Rules] | None = None,
 ) -> list[Found]:
     found: list[Found] = []
-    rule = _SymlinkRule(tuple(_resolved(path) for path in paths), follow_symlinks)
+    folders = {path: (rules or {}).get(path) or Rules(path) for path in paths if _is_dir(path)}
+    files = tuple(_resolved(path) for path in paths if path not in folders)
+    scope = Scope(tuple(folders.values()), files, frozenset(excluded), follow_symlinks)
     for path in paths:
-        if path.is_dir():
-            found.extend(
-                _walk(path, excluded, report, rule, (rules or {}).get(path) or Rules(path))
-            )
-        elif path.is_file() or path.is_symlink():
+        if path in folders:
+            found.extend(_walk(path, report, scope, folders[path]))
+        elif _given_file(path):
             if is_supported(path):
                 found.append(Found(path, path.parent))
             else:
@@ -263,7 +239,7 @@ def discover(
                     )
                 )
         else:
-            report.skipped.append((shown_name(str(path)), "no such file or folder"))
+            report.skipped.append((shown_name(str(path)), _missing(path)))
     # a file reached twice (through a symlink inside the folders) is read once, by its own
     # path if met
     unique: dict[Path, Found] = {}
@@ -272,9 +248,35 @@ def discover(
     ):
         unique.setdefault(_resolved(item.path), item)
     return sorted(
-        (replace(item, library=rule.given) for item in unique.values()),
+        (replace(item, scope=scope) for item in unique.values()),
         key=lambda item: str(item.path),
     )
+
+
+def _is_dir(path: Path) -> bool:
+    try:
+        return path.is_dir()
+    except (OSError, ValueError):  # a name too long, a NUL byte: said by _missing
+        return False
+
+
+def _given_file(path: Path) -> bool:
+    try:
+        return path.is_file() or path.is_symlink()
+    except (OSError, ValueError):
+        return False
+
+
+def _missing(path: Path) -> str:
+    """Why a path given to ingest is neither a folder nor a file."""
+    try:
+        os.stat(path)
+    except OSError as exc:
+        if exc.strerror and exc.errno != errno.ENOENT:
+            return f"cannot read: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    except ValueError:
+        return "not a file name"
+    return "no such file or folder"
 
 
 def _resolved(path: Path) -> Path:
@@ -295,10 +297,9 @@ def _prepare(
     path = found.path
     data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
     name = _file_name(found)
-    includes = IncludeResolver(path, found.library or (_resolved(found.root),))
-    digest = includes.digest(
-        data
-    )  # covers the included files: a changed one re-ingests this document
+    scope = found.scope or Scope((), (_resolved(path),))
+    includes = IncludeResolver(path, scope, found.root)
+    digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
     old = known.by_source.get(name.source)
     copy = known.copies.get(name.source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
@@ -399,10 +400,10 @@ class _Parser(threading.Thread):
                     prepared = _prepare(
                         self._known, item, self._settings, self._report, self._worker
                     )
-                except UnreadableFile as exc:
+                except Exception as exc:  # one file's failure, whatever it is, skips that file
                     if self._stopping.is_set():
                         return
-                    self._report.skipped.append((_display_path(item), str(exc)))
+                    self._report.skipped.append((_display_path(item), failure_reason(exc)))
                     prepared = None
                 if prepared:
                     self._put(prepared)
@@ -678,7 +679,7 @@ def ingest(
         vectors.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
     given = [Path(p) for p in paths]
-    rules = {path: _rules(db, path, exclude, hidden) for path in given if path.is_dir()}
+    rules = {path: _rules(db, path, exclude, hidden) for path in given if _is_dir(path)}
     found = discover(given, excluded, report, follow_symlinks, rules)
     progress.files(len(found))
     if reembed_all:

@@ -9,11 +9,12 @@ limit, so a file that would need more memory is refused instead of swapping the 
 a crash or a stop kills it; the next file gets a new one. Requests and answers are pickled over its
 stdin and stdout (only this process's own messages: the worker trusts its parent).
 
-Small plain-text and Markdown files (up to IN_PROCESS_BYTES) are parsed in-process: a library of
-notes then never starts the worker, and such a file parses in well under a second even at its
-worst. Larger ones go to the worker too: measured on 9 MB files, Markdown takes 6 s for prose but
-41 s for nested quotes and lists and 88 s for unmatched emphasis; plain text up to 13 s. The
-worker costs ~0.33 s to start and ~0.3 ms a file (README, "Bounded parsing").
+Only small plain-text files (up to IN_PROCESS_BYTES) are parsed in-process: they include
+nothing and parse in milliseconds. Every page that may include files (Markdown, RST), however
+small, is parsed in the worker, its includes read there: a 1 KB page can name megabytes. Measured
+on 9 MB files, Markdown takes 6 s for prose but 41 s for nested quotes and lists and 88 s for
+unmatched emphasis; plain text up to 13 s. The worker costs ~0.33 s to start and ~0.3 ms a file
+(README, "Bounded parsing").
 """
 
 from __future__ import annotations
@@ -30,8 +31,10 @@ from ..errors import UnreadableFile
 from .limits import MB, WORKER_MEMORY_MB, Limits
 from .loaders import Includes, ParsedDocument, parse_document
 
-IN_PROCESS = frozenset({".md", ".markdown", ".txt"})
+IN_PROCESS = frozenset({".txt"})
 IN_PROCESS_BYTES = 64 * 1024
+START_SECONDS = 60.0  # the worker's start (an interpreter, its imports) on a busy machine
+READY = "ready"
 
 
 class Parser:
@@ -47,8 +50,8 @@ class Parser:
     def parse(self, path: Path, data: bytes, includes: Includes | None = None) -> ParsedDocument:
         if path.suffix.lower() in IN_PROCESS and len(data) <= IN_PROCESS_BYTES:
             return parse_document(path, data, includes, self.limits)
-        requests, answers = self._start()
         try:
+            requests, answers = self._start()
             requests.send((path.name, data, self.limits, includes))
             if not answers.poll(self.limits.seconds):
                 self._kill()
@@ -91,6 +94,11 @@ class Parser:
                 )
                 self._process.stdin.close()
                 self._process.stdout.close()
+                # the parse's time budget starts once the worker has started (its imports)
+                if not _started(self._pipes[1]):
+                    self._process.kill()
+                    raise EOFError  # parse() stops it and says the parser crashed
+
             assert self._pipes is not None
             return self._pipes
 
@@ -103,6 +111,13 @@ class Parser:
             process.wait()
         for pipe in pipes or ():
             pipe.close()
+
+
+def _started(answers: Connection) -> bool:
+    try:
+        return answers.poll(START_SECONDS) and answers.recv() == READY
+    except (EOFError, OSError):
+        return False
 
 
 # -P: the working folder (often the folder being ingested) is not on the import path, so a
@@ -155,16 +170,22 @@ def _parse(
 ) -> tuple[str, object]:
     try:
         return "ok", parse_document(path, data, includes, limits)
-    except UnreadableFile as exc:
-        return "skip", str(exc)
-    except MemoryError:
-        return "skip", f"needs more than {WORKER_MEMORY_MB} MB of memory to parse"
-    except RecursionError:
-        return "skip", "nested too deeply to parse"
-    except (
-        Exception
-    ) as exc:  # a parser's bug on a strange file: that file is skipped, not the ingest
-        return "skip", f"cannot parse: {type(exc).__name__}"
+    except Exception as exc:
+        return "skip", failure_reason(exc)
+
+
+def failure_reason(exc: Exception) -> str:
+    """Why one file could not be read, parsed or chunked, as the skipped list shows it (a parser's
+    bug on a strange file skips that file, not the ingest)."""
+    if isinstance(exc, UnreadableFile):
+        return str(exc)
+    if isinstance(exc, MemoryError):
+        return f"needs more than {WORKER_MEMORY_MB} MB of memory to parse"
+    if isinstance(exc, RecursionError):
+        return "nested too deeply to parse"
+    if isinstance(exc, OSError) and exc.strerror:
+        return f"cannot read: {exc.strerror[:1].lower()}{exc.strerror[1:]}"
+    return f"cannot parse: {type(exc).__name__}"
 
 
 def main() -> None:
@@ -172,4 +193,5 @@ def main() -> None:
     # prints cannot corrupt the answers
     answers = Connection(os.dup(1), readable=False)
     os.dup2(2, 1)
+    answers.send(READY)
     serve(Connection(0, writable=False), answers)

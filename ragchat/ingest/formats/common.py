@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Protocol
 
 
 @dataclass(frozen=True)
@@ -94,14 +94,18 @@ class Included:
     text: str | None  # None: outside the library, missing, unreadable or too large
     language: str = ""  # from the suffix, for code
     markdown: bool = False  # .md: included as text, not as code
+    why: str = "not in the library"  # when text is None
 
 
-Includes = Callable[[str], Included]
+class Includes(Protocol):
+    """Reads the file a page names (`lines`: line ranges of it, "1:3,8" or "1-3")."""
+
+    def __call__(self, name: str, lines: str = "") -> Included: ...
 
 
-def not_in_library(name: str) -> str:
+def not_in_library(name: str, why: str = "not in the library") -> str:
     """The one line an include that cannot be read becomes."""
-    return f"example: {name}, not in the library"
+    return f"example: {name}, {why}"
 
 
 _SUFFIX_LANGUAGES = {
@@ -136,21 +140,3 @@ def language_of(name: str) -> str:
     """A code fence's language from a file name's suffix ("tutorial001.py" -> "python")."""
     suffix = name[name.rfind(".") :].lower() if "." in name.rsplit("/", 1)[-1] else ""
     return _SUFFIX_LANGUAGES.get(suffix, "")
-
-
-_LINE_RANGES = re.compile(r"\bln\[([\d:,\s]+)\]")
-
-
-def selected_lines(code: str, spec: str) -> str:
-    """`ln[1:3,8]` of a `{* path ln[...] *}` include: those lines (1-based, inclusive)."""
-    match = _LINE_RANGES.search(spec)
-    if not match:
-        return code
-    lines = code.split("\n")
-    kept: list[str] = []
-    for part in filter(None, (p.strip() for p in match.group(1).split(","))):
-        first, _, last = part.partition(":")
-        start = int(first) if first.strip() else 1
-        end = int(last) if last.strip() else (len(lines) if _ else start)
-        kept += lines[max(start - 1, 0) : end]
-    return "\n".join(kept) if kept else code

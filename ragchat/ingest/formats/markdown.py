@@ -21,6 +21,7 @@ import functools
 import re
 from typing import TYPE_CHECKING
 
+from ..includes import split_braces_include
 from .common import (
     Block,
     Heading,
@@ -29,7 +30,6 @@ from .common import (
     code_fence,
     looks_like_code,
     not_in_library,
-    selected_lines,
 )
 from .shortcodes import read_template_tags
 from .sphinx import (
@@ -55,8 +55,9 @@ _ADMONITION = re.compile(
 )
 _SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
 _SNIPPET_FILE = re.compile(r"""^(\s*)-{2,}8<-{2,}[ \t]+["']([^"']+)["']\s*$""")
-_SNIPPET_BRACES = re.compile(r"\{\*.*?\*\}")
-_SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*(\S+)([^\n]*?)\*\}\s*$")
+_ESCAPED_SNIPPET = re.compile(r"^\s*;-{2,}8<-{2,}")
+_SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*([^\s*]\S*)(.*)\*\}\s*$")  # tried on "...*}"
+_LINE_RANGES = re.compile(r"\bln\[([^\]\n]*)\]")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
 _HEADING_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
@@ -68,6 +69,8 @@ _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones kee
 def parse_markdown(text: str, includes: Includes | None = None, nesting: int = 0) -> Outline:
     body, meta_title = _strip_front_matter(text)
     text = read_template_tags(body, liquid=len(body) != len(text))
+    if nesting == 0:  # a preprocessor, as markdown-include is: code fences too, one level deep
+        text = _markdown_include(text, includes)
     tokens = _parser().parse(_mkdocs_lines(text.split("\n"), includes))
     blocks = _Renderer(includes, nesting).render(tokens)
     h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
@@ -117,7 +120,7 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
     while i < len(lines):
         line = lines[i]
         if fence:
-            out.append(line)
+            out += _in_fence(line, includes)
             if line.strip().startswith(fence) and not line.strip().strip(fence[0]):
                 fence = ""
         elif match := _FENCE.match(line):
@@ -142,7 +145,7 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
         elif _MKDOCSTRINGS.match(line):
             i = _indented_block_end(lines, i + 1, _indent(line))
             continue
-        elif match := _SNIPPET_FILE.match(line) or _SNIPPET_BRACES_LINE.match(line):
+        elif match := _SNIPPET_FILE.match(line) or _braces_line(line):
             spec = match.group(3) if match.re is _SNIPPET_BRACES_LINE else ""
             out += _included(match.group(1), match.group(2), spec, includes)
         elif _SNIPPET_LINE.match(line):
@@ -158,8 +161,57 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
                 i = end + 1 if end < len(lines) and _SNIPPET_LINE.match(lines[end]) else i + 1
                 continue
         else:
-            out.append(_SNIPPET_BRACES.sub("", line))
+            out.append(_without_braces(line))
         i += 1
+    return "\n".join(out)
+
+
+def _in_fence(line: str, includes: Includes | None) -> list[str]:
+    """A code fence's line: a snippet (`--8<-- "file"`, pymdownx reads it in fences too) becomes
+    the file's lines, an escaped one (`;--8<--`) the marker a reader sees."""
+    if match := _SNIPPET_FILE.match(line):
+        found = includes(match.group(2)) if includes is not None else None
+        if found is None or found.text is None:
+            why = found.why if found else "not in the library"
+            return [match.group(1) + not_in_library(match.group(2), why)]
+        return [match.group(1) + text for text in found.text.split("\n")]
+    if _ESCAPED_SNIPPET.match(line):
+        return [line.replace(";", "", 1)]
+    return [line]
+
+
+def _braces_line(line: str) -> re.Match[str] | None:
+    """`{* path hl[3] *}` alone on its line (the regex runs only on such a line: linear)."""
+    return _SNIPPET_BRACES_LINE.match(line) if line.rstrip().endswith("*}") else None
+
+
+def _without_braces(line: str) -> str:
+    """The line without `{* ... *}` markers (a scan, not a backtracking regex)."""
+    start = line.find("{*")
+    while start >= 0 and (end := line.find("*}", start + 2)) >= 0:
+        line = line[:start] + line[end + 2 :]
+        start = line.find("{*", start)
+    return line
+
+
+def _markdown_include(text: str, includes: Includes | None) -> str:
+    """markdown-include's `{!path!}`, `{!path[ln:1-18]!}`, `{!path!lines=1 3-5!}`: replaced by
+    the file's text (its lines), inside code fences too; else by one line naming it."""
+    if "{!" not in text:
+        return text
+    out: list[str] = []
+    for line in text.split("\n"):
+        start = line.find("{!")
+        while start >= 0 and (end := line.find("!}", start + 2)) >= 0:
+            name, lines = split_braces_include(line[start + 2 : end])
+            found = includes(name, lines) if includes is not None else None
+            if found is None or found.text is None:
+                inserted = not_in_library(name, found.why if found else "not in the library")
+            else:
+                inserted = found.text
+            line = line[:start] + inserted + line[end + 2 :]
+            start = line.find("{!", start + len(inserted))
+        out.append(line)
     return "\n".join(out)
 
 
@@ -189,16 +241,17 @@ def _pymdownx_block(
 def _included(indent: str, name: str, spec: str, includes: Includes | None) -> list[str]:
     """The lines an include becomes: Markdown as Markdown, other files as a fenced block, or one
     line naming the file (not in the library, too large, or includes not read here)."""
-    found = includes(name) if includes is not None else None
+    lines = match.group(1) if (match := _LINE_RANGES.search(spec)) else ""
+    found = includes(name, lines) if includes is not None else None
     if found is None or found.text is None:
-        return ["", indent + not_in_library(name), ""]
+        return ["", indent + not_in_library(name, found.why if found else "not in the library"), ""]
     if found.markdown:  # one level deep: its own includes are named, not read
         return [
             "",
             *(indent + line for line in _mkdocs_lines(found.text.split("\n"), None).split("\n")),
             "",
         ]
-    fence = code_fence(selected_lines(found.text, spec), found.language)
+    fence = code_fence(found.text, found.language)
     return ["", *(indent + line for line in fence.split("\n")), ""]
 
 
@@ -226,18 +279,18 @@ def _myst_include(
 ) -> list[Block]:
     """```` ```{include} path ````: Markdown read in place (its own includes named, not read),
     RST parsed as RST, other files and `{literalinclude}` as code; else one line naming it."""
-    found = includes(path) if includes is not None and path else None
+    lines = options.get("lines", "") if name == "literalinclude" else ""
+    found = includes(path, lines) if includes is not None and path else None
     if found is None or found.text is None:
-        return [not_in_library(path)] if path else []
+        why = found.why if found else "not in the library"
+        return [not_in_library(path, why)] if path else []
     if name == "include" and found.markdown:
         return parse_markdown(found.text, None, nesting + 1).blocks
     if name == "include" and path.lower().endswith((".rst", ".rest")):
         from .rst import parse_rst
 
         return parse_rst(found.text, None).blocks
-    lines = options.get("lines", "").replace("-", ":")
-    code = selected_lines(found.text, f"ln[{lines}]") if lines else found.text
-    return [code_fence(code, options.get("language", "") or found.language)]
+    return [code_fence(found.text, options.get("language", "") or found.language)]
 
 
 # --- tokens -> blocks --------------------------------------------------------------------

@@ -27,7 +27,6 @@ from .common import (
     code_fence,
     looks_like_code,
     not_in_library,
-    selected_lines,
 )
 from .sphinx import (
     CODE_DIRECTIVES,
@@ -261,10 +260,10 @@ def _file_directive() -> type:
         required_arguments = 1
         optional_arguments = 0
 
-        def included(self) -> tuple[str, Included | None]:
+        def included(self, lines: str = "") -> tuple[str, Included | None]:
             name = self.arguments[0].strip()
             resolve = getattr(self.state.document.settings, "ragchat_includes", None)
-            return name, resolve(name) if resolve else None
+            return name, resolve(name, lines) if resolve else None
 
     return FileDirective
 
@@ -277,12 +276,12 @@ def _literal_include_directive() -> type:
 
     class LiteralInclude(_file_directive()):  # type: ignore[misc]
         def run(self) -> list[Any]:
-            name, found = self.included()
+            name, found = self.included(str(self.options.get("lines") or ""))
             if found is None or found.text is None:
-                return [nodes.paragraph("", not_in_library(name))]
+                why = found.why if found else "not in the library"
+                return [nodes.paragraph("", not_in_library(name, why))]
             language = str(self.options.get("language") or "") or found.language
-            lines = str(self.options.get("lines") or "").replace("-", ":")
-            code = selected_lines(found.text, f"ln[{lines}]") if lines else found.text
+            code = found.text
             return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
 
     return LiteralInclude
@@ -307,7 +306,8 @@ def _include_directive() -> type:
             if name in seen or len(seen) >= _MAX_INCLUDES:  # read once per page, cycles never
                 return []
             if found is None or found.text is None:
-                return [nodes.paragraph("", not_in_library(name))]
+                why = found.why if found else "not in the library"
+                return [nodes.paragraph("", not_in_library(name, why))]
             seen.append(name)
             if "literal" in self.options or "code" in self.options or found.markdown:
                 language = str(self.options.get("code") or "") or found.language
