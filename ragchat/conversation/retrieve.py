@@ -10,9 +10,11 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
+from ..ingest.releases import RELEASE_NOTES, asks_about_versions, versions_in
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.titles import named_documents, title_ranking
+from ..store import library
 from ..store.library import StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
 from .plan import RetrievalPlan
@@ -89,6 +91,30 @@ def _named(
     )
     ranking = tuple(title_ranking(db, named, context.vector))
     return query, RankedList(query.name, query.index.value, ranking, query.weight)
+
+
+def _release_notes_last(
+    db: Database,
+    found: list[RetrievedChunk],
+    question: str,
+    titles: tuple[QueryList, RankedList] | None,
+) -> list[RetrievedChunk]:
+    """Release notes below the other pages, unless the question names a version or a date (then
+    the sections whose headings name that version come first) or names the release notes
+    themselves ("the changelog"): a changelog mentions every feature once per release and would
+    crowd out the page that explains it."""
+    if asks_about_versions(question):  # the sections of the versions it names first
+        versions = versions_in(question)
+        return sorted(found, key=lambda c: not versions & versions_in(c.heading or ""))
+    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_NOTES)
+    if titles is not None:
+        named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
+        notes -= {chunk.document_id for chunk in named.values()}
+    if not notes:
+        return found
+    return [c for c in found if c.document_id not in notes] + [
+        c for c in found if c.document_id in notes
+    ]
 
 
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
@@ -178,6 +204,7 @@ def retrieve(
     found = [
         _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
     ]
+    found = _release_notes_last(db, found, context.question, titles)
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     taken = {c.chunk_id for c in reused}
     ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
