@@ -31,6 +31,28 @@ def names_version(text: str) -> bool:
     return bool(_VERSION.search(text) or _DATE.search(text))
 
 
+_ISO_DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}[-/.](?:0?[1-9]|1[0-2])[-/.]\d{1,2}(?!\d)")
+_LEADING_NUMBER = re.compile(r"^\W*(\d+(?:\.\d+)*)\.?(?:\s+(.*))?$")
+
+
+def is_version_heading(heading: str) -> bool:
+    """A release's title: a date ("2024-05-01"), a version after a word ("Version 3.1",
+    "pytest 8.0.0", "v2"), or a version alone or before a date ("0.27.1 (2026-08-03)", "3.18.x
+    series"). A section number before its title ("1.2 Eligibility", "3 Results") is not one: only
+    three-part numbers ("3.1.0") are read as versions at the start of a heading."""
+    if _ISO_DATE.search(heading):
+        return True
+    match = _VERSION.search(heading)
+    if match is None:
+        return False
+    if not _LEADING_NUMBER.match(heading[: match.start()] + "0"):
+        return True  # a word before it
+    rest = heading[match.end() :].strip(" .:-\u2013\u2014()[]")
+    return not rest or (match.group(0).count(".") >= 2 or "x" in match.group(0).lower()) and (
+        len(rest.split()) <= 1
+    )
+
+
 def is_release_notes(document: ParsedDocument) -> bool:
     """Whether most of the document's distinct section titles (below its own title) are versions
     or dates, with at least _MIN_VERSIONS of them. Repeated titles ("Bug Fixes" under every
@@ -42,7 +64,7 @@ def is_release_notes(document: ParsedDocument) -> bool:
         for heading in section.heading_path
         if heading.strip().casefold() != title
     }
-    versions = sum(names_version(heading) for heading in headings)
+    versions = sum(is_version_heading(heading) for heading in headings)
     return versions >= _MIN_VERSIONS and versions >= _MIN_SHARE * len(headings)
 
 
