@@ -67,6 +67,11 @@ Client reference
    :members:
 
    A connection pool with a default timeout.
+
+.. autosummary::
+   :toctree: generated
+
+   mypkg.transport.open_pool
 """
 
 
@@ -76,7 +81,7 @@ def test_object_descriptions_read_as_signatures_with_their_body(tmp_path: Path) 
     assert "Send message, trying again up to retries times." in doc.text
     assert "```python\nmypkg.client.Client\n```\n\nA connection pool" in doc.text
     # an autodoc line without a body is a dotted path and nothing else: it goes
-    assert "send_raw" not in doc.text
+    assert "send_raw" not in doc.text and "open_pool" not in doc.text
 
 
 def test_myst_object_descriptions_read_like_their_rst_twins(tmp_path: Path) -> None:
@@ -259,6 +264,8 @@ def test_release_notes_are_recognised_by_shape_and_titled_by_their_file(tmp_path
     guide = "# Upgrading\n\n## From 1.x to 2.0\n\nRename it.\n\n## New options\n\nMore.\n"
     assert not is_release_notes(parse(tmp_path, "upgrading.md", guide))
     assert not is_release_notes(parse(tmp_path, "guide.md", TIMEOUTS))
+    numbered = "".join(f"## {n} Part\n\nText.\n\n" for n in ("1.1", "1.2", "2.1", "2.2", "3"))
+    assert not is_release_notes(parse(tmp_path, "policy.md", "# Policy\n\n" + numbered))
 
 
 def test_release_notes_rank_below_pages_unless_the_question_names_a_version(

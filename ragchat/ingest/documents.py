@@ -36,6 +36,12 @@ def is_surveyed(path: Path) -> bool:
     return path.suffix.lower() in _INCLUDING
 
 
+def is_markup(path: Path) -> bool:
+    """Whether the file's text says whether it is a document (a fragment's includers, a
+    template's tags, references to labels): Markdown, RST and HTML."""
+    return path.suffix.lower() in _INCLUDING + _HTML
+
+
 def is_page_template(text: str) -> bool:
     """Template statements (`{% name ... %}`) outside code, preformatted text and comments."""
     return bool(_TEMPLATE_TAG.search(_CODE_ELEMENTS.sub("", text)))

@@ -22,7 +22,7 @@ from ..store import keywords, library, vectors
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
-from .documents import Survey, is_surveyed, not_a_document, survey
+from .documents import Survey, is_markup, is_surveyed, not_a_document, survey
 from .ignore import Rules
 from .includes import IncludeResolver
 from .keywords import select_keywords, term_counts
@@ -304,7 +304,7 @@ def _prepare(
     path = found.path
     data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
     name = _file_name(found)
-    text = data.decode("utf-8", errors="replace")
+    text = data.decode("utf-8", errors="replace") if is_markup(path) else ""
     if why := not_a_document(path, text, known.survey):
         report.left_out.append((name.path, why))
         known.not_documents.append(name.source)

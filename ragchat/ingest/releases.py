@@ -48,8 +48,10 @@ def is_version_heading(heading: str) -> bool:
     if not _LEADING_NUMBER.match(heading[: match.start()] + "0"):
         return True  # a word before it
     rest = heading[match.end() :].strip(" .:-\u2013\u2014()[]")
-    return not rest or (match.group(0).count(".") >= 2 or "x" in match.group(0).lower()) and (
-        len(rest.split()) <= 1
+    return (
+        not rest
+        or (match.group(0).count(".") >= 2 or "x" in match.group(0).lower())
+        and (len(rest.split()) <= 1)
     )
 
 

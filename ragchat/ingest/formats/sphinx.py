@@ -9,7 +9,7 @@ import re
 # directives whose content is navigation or machinery, not text
 DROPPED_DIRECTIVES = frozenset(
     "toctree contents meta index highlight tabularcolumns sectionauthor moduleauthor "
-    "codeauthor currentmodule py:currentmodule default-role default-domain raw".split()
+    "codeauthor currentmodule py:currentmodule default-role default-domain raw autosummary".split()
 )
 # directives whose argument is a condition or a class, not text: their content is all a reader gets
 CONDITION_DIRECTIVES = frozenset(
@@ -27,10 +27,7 @@ API_OBJECTS = frozenset(
     "struct enum enumerator union namespace interface".split()
 )
 _CLI_OBJECTS = frozenset("option envvar confval".split())
-_AUTODOC = re.compile(
-    r"^auto(?:function|class|method|attribute|property|data|exception|"
-    r"decorator|module|object|typeddict|pydantic_\w+|\w*)$"
-)
+_AUTODOC = re.compile(r"^auto\w+$")  # autofunction, autoclass, automodule, autopydantic_model...
 INCLUDE_DIRECTIVES = frozenset("include literalinclude".split())
 CODE_DIRECTIVES = frozenset("code code-block sourcecode code-cell code-tab".split())
 MEDIA_DIRECTIVES = frozenset("image figure".split())  # the argument is a file, not text
