@@ -137,6 +137,11 @@ def test_intersphinx_targets_lose_their_inventory_prefix(tmp_path: Path) -> None
     assert "Read guide/logging and tut-errors." in doc.text
 
 
+def test_the_default_role_shows_what_sphinx_shows(tmp_path: Path) -> None:
+    text = "Hooks\n=====\n\nUse `pre_load <pkg.decorators.pre_load>` or `~pkg.fields.Field`.\n"
+    assert "Use pre_load or Field." in parse(tmp_path, "hooks.rst", text).text
+
+
 LABELLED = """\
 .. _install-guide:
 

@@ -515,6 +515,8 @@ def _inline_parts(node: Any) -> Iterator[str]:
             yield _GONE
         elif isinstance(child, nodes.image):
             yield child.get("alt", "")
+        elif isinstance(child, nodes.title_reference):  # `text`: Sphinx's default role, often
+            yield role_text("obj", child.astext())[0]  # `py:obj` (`~pkg.Field` -> "Field")
         else:
             yield from _inline_parts(child)
 
