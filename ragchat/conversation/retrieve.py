@@ -32,6 +32,9 @@ class Retrieval:
     stored: Mapping[int, StoredChunk] = field(
         default_factory=dict
     )  # the chunks, loaded: for coverage, the answer
+    # the chunks in the fusion's own order when release notes were put last (else empty): whether
+    # the library covers a question is judged on what it holds, release notes included
+    judged: tuple[RetrievedChunk, ...] = ()
 
 
 def _vector_ids(
@@ -204,14 +207,20 @@ def retrieve(
     found = [
         _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
     ]
-    found = _release_notes_last(db, found, context.question, titles)
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
-    taken = {c.chunk_id for c in reused}
-    ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
-    chunks = tuple(
-        RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
-    )
+    chunks = _top(reused, _release_notes_last(db, found, context.question, titles), settings)
+    judged = _top(reused, found, settings)  # the fusion's own order: what the library holds
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
     extra = (titles[0],) if titles is not None else ()
-    loaded = context.load(db, (c.chunk_id for c in chunks))
-    return Retrieval(chunks, best, notices, extra, loaded)
+    loaded = context.load(db, (c.chunk_id for c in (*chunks, *judged)))
+    return Retrieval(chunks, best, notices, extra, loaded, judged if judged != chunks else ())
+
+
+def _top(
+    reused: list[RetrievedChunk], found: list[RetrievedChunk], settings: Settings
+) -> tuple[RetrievedChunk, ...]:
+    taken = {c.chunk_id for c in reused}
+    ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
+    return tuple(
+        RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
+    )
