@@ -47,10 +47,11 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
 # dropped, long lists cut between items, overlaps at most twice the window; 5: MyST (roles,
 # directive fences, eval-rst, includes), RST `include`, unregistered directives holding code;
-# 6: Sphinx object descriptions as signatures, `only` and tab content kept, `:ref:` labels
-# resolved across the library, front matter titles first, an RST page of several top-level
-# sections titled by its file name, fragments and page templates not documents, release notes
-PARSER_VERSION = 6
+# 6: Hugo shortcodes and Jekyll Liquid tags; 7: Sphinx object descriptions as signatures,
+# `only` and tab content kept, `:ref:` labels resolved across the library, front matter titles
+# first, an RST page of several top-level sections titled by its file name, fragments and page
+# templates not documents, release notes
+PARSER_VERSION = 7
 
 
 @dataclass(frozen=True)

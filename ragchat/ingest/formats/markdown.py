@@ -32,6 +32,7 @@ from .common import (
     not_in_library,
     selected_lines,
 )
+from .shortcodes import read_template_tags
 from .sphinx import (
     ADMONITION_TITLES,
     CODE_DIRECTIVES,
@@ -68,7 +69,8 @@ _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones kee
 
 
 def parse_markdown(text: str, includes: Includes | None = None, nesting: int = 0) -> Outline:
-    text, meta_title = _strip_front_matter(text)
+    body, meta_title = _strip_front_matter(text)
+    text = read_template_tags(body, liquid=len(body) != len(text))
     tokens = _parser().parse(_mkdocs_lines(text.split("\n"), includes))
     blocks = _Renderer(includes, nesting).render(tokens)
     h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
