@@ -31,6 +31,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
+from .ingest.releases import section_label
 from .text import PrintableStream, inert_char, printable, source_label
 
 if (
@@ -215,6 +216,8 @@ def ingest_report(
         )
     for path, message in report.warnings:
         console.print(f"  [yellow]warning[/] {escape(path)}: {escape(message)}", soft_wrap=True)
+    for note in report.notes:
+        console.print(f"  [yellow]note[/] {escape(printable(note))}", soft_wrap=True)
     if report.interrupted:
         notice("ingest interrupted: the documents written are kept; ingest again to add the rest")
     if report.gone:
@@ -528,7 +531,7 @@ def sources_panel(
     table.add_column("score", justify="right", width=5, no_wrap=True)
     table.add_column("", width=_MARKS_WIDTH, no_wrap=True)
     for chunk, shown in zip(chunks, panel_scores(chunks)):
-        leaf = (chunk.heading or "").split(" > ")[-1]
+        leaf = section_label(chunk.heading or "")
         table.add_row(
             str(chunk.rank),
             _place(chunk.document, leaf, text_width, chunk.page_start, chunk.page_end, chunk.title),

@@ -10,9 +10,11 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
+from ..ingest.releases import RELEASE_NOTES, asks_about_versions, versions_in
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.titles import named_documents, title_ranking
+from ..store import library
 from ..store.library import StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
 from .plan import RetrievalPlan
@@ -30,6 +32,9 @@ class Retrieval:
     stored: Mapping[int, StoredChunk] = field(
         default_factory=dict
     )  # the chunks, loaded: for coverage, the answer
+    # the chunks in the fusion's own order when release notes were put last (else empty): whether
+    # the library covers a question is judged on what it holds, release notes included
+    judged: tuple[RetrievedChunk, ...] = ()
 
 
 def _vector_ids(
@@ -89,6 +94,30 @@ def _named(
     )
     ranking = tuple(title_ranking(db, named, context.vector))
     return query, RankedList(query.name, query.index.value, ranking, query.weight)
+
+
+def _release_notes_last(
+    db: Database,
+    found: list[RetrievedChunk],
+    question: str,
+    titles: tuple[QueryList, RankedList] | None,
+) -> list[RetrievedChunk]:
+    """Release notes below the other pages, unless the question names a version or a date (then
+    the sections whose headings name that version come first) or names the release notes
+    themselves ("the changelog"): a changelog mentions every feature once per release and would
+    crowd out the page that explains it."""
+    if asks_about_versions(question):  # the sections of the versions it names first
+        versions = versions_in(question)
+        return sorted(found, key=lambda c: not versions & versions_in(c.heading or ""))
+    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_NOTES)
+    if titles is not None:
+        named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
+        notes -= {chunk.document_id for chunk in named.values()}
+    if not notes:
+        return found
+    return [c for c in found if c.document_id not in notes] + [
+        c for c in found if c.document_id in notes
+    ]
 
 
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
@@ -179,12 +208,19 @@ def retrieve(
         _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
     ]
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
-    taken = {c.chunk_id for c in reused}
-    ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
-    chunks = tuple(
-        RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
-    )
+    chunks = _top(reused, _release_notes_last(db, found, context.question, titles), settings)
+    judged = _top(reused, found, settings)  # the fusion's own order: what the library holds
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
     extra = (titles[0],) if titles is not None else ()
-    loaded = context.load(db, (c.chunk_id for c in chunks))
-    return Retrieval(chunks, best, notices, extra, loaded)
+    loaded = context.load(db, (c.chunk_id for c in (*chunks, *judged)))
+    return Retrieval(chunks, best, notices, extra, loaded, judged if judged != chunks else ())
+
+
+def _top(
+    reused: list[RetrievedChunk], found: list[RetrievedChunk], settings: Settings
+) -> tuple[RetrievedChunk, ...]:
+    taken = {c.chunk_id for c in reused}
+    ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
+    return tuple(
+        RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
+    )

@@ -341,13 +341,14 @@ class Conversation:
         )
 
     def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
-        top = retrieval.chunks[: self.params.coverage.top]
+        ranked = retrieval.judged or retrieval.chunks
+        top = ranked[: self.params.coverage.top]
         texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
         return coverage.gather(
             context.question,
             context.probe.best,
             context.probe.margin,
-            retrieval.chunks,
+            ranked,
             texts,
             self.corpus(),
             self.params.coverage,

@@ -46,10 +46,13 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # .docx; 3: docutils for RST, unwrapped paragraphs, includes resolved, pymdownx blocks,
 # chunks whole sentences/fences; 4: Sphinx roles without their search dot, file metadata
 # dropped, long lists cut between items, overlaps at most twice the window; 5: MyST (roles,
-# directive fences, eval-rst, includes), RST `include`, unregistered directives holding code; 6:
-# include line ranges on the file's real lines, markdown-include `{!path!}`, snippet markers gone,
-# Hugo shortcodes and Jekyll Liquid tags read as the page shows them
-PARSER_VERSION = 6
+# directive fences, eval-rst, includes), RST `include`, unregistered directives holding code;
+# 6: Hugo shortcodes and Jekyll Liquid tags, include line ranges on the file's real lines,
+# markdown-include `{!path!}`, snippet markers gone; 7: Sphinx object descriptions as signatures,
+# `only` and tab content kept, `:ref:` labels resolved across the library, front matter titles
+# first, an RST page of several top-level sections titled by its file name, fragments and page
+# templates not documents, release notes
+PARSER_VERSION = 7
 
 
 @dataclass(frozen=True)
@@ -87,8 +90,12 @@ def is_supported(path: Path) -> bool:
 def load_document(
     path: Path, max_bytes: int = DEFAULT_MAX_BYTES, includes: Includes | None = None
 ) -> ParsedDocument:
-    """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure."""
-    return parse_document(path, read_file(path, max_bytes), includes)
+    """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure.
+    References to other documents' sections show their labels (ingest resolves them across the
+    library: labels.py)."""
+    from .labels import resolve
+
+    return resolve(parse_document(path, read_file(path, max_bytes), includes), {})
 
 
 def parse_document(

@@ -4,8 +4,10 @@ documents, and write each document atomically (its chunks, FTS rows and vectors 
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import queue
+import shlex
 import threading
 from collections.abc import Callable, Iterable, Iterator, Mapping, Sequence
 from dataclasses import dataclass, field, replace
@@ -21,11 +23,14 @@ from ..store import keywords, library, vectors
 from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from .chunking import Chunk, chunk_document, embedding_text
+from .documents import Survey, is_markup, is_surveyed, not_a_document, survey
 from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
 from .keywords import select_keywords, term_counts
+from .labels import references, resolve, title_of
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
+from .releases import NOTICE_SHARE, RELEASE_NOTES, is_release_notes
 from .worker import Parser, failure_reason
 
 if TYPE_CHECKING:
@@ -86,6 +91,8 @@ class IngestReport:
     interrupted: bool = (
         False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
     )
+    release_notes: dict[str, int] = field(default_factory=dict)  # path -> chunks, this run
+    notes: list[str] = field(default_factory=list)  # one-line remarks on what was read
 
     @property
     def ok(self) -> bool:
@@ -126,12 +133,14 @@ class _Known:
     decided so far (files are met in order, so the first of two identical new files is parsed
     and the second is its copy)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, found: Survey | None = None) -> None:
+        self.survey = found or Survey()
         self.by_source = {row["source"]: row for row in library.documents(db)}
         self.copies = {row["source"]: row for row in library.copies(db)}
         self.by_hash: dict[str, dict] = {}
         for row in self.by_source.values():
             self.by_hash.setdefault(row["content_hash"], row)
+        self.not_documents: list[str] = []  # sources found to be fragments or templates
         self.claimed: dict[str, str] = {}  # content hash -> source of the new file parsed for it
         self.changed: set[int] = set()  # documents whose content this run replaces
         self.moved: set[int] = set()
@@ -298,8 +307,16 @@ def _prepare(
     data = read_file(path, int(settings.max_file_mb * 1_048_576))  # first: a symlink loop is a skip
     name = _file_name(found)
     scope = found.scope or Scope((), (_resolved(path),))
+    text = data.decode("utf-8", errors="replace") if is_markup(path) else ""
+    if why := not_a_document(path, text, known.survey):
+        report.left_out.append((name.path, why))
+        known.not_documents.append(name.source)
+        return None
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
+    if labels := references(text):  # and the titles its references show
+        shown = "\0".join(title_of(label, known.survey.labels) for label in labels)
+        digest = hashlib.sha256(f"{digest}\0{shown}".encode()).hexdigest()
     old = known.by_source.get(name.source)
     copy = known.copies.get(name.source)
     stale = old is not None and (old.get("parser_version") or 0) < PARSER_VERSION
@@ -329,14 +346,18 @@ def _prepare(
         return same
     if old is not None and old["content_hash"] != digest:
         known.changed.add(old["id"])
-    parsed: ParsedDocument = parser.parse(path, data, includes)
+    parsed: ParsedDocument = resolve(parser.parse(path, data, includes), known.survey.labels)
     if parsed.encoding.lower().replace("_", "-") not in {"utf-8", "utf-8-sig", "ascii"}:
         report.warnings.append((name.path, f"not valid UTF-8; read as {parsed.encoding}"))
     chunks = chunk_document(parsed, settings.chunk_size, settings.chunk_max, settings.chunk_overlap)
     if not chunks:
         raise UnreadableFile("no text")
     record = replace(
-        record, title=parsed.title, encoding=parsed.encoding, term_counts=term_counts(parsed.text)
+        record,
+        title=parsed.title,
+        encoding=parsed.encoding,
+        term_counts=term_counts(parsed.text),
+        kind=RELEASE_NOTES if is_release_notes(parsed) else None,
     )
     reparsed = old is not None and old["content_hash"] == digest
     return Pending(found, record, chunks, parsed.title, is_new=old is None, reparsed=reparsed)
@@ -360,6 +381,22 @@ def _display_path(found: Found) -> str:
         return shown_name(found.path.name)
 
 
+def _survey(found: list[Found], max_bytes: int) -> Survey:
+    """Every found file that can include others or define labels, read once before parsing
+    (documents.py): which files are fragments, which labels the library defines."""
+    files = []
+    for item in found:
+        if not is_surveyed(item.path):
+            continue
+        try:
+            data = read_file(item.path, max_bytes)
+        except UnreadableFile:
+            continue
+        scope = item.scope or Scope((), (_resolved(item.path),))
+        files.append((item.path, scope, item.root, data.decode("utf-8", errors="replace")))
+    return survey(files)
+
+
 # --- embedding and writing -------------------------------------------------------------------
 
 
@@ -379,7 +416,7 @@ class _Parser(threading.Thread):
         progress: Progress,
     ) -> None:
         super().__init__(name="ragchat-ingest-parser", daemon=True)
-        self._known = _Known(db)
+        self._known = _Known(db, _survey(found, int(settings.max_file_mb * 1_048_576)))
         self._found, self._settings, self._report, self._progress = (
             found,
             settings,
@@ -449,6 +486,10 @@ class _Parser(threading.Thread):
             return self._queue.get(timeout=1.0) if waiting else self._queue.get()
         except queue.Empty:
             return None
+
+    @property
+    def not_documents(self) -> list[str]:
+        return self._known.not_documents
 
     def stop(self) -> None:
         """Stop at once: the worker is killed mid-file (documents already written stay)."""
@@ -582,6 +623,8 @@ def _write_one(db: Database, item: Pending, vectors: np.ndarray, report: IngestR
         library.delete_copy(db, item.record.source)  # it was a copy until its content changed
     library.replace_document(db, item.record, records, vectors)
     report.chunks += len(records)
+    if item.record.kind == RELEASE_NOTES:
+        report.release_notes[item.record.path] = len(records)
     (report.added if item.is_new else report.reparsed if item.reparsed else report.updated).append(
         item.record.path
     )
@@ -692,10 +735,13 @@ def ingest(
         report.interrupted = True
     finally:
         parser.stop()
+    _forget_not_documents(db, parser.not_documents, report)
     if report.interrupted:
         if report.added or report.updated or report.reparsed:
             refresh_keywords(db)
         return report
+    if report.release_notes:
+        report.notes += _release_notes_note(db, given)
     if prune_missing:
         prune(db, report, rules.values())
     else:
@@ -720,6 +766,35 @@ def ingest(
     if not report.ok:
         raise IngestError(_nothing_read(report))
     return report
+
+
+def _forget_not_documents(db: Database, sources: list[str], report: IngestReport) -> None:
+    """Fragments and templates an older ragchat stored as documents leave the library."""
+    for source in sources:
+        if (old := library.document_by_source(db, source)) is not None:
+            library.delete_document(db, old["id"])
+            report.removed.append(old["path"])
+
+
+def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
+    """One line when release notes hold NOTICE_SHARE or more of the library's chunks: the share,
+    and the `--exclude` that would leave them out."""
+    rows = library.documents(db)
+    total = sum(row["chunk_count"] or 0 for row in rows)
+    notes = [row for row in rows if row.get("kind") == RELEASE_NOTES]
+    share = sum(row["chunk_count"] or 0 for row in notes) / total if total else 0.0
+    if share < NOTICE_SHARE:
+        return []
+    globs = " ".join(
+        f"--exclude {shlex.quote(row['path'] if '/' in row['path'] else '/' + row['path'])}"
+        for row in notes
+    )
+    where = " ".join(shlex.quote(str(path)) for path in given if path.is_dir()) or "FOLDER"
+    return [
+        f"release notes are {share:.0%} of the library's chunks ({len(notes)} document(s)); "
+        f"they rank below other pages unless a question names a version or a date; to leave "
+        f"them out: ragchat ingest {where} {globs} --prune"
+    ]
 
 
 def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:

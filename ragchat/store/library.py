@@ -37,6 +37,7 @@ class DocumentRecord:
     term_counts: dict[str, int]
     parser_version: int = 0
     source_bytes: bytes | None = None  # the file name's bytes when `source` escapes them
+    kind: str | None = None  # "release-notes", by the document's shape; None: an ordinary page
 
 
 @dataclass(frozen=True)
@@ -188,6 +189,7 @@ def replace_document(
             "ingested_at": now(),
             "keywords": old["keywords"] if old else "[]",
             "parser_version": record.parser_version,
+            "kind": record.kind,
         }
         if old:
             db.table("documents").update(old["id"], values)
@@ -322,6 +324,18 @@ def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
             part,
         ):
             found[row[0]] = StoredChunk(*row)
+    return found
+
+
+def documents_of_kind(db: Database, document_ids: Iterable[int], kind: str) -> set[int]:
+    """Those of `document_ids` whose documents are of `kind`."""
+    wanted = sorted(set(document_ids))
+    found: set[int] = set()
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        sql = f"SELECT id FROM documents WHERE kind = ? AND id IN ({marks})"
+        found.update(row[0] for row in db.execute(sql, [kind, *part]))
     return found
 
 

@@ -147,6 +147,12 @@ def m008_i21_document_titles(db: Database) -> None:
         index_title(db, document_id, title, path)
 
 
+@MIGRATIONS()
+def m009_i28_document_kind(db: Database) -> None:
+    # what kind of document it is, by its shape: "release-notes" (ingest/releases.py) or NULL
+    db.table("documents").add_column("kind", str)
+
+
 # every migration's name, in order: on an empty database all of them are pending (public API)
 KNOWN = [migration.name for migration in MIGRATIONS.pending(Database(memory=True))]
 SCHEMA_VERSION = len(KNOWN)

@@ -5,7 +5,8 @@ Before parsing, mkdocs-only syntax is rewritten line by line (outside code fence
 their title and body; snippet includes (`--8<-- "file"`, `{* docs_src/... hl[3] *}`) become the
 included file (code as a fence with the language of its suffix), or one line naming it when it is
 not in the library; mkdocstrings directives (`::: package.module` with their indented options)
-are dropped; YAML front matter gives the title and is dropped; `{ #id }` leaves headings.
+are dropped; YAML front matter gives the title (it wins over the first heading) and is dropped;
+`{ #id }` leaves headings.
 MyST (Sphinx's Markdown, through markdown-it's MyST plugins) reads as its RST twin does: roles show
 their visible text (`{func}`len`` -> "len()", `{ref}`Text <label>`` -> "Text"), directive fences
 (```` ```{note} ````, `:::{tip}`) keep their title and Markdown body, code directives are code,
@@ -38,9 +39,11 @@ from .sphinx import (
     DROPPED_DIRECTIVES,
     INCLUDE_DIRECTIVES,
     MEDIA_DIRECTIVES,
-    VERSION_LABELS,
+    api_signature,
+    directive_title,
+    holds_markup,
+    is_api_directive,
     role_text,
-    version_line,
 )
 
 if TYPE_CHECKING:
@@ -74,7 +77,7 @@ def parse_markdown(text: str, includes: Includes | None = None, nesting: int = 0
     tokens = _parser().parse(_mkdocs_lines(text.split("\n"), includes))
     blocks = _Renderer(includes, nesting).render(tokens)
     h1 = next((b.text for b in blocks if isinstance(b, Heading) and b.level == 1), "")
-    return Outline(blocks, h1 or meta_title)
+    return Outline(blocks, meta_title or h1)  # front matter wins, as in mkdocs, Jekyll, Hugo
 
 
 @functools.cache
@@ -378,10 +381,19 @@ class _Renderer:
             from .rst import parse_rst  # docutils is imported only for pages that need it
 
             return parse_rst(body, self.includes).blocks
-        title = "" if name in MEDIA_DIRECTIVES else version_line(name, argument)
+        if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
+            signature = api_signature(name, argument, bool(body.strip()))
+            entry = [code_fence(*signature)] if signature else []
+            return entry + parse_markdown(body, self.includes, self.nesting + 1).blocks
+        title = "" if name in MEDIA_DIRECTIVES else directive_title(name, argument)
         title = title or ADMONITION_TITLES.get(name, "")
         head: list[Block] = [title] if title else []
-        if match and name not in ADMONITION_TITLES | VERSION_LABELS and looks_like_code(body):
+        if (
+            match
+            and name not in ADMONITION_TITLES
+            and not holds_markup(name)
+            and looks_like_code(body)
+        ):
             return [*head, code_fence(body)]  # ```{click:example} and its kind
         return head + parse_markdown(body, self.includes, self.nesting + 1).blocks
 

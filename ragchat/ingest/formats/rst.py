@@ -31,9 +31,11 @@ from .common import (
 from .sphinx import (
     CODE_DIRECTIVES,
     DROPPED_DIRECTIVES,
-    VERSION_LABELS,
+    api_signature,
+    directive_title,
+    holds_markup,
+    is_api_directive,
     role_text,
-    version_line,
 )
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
@@ -68,8 +70,14 @@ def parse_rst(text: str, includes: Includes | None = None) -> Outline:
 
         return parse_text(text)
     blocks = _header_blocks(header) + list(_Walker().blocks(tree))
-    title = _header_title(header) or next((b.text for b in blocks if isinstance(b, Heading)), "")
-    return Outline(blocks, title)
+    return Outline(blocks, _header_title(header) or _lone_top_title(blocks))
+
+
+def _lone_top_title(blocks: list[Block]) -> str:
+    """The page title: its top-level heading when it is the only one (docutils' own rule); a
+    page of several top-level sections (a changelog's versions) is titled by its file name."""
+    tops = [b.text for b in blocks if isinstance(b, Heading) and b.level == 1]
+    return tops[0] if len(tops) == 1 else ""
 
 
 # --- the PEP header -------------------------------------------------------------------------
@@ -155,6 +163,8 @@ def _register() -> None:
             return _include_directive(), []
         if name.lower() in DROPPED_DIRECTIVES:
             return _dropped_directive(), []
+        if is_api_directive(name):  # before docutils' own `class`: in Sphinx it is `py:class`
+            return _api_directive(), []
         found, messages = original_directive(name, *args)
         return (found, messages) if found is not None else (_content_directive(), [])
 
@@ -211,12 +221,12 @@ def _content_directive() -> type:
             node = nodes.container()
             argument = self.arguments[0] if self.arguments else ""
             code = "\n".join(self.content) or argument  # code may start on the directive's line
-            if self.name.lower() not in VERSION_LABELS and looks_like_code(code):
-                shown = "" if code is argument else version_line(self.name, argument)
+            if not holds_markup(self.name) and looks_like_code(code):
+                shown = "" if code is argument else directive_title(self.name, argument)
                 node += [nodes.paragraph("", shown)] if shown else []
                 node += nodes.literal_block(code, code)  # `.. click:example::` and its kind
                 return [node]
-            if shown := version_line(self.name, argument):
+            if shown := directive_title(self.name, argument):
                 inline, _messages = self.state.inline_text(shown, self.lineno)
                 node += nodes.paragraph("", "", *inline)
             if self.content:
@@ -224,6 +234,26 @@ def _content_directive() -> type:
             return [node]
 
     return ContentDirective
+
+
+@functools.cache
+def _api_directive() -> type:
+    """An object description (`.. py:function:: get(url)`, `.. autoclass:: pkg.Client`): its
+    signature as code, then its body; an autodoc directive without a body shows nothing."""
+    from docutils import nodes
+
+    class ApiDirective(_directive_base()):  # type: ignore[misc]
+        def run(self) -> list[Any]:
+            node = nodes.container()
+            argument = self.arguments[0] if self.arguments else ""
+            if signature := api_signature(self.name, argument, bool(self.content)):
+                code, language = signature
+                node += nodes.literal_block(code, code, classes=["code", language])
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, node)
+            return [node]
+
+    return ApiDirective
 
 
 @functools.cache
@@ -485,6 +515,8 @@ def _inline_parts(node: Any) -> Iterator[str]:
             yield _GONE
         elif isinstance(child, nodes.image):
             yield child.get("alt", "")
+        elif isinstance(child, nodes.title_reference):  # `text`: Sphinx's default role, often
+            yield role_text("obj", child.astext())[0]  # `py:obj` (`~pkg.Field` -> "Field")
         else:
             yield from _inline_parts(child)
 

@@ -8,11 +8,28 @@ import re
 
 # directives whose content is navigation or machinery, not text
 DROPPED_DIRECTIVES = frozenset(
-    "toctree contents meta index only highlight tabularcolumns sectionauthor moduleauthor "
-    "codeauthor currentmodule default-role default-domain raw".split()
+    "toctree contents meta index highlight tabularcolumns sectionauthor moduleauthor "
+    "codeauthor currentmodule py:currentmodule default-role default-domain raw autosummary".split()
 )
+# directives whose argument is a condition or a class, not text: their content is all a reader gets
+CONDITION_DIRECTIVES = frozenset(
+    "only ifconfig container rst-class cssclass tabs tab-set grid grid-item "
+    "module py:module".split()
+)
+# a tab's argument is its label: a lead-in ("Windows:") before the tab's content
+TAB_DIRECTIVES = frozenset("tab group-tab tab-item".split())
+# Sphinx's object descriptions (`.. py:function:: name(args)`, `.. class::`, `.. option::`) and
+# autodoc's (`.. autofunction:: pkg.mod.fn`): the signature is code, the body is text; an autodoc
+# directive without a body (its text lives in docstrings ragchat never reads) shows nothing
+API_OBJECTS = frozenset(
+    "function class method classmethod staticmethod attribute property data exception "
+    "decorator decoratormethod describe object option envvar confval type member var macro "
+    "struct enum enumerator union namespace interface".split()
+)
+_CLI_OBJECTS = frozenset("option envvar confval".split())
+_AUTODOC = re.compile(r"^auto\w+$")  # autofunction, autoclass, automodule, autopydantic_model...
 INCLUDE_DIRECTIVES = frozenset("include literalinclude".split())
-CODE_DIRECTIVES = frozenset("code code-block sourcecode code-cell".split())
+CODE_DIRECTIVES = frozenset("code code-block sourcecode code-cell code-tab".split())
 MEDIA_DIRECTIVES = frozenset("image figure".split())  # the argument is a file, not text
 VERSION_LABELS = {
     "versionadded": "Added in version",
@@ -31,6 +48,15 @@ _PYTHON_ROLES = frozenset("mod func data const class meth attr exc obj type".spl
 _REFERENCE_ROLES = {"pep": "PEP", "rfc": "RFC"}
 _PROSE_ROLES = frozenset("ref doc term abbr".split())
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.S)
+# an untitled `:ref:` becomes LABEL_OPEN label LABEL_CLOSE in the parsed text; ingest replaces it
+# with the title of the section the label marks anywhere in the library (ingest/labels.py)
+LABEL_OPEN, LABEL_CLOSE = "\ue000", "\ue001"
+_INVENTORY = re.compile(r"^[A-Za-z][\w.-]*:(?=[^:\s])")
+
+
+def without_inventory(target: str) -> str:
+    """An intersphinx target without its inventory prefix: "otherdocs:some/page" -> "some/page"."""
+    return _INVENTORY.sub("", target, count=1)
 
 
 def visible(text: str, python: bool = False) -> tuple[str, bool]:
@@ -59,11 +85,51 @@ def role_text(name: str, text: str) -> tuple[str, bool]:
     if short in _REFERENCE_ROLES:
         return reference_text(_REFERENCE_ROLES[short], text), False
     shown, titled = visible(text, python=short in _PYTHON_ROLES)
+    if short == "ref" and not titled:  # the target section's title, once the library is read
+        return f"{LABEL_OPEN}{' '.join(shown.split())}{LABEL_CLOSE}", False
     if short == "doc" and not titled:
-        shown = shown.lstrip("/") or shown
+        shown = without_inventory(shown).lstrip("/") or shown
     if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
         shown += "()"
     return shown, short not in _PROSE_ROLES
+
+
+def holds_markup(name: str) -> bool:
+    """Whether a directive's content is always text to parse (a condition's, a tab's), never
+    code however many symbols it has (a simple table's `=====` lines)."""
+    return name.lower() in CONDITION_DIRECTIVES | TAB_DIRECTIVES | VERSION_LABELS.keys()
+
+
+def is_api_directive(name: str) -> bool:
+    """`py:function`, `c:macro`, `method`, `autoclass`, `autodoc:automodule`..."""
+    short = name.lower().rsplit(":", 1)[-1]
+    return short in API_OBJECTS or bool(_AUTODOC.match(short))
+
+
+def api_signature(name: str, argument: str, has_body: bool) -> tuple[str, str] | None:
+    """(code, language) of an object description's signature(s) (`.. py:function:: get(url)` ->
+    "get(url)"); None for an autodoc directive without a body (a dotted path alone is noise) and
+    for `automodule`, whose argument only names where the objects live."""
+    short = name.lower().rsplit(":", 1)[-1]
+    lines = (line.strip().rstrip("\\").strip() for line in argument.split("\n"))
+    signatures = [line for line in lines if line]
+    if not signatures or (_AUTODOC.match(short) and not has_body) or short == "automodule":
+        return None
+    python = (":" not in name or name.lower().startswith("py:")) and short not in _CLI_OBJECTS
+    return "\n".join(signatures), "python" if python else ""
+
+
+def directive_title(name: str, argument: str) -> str:
+    """What a directive's argument shows a reader: a version directive's sentence, a tab's
+    label as a lead-in ("Windows:"), nothing for a condition (`.. only:: html`), else the
+    argument itself (an admonition's title, an unknown directive's words)."""
+    lower = name.lower()
+    if lower in CONDITION_DIRECTIVES:
+        return ""
+    if lower in TAB_DIRECTIVES:
+        label = " ".join(argument.split())
+        return f"{label}:" if label and not label.endswith(":") else label
+    return version_line(name, argument)
 
 
 def version_line(name: str, argument: str) -> str:

@@ -1,0 +1,108 @@
+"""Which files found while walking are documents of their own, by their structure (never by a
+folder's name), and what ingest learns from reading them all first.
+
+- A fragment: a file another document of the library includes (a Markdown snippet kept beside
+  the included code, an RST file pulled in with `.. include::`). It is read where it is included,
+  not again on its own. Only files reachable from a document nobody includes are fragments: two
+  files including each other stay documents.
+- A page template: an HTML file written in a template language (`{% extends %}`, `{% block %}`;
+  Jinja, Django, Liquid, Nunjucks), outside its code examples; a theme's `overrides/main.html`.
+- Labels: every Sphinx cross-reference label the library defines (see labels.py).
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from .ignore import Scope
+from .includes import IncludeResolver, include_names
+from .labels import collect_labels
+
+FRAGMENT = "included by another document"
+TEMPLATE = "a page template"
+_INCLUDING = (".md", ".markdown", ".rst")
+_HTML = (".html", ".htm")
+_CODE_ELEMENTS = re.compile(
+    r"<(pre|code|script|style|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I
+)
+_TEMPLATE_TAG = re.compile(r"\{%-?\s*[a-z_]+\b[^%]*-?%\}")
+
+
+def is_surveyed(path: Path) -> bool:
+    """Whether the survey reads the file: those that include others, define labels, or may be
+    templates."""
+    return path.suffix.lower() in _INCLUDING
+
+
+def is_markup(path: Path) -> bool:
+    """Whether the file's text says whether it is a document (a fragment's includers, a
+    template's tags, references to labels): Markdown, RST and HTML."""
+    return path.suffix.lower() in _INCLUDING + _HTML
+
+
+def is_page_template(text: str) -> bool:
+    """Template statements (`{% name ... %}`) outside code, preformatted text and comments."""
+    return bool(_TEMPLATE_TAG.search(_CODE_ELEMENTS.sub("", text)))
+
+
+@dataclass
+class Survey:
+    """What every file found says about the others: which are fragments, which labels exist."""
+
+    fragments: dict[Path, Path] = field(default_factory=dict)  # resolved fragment -> an includer
+    labels: dict[str, str] = field(default_factory=dict)  # label -> section title
+
+
+def survey(files: Sequence[tuple[Path, Scope, Path, str]]) -> Survey:
+    """`files`: (path as met, what the ingest reads, the folder it was found under, text) of every
+    file found."""
+    result = Survey()
+    includes: dict[Path, list[Path]] = {}
+    for path, scope, root, text in files:
+        if path.suffix.lower() not in _INCLUDING:
+            continue
+        for label, title in collect_labels(text).items():
+            result.labels.setdefault(label, title)
+        resolver = IncludeResolver(path, scope, root)
+        targets = (resolver.locate(name) for name in include_names(text))
+        includes[_real(path)] = [
+            t for t in targets if t is not None and t != _real(path) and _readable(t, resolver)
+        ]
+    found = {_real(path) for path, _, _, _ in files}
+    included = {target for targets in includes.values() for target in targets if target in found}
+    stack = [path for path in includes if path not in included]  # the documents nobody includes
+    while stack:
+        path = stack.pop()
+        for target in includes.get(path, []):
+            if target in found and target not in result.fragments:
+                result.fragments[target] = path
+                stack.append(target)
+    return result
+
+
+def not_a_document(path: Path, text: str, found: Survey) -> str:
+    """Why the file at `path` is not a document of its own ("" when it is one)."""
+    if _real(path) in found.fragments:
+        return FRAGMENT
+    if path.suffix.lower() in _HTML and is_page_template(text):
+        return TEMPLATE
+    return ""
+
+
+def _readable(path: Path, resolver: IncludeResolver) -> bool:
+    """Whether the includer reads the file in place (a file too large for it is named, not
+    read: it stays a document of its own)."""
+    try:
+        return path.stat().st_size <= resolver.max_bytes
+    except OSError:
+        return False
+
+
+def _real(path: Path) -> Path:
+    try:
+        return path.resolve()
+    except (OSError, RuntimeError):
+        return path.absolute()

@@ -1,0 +1,114 @@
+"""Sphinx cross-reference labels across the library: an untitled `:ref:`label`` shows the title of
+the section the label marks, wherever in the library that section is (as Sphinx shows it).
+
+Labels are read from the source text of every file an ingest finds (RST `.. _label:` and MyST
+`(label)=` just before a section title), so the order documents are parsed in does not matter. The
+parsers leave an untitled reference as LABEL_OPEN label LABEL_CLOSE; `resolve` replaces it with the
+title (or, for a label nobody defines, the label without an intersphinx prefix) and moves the
+section offsets with the text. A document's digest covers the titles its references resolve to,
+so renaming a section re-parses the pages that point at it.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import replace
+
+from .formats.sphinx import LABEL_CLOSE, LABEL_OPEN, without_inventory
+from .loaders import ParsedDocument, Section
+
+_RST_LABEL = re.compile(r"^\.\.[ \t]+_([^:`\n][^:\n]*|`[^`\n]+`):[ \t]*$")
+_MYST_LABEL = re.compile(r"^\(([^()\s][^()\n]*)\)=[ \t]*$")
+_ATX = re.compile(r"^[ \t]{0,3}#{1,6}[ \t]+(.+?)[ \t#]*$")
+_ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
+_ROLE = re.compile(r"(?::[\w:+.-]+:|\{[\w:+.-]+\})`([^`]*)`")
+_INLINE_MARKUP = re.compile(r"`+|\*\*|(?<!\w)\*|\*(?!\w)")
+_REFERENCE = re.compile(r"(?::ref:|\{ref\})`([^`<>]+)`")
+_MARKED = re.compile(f"{LABEL_OPEN}([^{LABEL_OPEN}{LABEL_CLOSE}]*){LABEL_CLOSE}")
+
+
+def label_key(label: str) -> str:
+    """Sphinx compares labels lowercased, whitespace collapsed."""
+    return " ".join(label.strip().strip("`").lower().split())
+
+
+def collect_labels(text: str) -> dict[str, str]:
+    """{label: section title} of the labels `text` defines before a section title (RST underlined
+    or overlined titles, Markdown `#` headings); labels before anything else are left out."""
+    lines = text.replace("\r\n", "\n").split("\n")
+    found: dict[str, str] = {}
+    waiting: list[str] = []  # labels stacked before the next title
+    for i, line in enumerate(lines):
+        label = _RST_LABEL.match(line) or _MYST_LABEL.match(line)
+        if label:
+            waiting.append(label_key(label.group(1)))
+            continue
+        if not line.strip() or not waiting:
+            continue
+        if (title := _title_at(lines, i)) is not None:
+            found.update(dict.fromkeys(waiting, title))
+        waiting = []
+    return {key: title for key, title in found.items() if key and title}
+
+
+def _title_at(lines: list[str], i: int) -> str | None:
+    """The section title starting at line i (an overline, a title and its underline; a title and
+    its underline; an ATX heading), as plain text; else None."""
+    line = lines[i]
+    if match := _ATX.match(line):
+        return _plain(match.group(1))
+    below = lines[i + 1] if i + 1 < len(lines) else ""
+    if _ADORNMENT.match(line) and i + 2 < len(lines) and _ADORNMENT.match(lines[i + 2]):
+        return _plain(below)
+    if _ADORNMENT.match(below) and not _ADORNMENT.match(line):
+        return _plain(line)
+    return None
+
+
+def _plain(title: str) -> str:
+    text = _ROLE.sub(lambda m: re.sub(r"^(.*?)\s*<[^<>]*>$", r"\1", m.group(1)).lstrip("~!"), title)
+    text = re.sub(r"`([^`<>]*?)\s*<[^<>]*>`_{1,2}", r"\1", text)  # `Text <url>`_
+    return " ".join(_INLINE_MARKUP.sub("", text).replace("\\", "").split())
+
+
+def references(text: str) -> list[str]:
+    """The labels `text` refers to without a title, each once."""
+    return list(dict.fromkeys(label_key(m.group(1)) for m in _REFERENCE.finditer(text)))
+
+
+def title_of(label: str, labels: Mapping[str, str]) -> str:
+    """The title `label` resolves to; an unknown one shows itself, without an inventory prefix."""
+    key = label_key(label)
+    return labels.get(key) or labels.get(without_inventory(key)) or without_inventory(label)
+
+
+def resolve(document: ParsedDocument, labels: Mapping[str, str]) -> ParsedDocument:
+    """`document` with every marked reference replaced by its title, offsets moved along."""
+    if LABEL_OPEN not in document.text and LABEL_OPEN not in document.title:
+        return document
+    parts: list[str] = []
+    shifts: list[tuple[int, int]] = []  # (end of a marked reference in the old text, total shift)
+    position = shift = 0
+    for match in _MARKED.finditer(document.text):
+        shown = title_of(match.group(1), labels)
+        parts += [document.text[position : match.start()], shown]
+        shift += len(shown) - (match.end() - match.start())
+        shifts.append((match.end(), shift))
+        position = match.end()
+    parts.append(document.text[position:])
+
+    def moved(offset: int) -> int:
+        return offset + next((s for end, s in reversed(shifts) if end <= offset), 0)
+
+    def text(value: str) -> str:
+        return _MARKED.sub(lambda m: title_of(m.group(1), labels), value)
+
+    sections = tuple(
+        Section(tuple(text(h) for h in s.heading_path), moved(s.start), moved(s.end))
+        for s in document.sections
+    )
+    pages = tuple((moved(offset), number) for offset, number in document.pages)
+    return replace(
+        document, title=text(document.title), text="".join(parts), sections=sections, pages=pages
+    )

@@ -1,0 +1,90 @@
+"""Release notes (changelogs, "what's new" histories) recognised by their shape: most of their
+section titles are versions or dates ("Version 3.1.0", "0.27.1 (2026-08-03)", "3.18.x series",
+"2024-05-01"), whatever the language or the file name. Pure.
+
+Such documents answer questions about versions and changes, and crowd out the pages that answer
+everything else (a long changelog mentions every feature once per release): retrieval keeps them
+below ordinary pages unless the question names a version or a date (`asks_about_versions`), and
+ingest says when they are a large share of the library.
+"""
+
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from .loaders import ParsedDocument
+
+RELEASE_NOTES = "release-notes"  # documents.kind
+
+# a version (two or more dotted parts, "v2", "3.18.x") or a date (ISO, or a year on its own)
+_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.(?:\d+|x|\*))+(?![\w])|(?<![\w.])v\d+(?![\w.])", re.I)
+_DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}(?:[-/.]\d{1,2}(?:[-/.]\d{1,2})?)?(?!\d)")
+_MIN_VERSIONS = 3  # a page with two version headings is a migration guide, not a history
+_MIN_SHARE = 0.5  # "most" of its distinct section titles
+NOTICE_SHARE = 0.2  # ingest says so when release notes are this share of the library's chunks
+
+
+def names_version(text: str) -> bool:
+    """Whether `text` holds a version number or a date."""
+    return bool(_VERSION.search(text) or _DATE.search(text))
+
+
+_ISO_DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}[-/.](?:0?[1-9]|1[0-2])[-/.]\d{1,2}(?!\d)")
+_LEADING_NUMBER = re.compile(r"^\W*(\d+(?:\.\d+)*)\.?(?:\s+(.*))?$")
+
+
+def is_version_heading(heading: str) -> bool:
+    """A release's title: a date ("2024-05-01"), a version after a word ("Version 3.1",
+    "pytest 8.0.0", "v2"), or a version alone or before a date ("0.27.1 (2026-08-03)", "3.18.x
+    series"). A section number before its title ("1.2 Eligibility", "3 Results") is not one: only
+    three-part numbers ("3.1.0") are read as versions at the start of a heading."""
+    if _ISO_DATE.search(heading):
+        return True
+    match = _VERSION.search(heading)
+    if match is None:
+        return False
+    if not _LEADING_NUMBER.match(heading[: match.start()] + "0"):
+        return True  # a word before it
+    rest = heading[match.end() :].strip(" .:-\u2013\u2014()[]")
+    return (
+        not rest
+        or (match.group(0).count(".") >= 2 or "x" in match.group(0).lower())
+        and (len(rest.split()) <= 1)
+    )
+
+
+def is_release_notes(document: ParsedDocument) -> bool:
+    """Whether most of the document's distinct section titles (below its own title) are versions
+    or dates, with at least _MIN_VERSIONS of them. Repeated titles ("Bug Fixes" under every
+    version) count once."""
+    title = document.title.strip().casefold()
+    headings = {
+        heading.strip().casefold()
+        for section in document.sections
+        for heading in section.heading_path
+        if heading.strip().casefold() != title
+    }
+    versions = sum(is_version_heading(heading) for heading in headings)
+    return versions >= _MIN_VERSIONS and versions >= _MIN_SHARE * len(headings)
+
+
+def versions_in(text: str) -> set[str]:
+    """The version numbers `text` names ("v2.1.0" and "2.1.0" alike)."""
+    return {match.group(0).lower().lstrip("v") for match in _VERSION.finditer(text)}
+
+
+def asks_about_versions(question: str) -> bool:
+    """The language-neutral sign that a question is about releases: it names a version or a
+    date ("what changed in 3.1?", "since 2023")."""
+    return names_version(question)
+
+
+def section_label(heading: str) -> str:
+    """A chunk's section as a short label: its last heading, from the deepest heading that names
+    a version or a date ("0.27.1 (2026-08-03) > Features" -> "0.27.1 (2026-08-03) › Features"), so
+    the "Bug Fixes" of one release is never shown as anyone's."""
+    crumbs = [crumb for crumb in heading.split(" > ") if crumb]
+    versioned = [i for i, crumb in enumerate(crumbs) if names_version(crumb)]
+    return " \u203a ".join(crumbs[versioned[-1] :] if versioned else crumbs[-1:])

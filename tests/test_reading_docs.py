@@ -1,0 +1,304 @@
+"""Issue 28, families 2-4, on small documentation trees written here: what Sphinx leaves behind
+(object descriptions, `only`, tabs, `:ref:` labels across the library, intersphinx prefixes),
+which files are documents (fragments included by other pages, page templates, front matter
+titles), and release notes (recognised by shape, kept below ordinary pages unless a question
+names a version or a date, their version kept in the section shown, a notice at ingest)."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import ask_json, invoke, settings_for
+
+from ragchat.embed import FastEmbedder
+from ragchat.ingest.loaders import load_document
+from ragchat.ingest.pipeline import IngestReport, ingest
+from ragchat.store.db import open_db
+
+
+def write(folder: Path, files: dict[str, str]) -> Path:
+    for name, text in files.items():
+        (folder / name).parent.mkdir(parents=True, exist_ok=True)
+        (folder / name).write_text(text, encoding="utf-8")
+    return folder
+
+
+def parse(tmp_path: Path, name: str, text: str):
+    return load_document(write(tmp_path, {name: text}) / name)
+
+
+def run(db_path: Path, folder: Path, embedder: FastEmbedder, **kwargs) -> IngestReport:
+    db = open_db(db_path)
+    try:
+        return ingest(db, settings_for(db_path), [folder], lambda: embedder, **kwargs)
+    finally:
+        db.close()
+
+
+def stored_text(db_path: Path) -> dict[str, str]:
+    """Each stored document's path -> its chunks' text, in order."""
+    db = open_db(db_path)
+    try:
+        texts: dict[str, str] = {}
+        for path, text in db.execute(
+            "SELECT d.path, c.text FROM chunks c JOIN documents d ON d.id = c.document_id "
+            "ORDER BY d.path, c.ordinal"
+        ):
+            texts[path] = f"{texts[path]}\n{text}" if path in texts else text
+        return texts
+    finally:
+        db.close()
+
+
+# --- 2. Sphinx leftovers ---------------------------------------------------------------------
+
+API_RST = """\
+Client reference
+================
+
+.. autofunction:: mypkg.transport.send_raw
+
+.. py:function:: send(message, *, retries=3)
+
+   Send *message*, trying again up to *retries* times.
+
+.. autoclass:: mypkg.client.Client
+   :members:
+
+   A connection pool with a default timeout.
+
+.. autosummary::
+   :toctree: generated
+
+   mypkg.transport.open_pool
+"""
+
+
+def test_object_descriptions_read_as_signatures_with_their_body(tmp_path: Path) -> None:
+    doc = parse(tmp_path, "api.rst", API_RST)
+    assert "```python\nsend(message, *, retries=3)\n```" in doc.text
+    assert "Send message, trying again up to retries times." in doc.text
+    assert "```python\nmypkg.client.Client\n```\n\nA connection pool" in doc.text
+    # an autodoc line without a body is a dotted path and nothing else: it goes
+    assert "send_raw" not in doc.text and "open_pool" not in doc.text
+
+
+def test_myst_object_descriptions_read_like_their_rst_twins(tmp_path: Path) -> None:
+    text = "# API\n\n```{py:function} fetch(url, timeout=10)\nFetch *url*.\n```\n"
+    doc = parse(tmp_path, "api.md", text)
+    assert "```python\nfetch(url, timeout=10)\n```\n\nFetch url." in doc.text
+
+
+def test_only_content_is_kept_and_its_condition_is_not_text(tmp_path: Path) -> None:
+    text = """\
+Limits
+======
+
+.. only:: html
+
+   ========  =======
+   Plan      Requests
+   ========  =======
+   Free      1000
+   Team      50000
+   ========  =======
+"""
+    doc = parse(tmp_path, "limits.rst", text)
+    assert "Team | 50000" in doc.text
+    assert "html" not in doc.text.split()
+
+
+def test_a_tab_label_leads_into_its_content(tmp_path: Path) -> None:
+    text = """\
+Install
+=======
+
+.. tabs::
+
+   .. tab:: Windows
+
+      Run the installer.
+
+   .. tab:: Linux
+
+      Use the package manager.
+"""
+    doc = parse(tmp_path, "install.rst", text)
+    assert "Windows:\n\nRun the installer." in doc.text
+    assert "Linux:\n\nUse the package manager." in doc.text
+    myst = parse(tmp_path, "setup.md", "# Setup\n\n:::{tab-item} macOS\nUse Homebrew.\n:::\n")
+    assert "macOS:\n\nUse Homebrew." in myst.text
+
+
+def test_intersphinx_targets_lose_their_inventory_prefix(tmp_path: Path) -> None:
+    text = "Intro\n=====\n\nRead :doc:`otherdocs:guide/logging` and :ref:`python:tut-errors`.\n"
+    doc = parse(tmp_path, "intro.rst", text)
+    assert "Read guide/logging and tut-errors." in doc.text
+
+
+def test_the_default_role_shows_what_sphinx_shows(tmp_path: Path) -> None:
+    text = "Hooks\n=====\n\nUse `pre_load <pkg.decorators.pre_load>` or `~pkg.fields.Field`.\n"
+    assert "Use pre_load or Field." in parse(tmp_path, "hooks.rst", text).text
+
+
+LABELLED = """\
+.. _install-guide:
+
+Installing the tool
+===================
+
+Run the installer.
+"""
+
+
+def test_ref_labels_show_the_target_title_from_any_document(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    docs = write(
+        tmp_path / "docs",
+        {
+            # the referring pages come first in walking order; the label lives in the last one
+            "a_usage.rst": "Usage\n=====\n\nFirst see :ref:`install-guide`.\n",
+            "b_faq.md": "# FAQ\n\nSee {ref}`Install-Guide` before asking.\n",
+            "z_install.rst": LABELLED,
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    run(db_path, docs, embedder)
+    texts = stored_text(db_path)
+    assert "First see Installing the tool." in texts["a_usage.rst"]
+    assert "See Installing the tool before asking." in texts["b_faq.md"]
+    # renaming the section re-reads the pages that refer to it, though their bytes are the same
+    (docs / "z_install.rst").write_text(LABELLED.replace("Installing the tool", "Setting up   "))
+    report = run(db_path, docs, embedder)
+    assert "a_usage.rst" in report.updated
+    assert "First see Setting up." in stored_text(db_path)["a_usage.rst"]
+
+
+# --- 3. what is a document ---------------------------------------------------------------------
+
+
+def test_included_fragments_and_templates_are_not_documents(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    docs = write(
+        tmp_path / "docs",
+        {
+            "guide.md": '# Guide\n\nIntro.\n\n--8<-- "parts/tip.md"\n',
+            "parts/tip.md": "Keep the cache warm between runs.\n",
+            "overrides/main.html": '{% extends "base.html" %}\n{% block footer %}<p>Footer '
+            "text shown on every page</p>{% endblock %}\n",
+            "jinja.html": "<h1>Loops</h1><p>Write a loop like this:</p>"
+            "<pre>{% for user in users %}{{ user }}{% endfor %}</pre>",
+            # two pages including each other: neither is only a part of the other
+            "one.md": '# One\n\nFirst page.\n\n--8<-- "two.md"\n',
+            "two.md": '# Two\n\nSecond page.\n\n--8<-- "one.md"\n',
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    report = run(db_path, docs, embedder)
+    texts = stored_text(db_path)
+    assert sorted(texts) == ["guide.md", "jinja.html", "one.md", "two.md"]
+    assert "Keep the cache warm between runs." in texts["guide.md"]
+    assert ("parts/tip.md", "included by another document") in report.left_out
+    assert ("overrides/main.html", "a page template") in report.left_out
+
+
+def test_a_fragment_stored_earlier_leaves_the_library_once_a_page_includes_it(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    docs = write(tmp_path / "docs", {"parts/tip.md": "Keep the cache warm between runs.\n"})
+    db_path = tmp_path / "lib.db"
+    run(db_path, docs, embedder)
+    assert list(stored_text(db_path)) == ["parts/tip.md"]
+    write(docs, {"guide.md": '# Guide\n\n--8<-- "parts/tip.md"\n'})
+    report = run(db_path, docs, embedder)
+    assert list(stored_text(db_path)) == ["guide.md"] and report.removed == ["parts/tip.md"]
+
+
+def test_front_matter_title_wins_over_the_first_heading(tmp_path: Path) -> None:
+    text = "---\ntitle: ADR 3: use PostgreSQL\nstatus: accepted\n---\n\n# Decision record\n"
+    assert parse(tmp_path, "0003.md", text).title == "ADR 3: use PostgreSQL"
+
+
+# --- 4. release notes --------------------------------------------------------------------------
+
+CHANGELOG = "# Changelog\n\n" + "\n".join(
+    f"## {version} ({date})\n\n### Bug Fixes\n\n- The request timeout is honoured when {what}.\n"
+    f"- Timeouts raise TimeoutError with the timeout in seconds.\n"
+    for version, date, what in [
+        ("2.3.0", "2024-06-01", "redirects are followed"),
+        ("2.2.0", "2024-03-01", "a proxy is set"),
+        ("2.1.0", "2023-12-01", "streaming a request timeout"),
+        ("2.0.0", "2023-09-01", "the pool is full"),
+    ]
+)
+TIMEOUTS = """\
+# Client guide
+
+## Timeouts
+
+Give the client a `timeout` in seconds, `Client(timeout=5.0)`: a request that takes longer
+stops waiting and raises an error.
+
+## Cookies
+
+Cookies set by the server are kept in the client's cookie jar between requests.
+"""
+
+
+@pytest.fixture
+def release_library(tmp_path: Path, embedder: FastEmbedder) -> Path:
+    docs = write(tmp_path / "docs", {"CHANGELOG.md": CHANGELOG, "guide.md": TIMEOUTS})
+    path = tmp_path / "lib.db"
+    run(path, docs, embedder)
+    return path
+
+
+def test_release_notes_are_recognised_by_shape_and_titled_by_their_file(tmp_path: Path) -> None:
+    from ragchat.ingest.releases import is_release_notes
+
+    rst = parse(
+        tmp_path,
+        "HISTORY.rst",
+        "\n".join(f"Version {v}\n-------------\n\nFixed {v}.\n" for v in ("3.1.0", "3.0.1", "3.0")),
+    )
+    assert rst.title == "HISTORY" and is_release_notes(rst)
+    assert is_release_notes(parse(tmp_path, "notes.md", CHANGELOG))
+    guide = "# Upgrading\n\n## From 1.x to 2.0\n\nRename it.\n\n## New options\n\nMore.\n"
+    assert not is_release_notes(parse(tmp_path, "upgrading.md", guide))
+    assert not is_release_notes(parse(tmp_path, "guide.md", TIMEOUTS))
+    numbered = "".join(f"## {n} Part\n\nText.\n\n" for n in ("1.1", "1.2", "2.1", "2.2", "3"))
+    assert not is_release_notes(parse(tmp_path, "policy.md", "# Policy\n\n" + numbered))
+
+
+def test_release_notes_rank_below_pages_unless_the_question_names_a_version(
+    release_library: Path, runner
+) -> None:
+    plain = ask_json(runner, release_library, "a", "how do I set a request timeout?")
+    top = [c["document"] for c in plain["chunks"][:3]]
+    assert top[0] == "guide.md" and "CHANGELOG.md" not in top[:2], top
+    versioned = ask_json(runner, release_library, "b", "what was fixed about timeouts in 2.1.0?")
+    first = versioned["chunks"][0]
+    assert first["document"] == "CHANGELOG.md" and "2.1.0 (" in first["heading"], first
+    other = ask_json(runner, release_library, "c", "what was fixed about timeouts in 2.2.0?")
+    assert "2.2.0 (" in other["chunks"][0]["heading"], "the version the question names first"
+
+
+def test_the_sources_show_the_version_of_a_release_notes_section(
+    release_library: Path, runner
+) -> None:
+    result = invoke(runner, "ask", "timeouts fixed in 2.2.0?", "--db", release_library)
+    assert result.exit_code == 0, result.output
+    panel = " ".join(result.output.replace("\u2502", " ").split())  # without the panel's sides
+    assert "CHANGELOG.md · Changelog › 2.2.0 (2024-03-01) ›" in panel, panel  # then "Bug Fixes"
+
+
+def test_ingest_says_when_release_notes_dominate(tmp_path: Path, runner) -> None:
+    docs = write(tmp_path / "docs", {"CHANGELOG.md": CHANGELOG, "guide.md": TIMEOUTS})
+    result = invoke(runner, "ingest", docs, "--db", tmp_path / "lib.db")
+    assert result.exit_code == 0, result.output
+    line = " ".join(result.output.split())
+    assert "release notes are" in line and "of the library's chunks (1 document(s))" in line
+    assert "--exclude /CHANGELOG.md --prune" in line, line
