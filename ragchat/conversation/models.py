@@ -146,6 +146,8 @@ class RetrievedChunk:
     page_start: int | None = None  # pages of a PDF chunk
     page_end: int | None = None
     title: str = ""  # the document's title
+    collection: str = ""  # its document's collection
+    absolute_path: str = ""  # its document's file
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -191,6 +193,7 @@ class Lineage:
     correction: str = (
         ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
     )
+    scope: tuple[str, ...] = ()  # the collections the question was asked in (empty: all)
 
     @property
     def answer_document_ids(self) -> list[int]:
@@ -232,6 +235,7 @@ class Lineage:
             "timings_ms": dict(self.timings_ms),
             "coverage": dict(self.coverage),
             "correction": self.correction,
+            "scope": list(self.scope),
         }
 
     @classmethod
@@ -264,6 +268,7 @@ class Lineage:
             version=LINEAGE_VERSION,
             coverage=dict(data.get("coverage") or {}),
             correction=str(data.get("correction") or ""),
+            scope=tuple(str(name) for name in data.get("scope") or ()),
         )
 
 

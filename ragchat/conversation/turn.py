@@ -15,6 +15,7 @@ from dataclasses import dataclass, field, replace
 from sqlite_utils import Database
 
 from ..answer import NOT_COVERED
+from ..catalog import session_scope
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
@@ -95,6 +96,7 @@ class Conversation:
             self.db, self.session, text, embedding=vector
         )  # its number and history
         session_id, user_id = opened.session_id, opened.message_id
+        within = session_scope(self.db, self.session)
         window = window_of(
             opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
         )
@@ -107,6 +109,7 @@ class Conversation:
             window=window,
             depth=max(self.settings.candidates, self.settings.top_k),
             notices=(*cut, *remote),
+            within=within,
         )
         context, reformulation = self._reformulate(replace(context, turn=opened.number), pending)
         chosen = plan(context, reformulation, self.settings, self.ablations)
@@ -114,6 +117,7 @@ class Conversation:
         lineage = replace(
             self._lineage(context, reformulation, chosen, retrieval, started, pending),
             correction=typed,
+            scope=context.within.names if context.within is not None else (),
         )
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(
@@ -205,7 +209,11 @@ class Conversation:
             context = replace(
                 context,
                 keyword_ranking=keyword_ranking(
-                    self.db, without_deixis(context.question), depth, context.anchors.chunk_ids
+                    self.db,
+                    without_deixis(context.question),
+                    depth,
+                    context.anchors.chunk_ids,
+                    context.within,
                 ),
             )
         reading, fallback = pending.result() if pending else (None, "")
@@ -223,7 +231,14 @@ class Conversation:
             return context
         vector = self.embedder.embed_query(reading.semantic_query[: self.params.answer.embed_chars])
         depth = max(self.settings.candidates, self.settings.top_k)
-        found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
+        found = probe(
+            context.loaded(self.db),
+            self.db,
+            vector,
+            depth,
+            context.anchors.chunk_ids,
+            context.within,
+        )
         return replace(context, rewrite_probe=found)
 
     def _lineage(
