@@ -678,8 +678,8 @@ def remove_documents(
 ) -> None:
     """Remove documents from the library.
 
-    Their chunks, vectors and index rows go with them. The files stay; a later ingest of their folder adds them back unless --exclude leaves them
-    out."""
+    Their chunks, vectors and index rows go with them. The files stay; a later ingest of their
+    folder adds them back unless --exclude leaves them out."""
     from . import catalog, render
 
     app_ = make_app(db=db or ctx.obj)
@@ -814,6 +814,27 @@ def chat(
 
         catalog.set_session_scope(ctx.db, session, [readable_text(name) for name in within])
     Repl(ctx, session, lines=piped).run()
+
+
+@app.command("mcp", cls=RagchatCommand, short_help="Serve the library to MCP clients (stdio).")
+def mcp_command(
+    allow_write: Annotated[
+        bool,
+        typer.Option("--allow-write", help="Also offer tools that ingest and remove documents."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Serve the library over stdio to an MCP client (an agent, an editor, Claude Desktop): tools
+    search, ask (follow-ups per session), documents and show. Read-only unless --allow-write."""
+    from .mcp_server import build_server
+
+    ctx = make_app(db=db)
+    if allow_write:
+        _require_writable(ctx)
+    try:
+        build_server(ctx, allow_write=allow_write).run("stdio")
+    finally:
+        ctx.close()
 
 
 @app.command(

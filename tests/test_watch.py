@@ -40,7 +40,7 @@ def test_watch_adds_updates_and_removes(tmp_path: Path, embedder: FastEmbedder) 
                 own, settings, [folder], lambda: embedder, changes.put, stop=stop,
                 on_ready=ready.set,
             )  # fmt: skip
-        except BaseException as exc:  # noqa: BLE001 - reported to the test below
+        except BaseException as exc:  # reported to the test below
             failure.append(exc)
         finally:
             own.close()
