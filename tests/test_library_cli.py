@@ -13,7 +13,9 @@ from helpers import ask_json, invoke, settings_for
 from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
+from ragchat import catalog
 from ragchat.app import App
+from ragchat.conversation.corpus import CorpusView
 from ragchat.repl import Repl
 from ragchat.store import sessions
 from ragchat.store.db import open_db
@@ -166,6 +168,7 @@ def test_a_scoped_question_never_cites_another_collection(two_projects: Path, ru
     assert "log level" in follow["answer"] or "port" in follow["answer"]
     assert first["chunks"][0]["document"] == "beta-docs:README.md"  # two README.md: placed
     assert first["chunks"][0]["absolute_path"].endswith("/beta/README.md")
+    assert follow["anchor_documents"] == ["beta-docs:README.md"]
     inspected = invoke(runner, "inspect", "last-turn", "-s", "scoped", "--db", two_projects)
     assert "scope           beta-docs" in inspected.output
     # `--in all` lifts the scope
@@ -174,6 +177,20 @@ def test_a_scoped_question_never_cites_another_collection(two_projects: Path, ru
         "--json", "--db", two_projects,
     )  # fmt: skip
     assert json.loads(wide.stdout.strip().splitlines()[-1])["scope"] == []
+
+
+def test_a_scoped_question_maps_words_onto_its_collections_vocabulary(
+    two_projects: Path, embedder
+) -> None:
+    db = open_db(two_projects)
+    within = catalog.scope_of(db, ["beta-docs"])
+    assert within is not None
+    own = set(CorpusView(db).keywords_of(sorted(within.document_ids)))
+    vector = embedder.embed_query("deploy the alpha build over SSH")
+    everywhere = set(CorpusView(db).nearest_keywords(vector, 100, -1.0))
+    scoped = set(CorpusView(db, within.document_ids).nearest_keywords(vector, 100, -1.0))
+    assert scoped and scoped <= own and everywhere - own  # the other collection's words are out
+    db.close()
 
 
 def test_search_scoped_and_places(two_projects: Path, runner) -> None:

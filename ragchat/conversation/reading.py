@@ -177,9 +177,10 @@ def resolve_anchors(
         for cid, chunk in chunks.get(chunk_ids).items()
         if (chunk.document_id, chunk.heading or "") in said_sections
     )
+    shown = library.placed_paths(db, alive)
     return Anchors(
         frozenset(alive),
-        tuple(alive[d]["path"] for d in sorted(alive)),
+        tuple(shown.get(d, alive[d]["path"]) for d in sorted(alive)),
         missing,
         tuple(chunk_ids),
         said,

@@ -22,6 +22,7 @@ from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
 from ..store import library, sessions
+from ..store.library import Scope
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .combine import Evidence, combine, repeats_the_user
@@ -72,6 +73,7 @@ class Conversation:
     _corpus: CorpusView | None = None
     _corpus_version: tuple | None = None
     _shown: set[str] = field(default_factory=set)  # notices already shown in this session
+    _within: Scope | None = None  # the scope of the turn being asked (None: every collection)
 
     # --- the chain ---------------------------------------------------------------------------
 
@@ -96,7 +98,7 @@ class Conversation:
             self.db, self.session, text, embedding=vector
         )  # its number and history
         session_id, user_id = opened.session_id, opened.message_id
-        within = session_scope(self.db, self.session)
+        within = self._within = session_scope(self.db, self.session)
         window = window_of(
             opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
         )
@@ -166,9 +168,12 @@ class Conversation:
         return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
-        version = library.library_version(self.db)
+        """The corpus as this turn's question sees it (a scoped question: its documents'
+        vocabulary), kept while the library and the scope stay the same."""
+        within = self._within.document_ids if self._within is not None else None
+        version = (library.library_version(self.db), within)
         if self._corpus is None or version != self._corpus_version:
-            self._corpus, self._corpus_version = CorpusView(self.db), version
+            self._corpus, self._corpus_version = CorpusView(self.db, within), version
         return self._corpus
 
     @property

@@ -328,6 +328,15 @@ SHOWN_PATH = (
 )
 
 
+def placed_paths(db: Database, document_ids: Iterable[int]) -> dict[int, str]:
+    """Documents' paths as shown (`collection:path` where another document reads the same)."""
+    wanted = sorted(set(document_ids))
+    marks = ",".join("?" * len(wanted)) or "NULL"
+    return dict(
+        db.execute(f"SELECT d.id, {_place('d')} FROM documents d WHERE d.id IN ({marks})", wanted)
+    )
+
+
 def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = sorted(set(ids))
     found: dict[int, StoredChunk] = {}
