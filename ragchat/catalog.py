@@ -53,6 +53,13 @@ def remove_documents(db: Database, patterns: Sequence[str]) -> Removed:
             f"no document matches {unmatched[0]!r} (`ragchat documents` lists them); "
             "nothing was removed"
         )
+    for pattern in patterns:  # a bare path two collections hold is ambiguous, not both
+        holders = sorted({row.collection for row in rows if _matches(row, pattern)})
+        if not _has_glob(pattern) and len(holders) > 1:
+            raise RagchatError(
+                f"{pattern!r} is in {len(holders)} collections ({', '.join(holders)}): say "
+                f"{holders[0]}:{pattern}, or use a glob for all of them; nothing was removed"
+            )
     return _remove(db, [row for row in rows if any(_matches(row, p) for p in patterns)])
 
 

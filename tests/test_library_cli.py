@@ -85,6 +85,8 @@ def test_documents_rm_takes_everything_of_a_document_and_leaves_doctor_clean(
     assert missing.exit_code == 1 and "no document matches 'nothing/*.txt'" in missing.output
     assert len(_json_lines(invoke(runner, "documents", "--json", "--db", two_projects).stdout)) == 3
 
+    both = invoke(runner, "documents", "rm", "README.md", "--db", two_projects)
+    assert both.exit_code == 1 and "is in 2 collections (alpha, beta-docs)" in both.output
     result = invoke(runner, "documents", "rm", "alpha:*", "--db", two_projects)
     assert result.exit_code == 0, result.output
     assert "removed alpha:README.md" in result.output

@@ -268,6 +268,7 @@ def vector_search_among(
     over their vectors (from the in-memory copy when held, else read in batches)."""
     if not chunk_ids or limit <= 0 or not has_vectors(db):
         return []
+    index_of(db).in_memory(searching=True)  # counts as a search: a chat loads the copy too
     query = np.asarray(vector, dtype=np.float32)
     norm = float(np.linalg.norm(query))
     ids: list[int] = []
