@@ -126,6 +126,22 @@ def test_collections_rename_rm_and_names(two_projects: Path, runner, tmp_path: P
     assert invoke(runner, "doctor", "--db", two_projects).exit_code == 0
 
 
+def test_two_folders_of_one_name_get_telling_collection_names(tmp_path: Path, runner) -> None:
+    db = tmp_path / "lib" / "ragchat.db"
+    for project in ("one", "two"):
+        folder = _write(
+            tmp_path / project / "docs", {"index.md": f"# {project}\n\nAbout {project}.\n"}
+        )
+        assert invoke(runner, "ingest", folder, "--db", db).exit_code == 0
+    rows = _json_lines(invoke(runner, "collections", "--json", "--db", db).stdout)
+    assert [r["name"] for r in rows] == ["docs", "two-docs"]  # the parent's name, not "docs-2"
+    listed = _json_lines(invoke(runner, "documents", "--json", "--db", db).stdout)
+    assert [(r["collection"], r["path"]) for r in listed] == [
+        ("docs", "index.md"),
+        ("two-docs", "index.md"),
+    ]
+
+
 def test_an_existing_library_gets_its_collections_by_migration(two_projects: Path) -> None:
     db = sqlite3.connect(two_projects)
     db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_i32_collections'")

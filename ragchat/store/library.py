@@ -549,11 +549,20 @@ def check_collection_name(name: str) -> None:
         raise StoreError(f"{name!r} is reserved (`--in {name}` means every collection)")
 
 
-def _free_name(db: Database, base: str) -> str:
-    taken = {row[0] for row in db.execute("SELECT name FROM collections")}
-    base = "".join(ch for ch in base if ch.isprintable()).strip() or "folder"
-    if base not in taken and base not in RESERVED_NAMES:
-        return base
+def _free_name(db: Database, root: str) -> str:
+    """A new folder's collection name: the folder's name; when another collection has it (two
+    projects' `docs`), the parent folder's name before it (`markupsafe-docs`); then `-2`, `-3`."""
+    taken = {row[0] for row in db.execute("SELECT name FROM collections")} | set(RESERVED_NAMES)
+    folder = PurePath(root)
+
+    def clean(name: str) -> str:
+        return "".join(ch for ch in name if ch.isprintable()).strip()
+
+    base = clean(folder.name) or "folder"
+    parent = clean(folder.parent.name)
+    for candidate in (base, f"{parent}-{base}" if parent else base):
+        if candidate not in taken:
+            return candidate
     return next(f"{base}-{n}" for n in range(2, len(taken) + 3) if f"{base}-{n}" not in taken)
 
 
@@ -585,7 +594,7 @@ def name_new_collections(db: Database, wanted: dict[str, str]) -> None:
         known = {row[0] for row in db.execute("SELECT root FROM collections")}
         for root in dict.fromkeys([*wanted, *roots]):
             if root and root not in known:
-                name = wanted.get(root) or _free_name(db, PurePath(root).name)
+                name = wanted.get(root) or _free_name(db, root)
                 db.execute(
                     "INSERT INTO collections(name, root, created_at) VALUES (?, ?, ?)",
                     [name, root, now()],
