@@ -211,6 +211,28 @@ def test_a_scoped_question_maps_words_onto_its_collections_vocabulary(
     db.close()
 
 
+def test_a_copy_reads_as_its_own_collection_in_a_scope(
+    two_projects: Path, runner, tmp_path: Path
+) -> None:
+    mirror = _write(tmp_path / "mirror", {"README.md": ALPHA["README.md"]})  # alpha's, exactly
+    assert invoke(runner, "ingest", mirror, "--db", two_projects).exit_code == 0
+    hits = _json_lines(
+        invoke(
+            runner, "search", "configuration file", "--in", "mirror", "--json", "--db", two_projects
+        ).stdout
+    )
+    assert hits and {h["collection"] for h in hits} == {"mirror"}
+    assert hits[0]["document"] == "mirror:README.md (also alpha:README.md)"
+    assert hits[0]["absolute_path"] == str((mirror / "README.md").resolve())
+    turn = json.loads(
+        invoke(
+            runner, "ask", "How do I create the configuration file?", "--in", "mirror",
+            "-s", "m", "--json", "--db", two_projects,
+        ).stdout.strip().splitlines()[-1]
+    )  # fmt: skip
+    assert {c["collection"] for c in turn["chunks"]} == {"mirror"}
+
+
 def test_search_scoped_and_places(two_projects: Path, runner) -> None:
     table = invoke(runner, "search", "configuration file", "--db", two_projects).output
     assert "alpha:README.md" in table and "beta-docs:README.md" in table

@@ -30,8 +30,9 @@ class LoadedChunks:
     """The chunks one turn has loaded, by id: each read from the database once, then handed on
     to every stage that needs it (anchors, probes, retrieval, coverage, the answer's sources)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, within: Scope | None = None) -> None:
         self._db = db
+        self._within = within  # a scoped turn shows a copied document as its copy in scope
         self._chunks: dict[int, StoredChunk] = {}
         self._absent: set[int] = set()
 
@@ -40,7 +41,7 @@ class LoadedChunks:
         wanted = list(dict.fromkeys(ids))
         missing = [i for i in wanted if i not in self._chunks and i not in self._absent]
         if missing:
-            found = library.chunks_by_ids(self._db, missing)
+            found = library.chunks_by_ids(self._db, missing, self._within)
             self._chunks.update(found)
             self._absent.update(i for i in missing if i not in found)
         return {i: self._chunks[i] for i in wanted if i in self._chunks}
@@ -92,7 +93,7 @@ class TurnContext:
     within: Scope | None = None  # the collections the question is asked in (None: all)
 
     def loaded(self, db: Database) -> LoadedChunks:
-        return self.chunks if self.chunks is not None else LoadedChunks(db)
+        return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)
 
     def load(self, db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks of `ids` that exist, each loaded once per turn."""
@@ -226,7 +227,7 @@ def read_turn(
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
-    chunks = LoadedChunks(db)
+    chunks = LoadedChunks(db, within)
     anchors = resolve_anchors(chunks, db, last, within)
     gone = (
         (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",)

@@ -128,7 +128,7 @@ def search(
     if request.mode != "vector":
         ids = fts_ranking(db, request.keyword_query, depth, within=request.within)
         lists.append(RankedList("question/fts", "fts", tuple(ids), settings.fts_weight))
-    chunks = library.chunks_by_ids(db, [i for item in lists for i in item.ids])
+    chunks = library.chunks_by_ids(db, [i for item in lists for i in item.ids], request.within)
     lists = [replace(item, ids=tuple(i for i in item.ids if i in chunks)) for item in lists]
     if not any(item.ids and item.weight > 0 for item in lists):
         return []

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
 from pathlib import PurePath
 from typing import TYPE_CHECKING
@@ -337,7 +337,17 @@ def placed_paths(db: Database, document_ids: Iterable[int]) -> dict[int, str]:
     )
 
 
-def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
+def chunks_by_ids(
+    db: Database, ids: Iterable[int], within: Scope | None = None
+) -> dict[int, StoredChunk]:
+    """The chunks of `ids` that exist; placed as `within` shows them (see `Scope.placed`)."""
+    found = _chunks_by_ids(db, ids)
+    if within is None or not within.copies:
+        return found
+    return {chunk_id: within.placed(chunk) for chunk_id, chunk in found.items()}
+
+
+def _chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = sorted(set(ids))
     found: dict[int, StoredChunk] = {}
     for start in range(0, len(wanted), 500):
@@ -629,6 +639,17 @@ class Scope:
     names: tuple[str, ...]
     document_ids: frozenset[int]
     chunk_ids: tuple[int, ...]
+    # documents in scope through a copy only: (collection, place shown, source) of that copy
+    copies: dict[int, tuple[str, str, str]] = field(default_factory=dict, compare=False)
+
+    def placed(self, chunk: StoredChunk) -> StoredChunk:
+        """A chunk as the scope shows it: a document stored under another collection but copied
+        into this one reads as its copy here (`mine:changes.rst (also other:changes.rst)`)."""
+        copy = self.copies.get(chunk.document_id)
+        if copy is None:
+            return chunk
+        collection, shown, source = copy
+        return replace(chunk, path=shown, collection=collection, source=source)
 
 
 def scope(db: Database, collection_ids: Sequence[int]) -> Scope:
@@ -647,10 +668,20 @@ def scope(db: Database, collection_ids: Sequence[int]) -> Scope:
             [*roots, *roots],
         )
     }
+    copies = {
+        row[0]: (row[1], f"{row[2]} (also {row[3]})", row[4])
+        for row in db.execute(
+            f"SELECT c.document_id, {_collection('c')}, {_place('c')}, {_place('d')}, c.source "
+            "FROM document_copies c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.root IN ({held}) AND d.root NOT IN ({held}) ORDER BY c.path DESC",
+            [*roots, *roots],
+        )
+    }
     return Scope(
         tuple(row[0] for row in rows),
         frozenset(documents),
         tuple(sorted(chunk_ids_of_documents(db, documents))),
+        copies,
     )
 
 
