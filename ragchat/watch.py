@@ -10,6 +10,7 @@ import threading
 from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Any
 
 from sqlite_utils import Database
 
@@ -39,15 +40,23 @@ def changes_of(report: IngestReport) -> list[Change]:
     ]
 
 
-def _not_the_library(db_path: Path) -> Callable[[object, str], bool]:
-    """Events of the library's own folder (its database, WAL, history) are not document changes."""
+def _not_the_library(db_path: Path, folders: Sequence[Path]) -> Callable[[Any, str], bool]:
+    """Events of the library's own files (its database, WAL, input history) are not document
+    changes; nor is anything in its folder when that folder is inside a watched one (a project's
+    `.ragchat/`, which ingest never reads)."""
     from watchfiles import DefaultFilter
 
     own = db_path.resolve().parent
+    inside = any(own != f.resolve() and own.is_relative_to(f.resolve()) for f in folders)
     default = DefaultFilter()
 
-    def allowed(change: object, path: str) -> bool:
-        return default(change, path) and not Path(path).resolve().is_relative_to(own)  # type: ignore[arg-type]
+    def allowed(change: Any, path: str) -> bool:
+        where = Path(path).resolve()
+        if where.parent == own and (
+            where.name.startswith(db_path.name) or where.name == "chat_history"
+        ):
+            return False
+        return not (inside and where.is_relative_to(own)) and default(change, path)
 
     return allowed
 
@@ -74,7 +83,7 @@ def watch_library(
         raise RagchatError("nothing to watch: none of the paths exists")
     batches: Iterable[set] = watch(
         *folders,
-        watch_filter=_not_the_library(Path(settings.db)),
+        watch_filter=_not_the_library(Path(settings.db), folders),
         debounce=WATCH_DEBOUNCE_MS,
         stop_event=stop,
         yield_on_timeout=True,  # the first (empty) yield says the watch is in place

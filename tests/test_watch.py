@@ -7,6 +7,7 @@ import queue
 import threading
 from pathlib import Path
 
+import pytest
 from helpers import settings_for
 
 from ragchat.embed import FastEmbedder
@@ -18,12 +19,14 @@ from ragchat.watch import Change, watch_library
 WAIT = 120  # a bound, not a timing: the test fails instead of hanging
 
 
-def test_watch_adds_updates_and_removes(tmp_path: Path, embedder: FastEmbedder) -> None:
+@pytest.mark.parametrize("where", ["lib/ragchat.db", "ragchat.db"])  # beside, or above
+def test_watch_adds_updates_and_removes(tmp_path: Path, embedder: FastEmbedder, where: str) -> None:
     folder = tmp_path / "notes"
     folder.mkdir()
     (folder / ".gitignore").write_text("secret.md\n")
     (folder / "first.md").write_text("# First\n\nThe first note is about apples.\n")
-    db_path = tmp_path / "lib" / "ragchat.db"
+    db_path = tmp_path / where  # the folder above the watched one holds the library too
+    db_path.parent.mkdir(exist_ok=True)
     settings = settings_for(db_path)
     db = open_db(db_path)
     ingest(db, settings, [folder], lambda: embedder)
