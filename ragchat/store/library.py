@@ -349,18 +349,40 @@ def chunks_by_ids(
 
 def _chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = sorted(set(ids))
+    rows: list[tuple] = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows += db.execute(
+            "SELECT c.id, c.document_id, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
+            f"FROM chunks c WHERE c.id IN ({marks})",
+            part,
+        ).fetchall()
+    # each document's place, title and collection once (a turn's chunks share few documents)
+    documents = _shown_documents(db, {row[1] for row in rows})
     found: dict[int, StoredChunk] = {}
+    for chunk_id, document_id, heading, text, ordinal, page_start, page_end in rows:
+        path, title, collection, source = documents[document_id]
+        found[chunk_id] = StoredChunk(
+            chunk_id, document_id, path, title, heading, text, ordinal, page_start, page_end,
+            collection, source,
+        )  # fmt: skip
+    return found
+
+
+def _shown_documents(db: Database, document_ids: set[int]) -> dict[int, tuple]:
+    """{document id: (path as shown, title, collection, source)}."""
+    wanted = sorted(document_ids)
+    found: dict[int, tuple] = {}
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in db.execute(
-            f"SELECT c.id, c.document_id, {SHOWN_PATH}, d.title, c.heading, c.text, c.ordinal, "
-            f"c.page_start, c.page_end, {_collection('d')}, d.source FROM chunks c "
-            "JOIN documents d ON d.id = c.document_id "
-            f"WHERE c.id IN ({marks})",
+            f"SELECT d.id, {SHOWN_PATH}, d.title, {_collection('d')}, d.source FROM documents d "
+            f"WHERE d.id IN ({marks})",
             part,
         ):
-            found[row[0]] = StoredChunk(*row)
+            found[row[0]] = row[1:]
     return found
 
 
