@@ -52,6 +52,14 @@ class AnsweredTurn:
     lineage: Lineage
     answer: str
 
+    @property
+    def answered(self) -> bool:
+        """An answer came (a question cut short by Ctrl-C or a failure has none)."""
+        return self.lineage.answer_mode not in UNANSWERED and bool(self.answer.strip())
+
+
+UNANSWERED = ("pending", "unanswered")
+
 
 @dataclass
 class App:
@@ -141,19 +149,28 @@ class App:
         )
 
     def turns(self, session: str) -> list[AnsweredTurn]:
-        """The answered turns of a session, in order."""
+        """The turns of a session, in order; a question whose answer never came is a turn too
+        (its lineage says `unanswered`, or `pending` when it searched before it stopped)."""
         history = sessions.messages(self.db, sessions.session_id(self.db, session, create=False))
-        return [
-            AnsweredTurn(m.turn, m.id, Lineage.from_dict(m.lineage), m.content)
-            for m in history
-            if m.role == "assistant" and m.lineage is not None
-        ]
+        answers = {m.turn: m for m in history if m.role == "assistant" and m.lineage is not None}
+        turns = []
+        for m in history:
+            if m.role == "user" and m.turn in answers:
+                reply = answers[m.turn]
+                lineage = Lineage.from_dict(reply.lineage or {})
+                turns.append(AnsweredTurn(m.turn, reply.id, lineage, reply.content))
+            elif m.role == "user":
+                lineage = Lineage.from_dict(
+                    {"question": m.content, "turn": m.turn, "answer_mode": "unanswered"}
+                )
+                turns.append(AnsweredTurn(m.turn, m.id, lineage, ""))
+        return turns
 
     def turn(self, session: str, number: int | None = None) -> AnsweredTurn:
         """Turn `number` of a session (default: the last); a SessionError says what exists."""
         turns = self.turns(session)
         if not turns:
-            raise SessionError(f"session {session!r} has no answered turns yet")
+            raise SessionError(f"session {session!r} has no turns yet")
         chosen = (
             turns[-1] if number is None else next((t for t in turns if t.number == number), None)
         )

@@ -6,6 +6,7 @@ import contextlib
 import os
 import sys
 import traceback
+from collections.abc import Sequence
 from enum import StrEnum
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
@@ -163,6 +164,17 @@ DbOption = Annotated[
 ]
 
 
+InOption = Annotated[
+    list[str] | None,
+    typer.Option(
+        "--in",
+        metavar="NAME",
+        show_default=False,
+        help="Search only this collection (repeatable; `all`: every one).",
+    ),
+]
+
+
 def make_app(*, create: bool = False, **overrides: Any) -> App:
     """The services for a command; only ingest (and eval's own library) pass create=True."""
     from .app import App
@@ -251,11 +263,27 @@ def ingest(
             "the given paths too (by default they are skipped).",
         ),
     ] = False,
+    name: Annotated[
+        str | None,
+        typer.Option(
+            "--name",
+            metavar="NAME",
+            show_default=False,
+            help="Name the folder's collection (default: the folder's name).",
+        ),
+    ] = None,
+    watch: Annotated[
+        bool,
+        typer.Option(
+            "--watch",
+            help="Then keep the library current as files change, until Ctrl-C.",
+        ),
+    ] = False,
     db: DbOption = None,
 ) -> None:
     """Ingest documents (.md .markdown .txt .rst .html .htm .pdf .docx): chunk, embed, index.
     Unchanged files are skipped; .gitignore, .ignore and .ragchatignore files in the folders are
-    honoured. The only command that creates a library."""
+    honoured. Each folder is a collection. The only command that creates a library."""
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
@@ -279,6 +307,7 @@ def ingest(
                 progress=progress,
                 exclude=exclude or (),
                 hidden=hidden,
+                name=readable_text(name) if name is not None else None,
             )
     except Exception as exc:
         problem = _database_error(exc)
@@ -289,6 +318,33 @@ def ingest(
     if report.interrupted:  # the summary says what was kept; the exit is a Ctrl-C's, as everywhere
         render.error("interrupted")
         raise typer.Exit(130)
+    if watch:
+        _watch(ctx, paths, exclude or (), hidden, follow_symlinks)
+
+
+def _watch(
+    ctx: App, paths: list[Path], exclude: Sequence[str], hidden: bool, follow_symlinks: bool
+) -> None:
+    from . import render
+    from .watch import watch_library
+
+    render.console.print(
+        "[dim]watching for changes (Ctrl-C stops; the library stays consistent)[/]"
+    )
+    try:
+        watch_library(
+            ctx.db,
+            ctx.settings,
+            paths,
+            lambda: ctx.embedder,
+            on_change=render.watch_line,
+            exclude=exclude,
+            hidden=hidden,
+            follow_symlinks=follow_symlinks,
+        )
+    except KeyboardInterrupt:
+        pass
+    render.console.print("[dim]stopped watching[/]")
 
 
 def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
@@ -340,10 +396,11 @@ def search(
         ),
     ] = SearchMode.hybrid,
     as_json: Annotated[bool, typer.Option("--json", help="JSON lines instead of a table.")] = False,
+    within: InOption = None,
     db: DbOption = None,
 ) -> None:
     """Search the library once, without a conversation."""
-    from . import render
+    from . import catalog, render
     from .search.hybrid import SearchRequest
     from .search.hybrid import search as run_search
 
@@ -353,7 +410,8 @@ def search(
     ctx = make_app(db=db)
     ctx.require_library()
     embedder = ctx.embedder if mode is not SearchMode.fts else None
-    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value)
+    scope = catalog.scope_of(ctx.db, [readable_text(name) for name in within or []])
+    request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value, within=scope)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     render.search_hits(hits, as_json)
     if not as_json and mode is not SearchMode.fts:
@@ -383,9 +441,12 @@ def show(
     from . import render
     from .store import library
 
+    shown = str(chunk) if len(str(chunk)) <= 20 else str(chunk)[:17] + "..."
+    if not 0 < chunk < 2**63:  # beyond SQLite's integers no chunk can have that id
+        raise RagchatError(f"no chunk {shown}: chunk ids are positive numbers below 2^63")
     found = library.section(make_app(db=db).db, chunk)
     if found is None:
-        raise RagchatError(f"no chunk {chunk} in the library (it may have been re-ingested since)")
+        raise RagchatError(f"no chunk {shown} in the library (it may have been re-ingested since)")
     render.section_view(found)
 
 
@@ -414,10 +475,12 @@ def ask(
     as_json: Annotated[
         bool, typer.Option("--json", help="Print the turn's trace as JSON instead.")
     ] = False,
+    within: InOption = None,
     db: DbOption = None,
 ) -> None:
-    """Ask one question, non-interactively; the turn is saved in the session."""
-    from . import render
+    """Ask one question, non-interactively; the turn is saved in the session (with its scope:
+    `--in` is remembered for the session's next questions)."""
+    from . import catalog, render
     from .conversation.turn import EMPTY_QUESTION
     from .store import sessions
 
@@ -428,8 +491,12 @@ def ask(
     ctx = make_app(db=db)
     ctx.require_library()
     _require_writable(ctx)
+    names = [readable_text(name) for name in within or []]
+    catalog.collection_ids(ctx.db, names)  # an unknown name: an error before anything changes
     if new:
         sessions.clear_session(ctx.db, session)
+    if within:
+        catalog.set_session_scope(ctx.db, session, names)
     problem = ctx.backend_problem()
     # "on": each fallback says why; "off": the user chose it, nothing to say
     if problem and not as_json and ctx.settings.ollama == "auto":
@@ -576,6 +643,125 @@ def rename_session(
     )
 
 
+documents_app = typer.Typer(
+    cls=RagchatGroup,
+    rich_markup_mode=None,
+    invoke_without_command=True,
+    help="List the library's documents; `rm` removes some.",
+)
+app.add_typer(documents_app, name="documents", short_help="List or remove documents.")
+
+
+@documents_app.callback(invoke_without_command=True)
+def list_documents(
+    ctx: typer.Context,
+    within: InOption = None,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per document instead of a table.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """List documents: collection, path, title, chunks, pages, when ingested."""
+    from . import catalog, render
+
+    ctx.obj = db
+    if ctx.invoked_subcommand is None:
+        rows = catalog.documents(make_app(db=db).db, [readable_text(n) for n in within or []])
+        render.documents_table(rows, as_json)
+
+
+@documents_app.command("rm", cls=RagchatCommand)
+def remove_documents(
+    ctx: typer.Context,
+    patterns: Annotated[
+        list[str],
+        typer.Argument(
+            metavar="PATH|GLOB...",
+            show_default=False,
+            help="Paths as listed (or collection:path, or the file's absolute path); globs match "
+            "too (quote them).",
+        ),
+    ],
+    db: DbOption = None,
+) -> None:
+    """Remove documents from the library.
+
+    Their chunks, vectors and index rows go with them. The files stay; a later ingest of their
+    folder adds them back unless --exclude leaves them out."""
+    from . import catalog, render
+
+    app_ = make_app(db=db or ctx.obj)
+    _require_writable(app_)
+    render.removed(catalog.remove_documents(app_.db, [readable_text(p) for p in patterns]))
+
+
+collections_app = typer.Typer(
+    cls=RagchatGroup,
+    rich_markup_mode=None,
+    invoke_without_command=True,
+    help="List collections (one per ingested folder); `rename` and `rm` manage them.",
+)
+app.add_typer(collections_app, name="collections", short_help="List, rename or remove collections.")
+
+
+@collections_app.callback(invoke_without_command=True)
+def list_collections(
+    ctx: typer.Context,
+    as_json: Annotated[
+        bool, typer.Option("--json", help="One JSON line per collection instead of a table.")
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """List collections: name, folder, documents, chunks."""
+    from . import render
+    from .store import library
+
+    ctx.obj = db
+    if ctx.invoked_subcommand is None:
+        render.collections_table(library.collections(make_app(db=db).db), as_json)
+
+
+@collections_app.command("rename", cls=RagchatCommand)
+def rename_collection(
+    ctx: typer.Context,
+    old: Annotated[str, typer.Argument(metavar="OLD", help="Its name.", show_default=False)],
+    new: Annotated[str, typer.Argument(metavar="NEW", help="Its new name.", show_default=False)],
+    db: DbOption = None,
+) -> None:
+    """Rename a collection.
+
+    The new name must be free; sessions scoped to it follow."""
+    from . import render
+    from .store import library
+
+    app_ = make_app(db=db or ctx.obj)
+    _require_writable(app_)
+    library.rename_collection(app_.db, readable_text(old), readable_text(new))
+    render.console.print(
+        f"Renamed collection {render.escape(old)} to {render.escape(new)}.", soft_wrap=True
+    )
+
+
+@collections_app.command("rm", cls=RagchatCommand)
+def remove_collection(
+    ctx: typer.Context,
+    name: Annotated[
+        str, typer.Argument(metavar="NAME", help="The collection to remove.", show_default=False)
+    ],
+    db: DbOption = None,
+) -> None:
+    """Remove a collection and every document in it.
+
+    The files stay."""
+    from . import catalog, render
+
+    app_ = make_app(db=db or ctx.obj)
+    _require_writable(app_)
+    done = catalog.remove_collection(app_.db, readable_text(name))
+    render.removed(done)
+    render.console.print(f"Removed collection {render.escape(name)}.", soft_wrap=True)
+
+
 @app.command(cls=RagchatCommand, short_help="Write a session as Markdown.")
 def export(
     session: Annotated[
@@ -617,6 +803,7 @@ def chat(
     session: Annotated[
         str, typer.Option("--session", "-s", metavar="NAME", help="Session to resume or start.")
     ] = "default",
+    within: InOption = None,
     db: DbOption = None,
 ) -> None:
     """Chat interactively: resumes the session; /help lists commands; Ctrl-D exits.
@@ -630,7 +817,32 @@ def chat(
         )  # bytes that are not UTF-8 are text to answer, not a crash
     ctx = make_app(db=db)
     _require_writable(ctx)
+    if within:
+        from . import catalog
+
+        catalog.set_session_scope(ctx.db, session, [readable_text(name) for name in within])
     Repl(ctx, session, lines=piped).run()
+
+
+@app.command("mcp", cls=RagchatCommand, short_help="Serve the library to MCP clients (stdio).")
+def mcp_command(
+    allow_write: Annotated[
+        bool,
+        typer.Option("--allow-write", help="Also offer tools that ingest and remove documents."),
+    ] = False,
+    db: DbOption = None,
+) -> None:
+    """Serve the library over stdio to an MCP client (an agent, an editor, Claude Desktop): tools
+    search, ask (follow-ups per session), documents and show. Read-only unless --allow-write."""
+    from .mcp_server import build_server
+
+    ctx = make_app(db=db)
+    if allow_write:
+        _require_writable(ctx)
+    try:
+        build_server(ctx, allow_write=allow_write).run("stdio")
+    finally:
+        ctx.close()
 
 
 @app.command(

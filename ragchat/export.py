@@ -16,6 +16,9 @@ if TYPE_CHECKING:
     from .conversation.models import RetrievedChunk
 
 
+UNANSWERED_MARK = "*(unanswered: the answer never came; the turn was cancelled or failed)*"
+
+
 def _quote_free(text: str) -> str:
     """One line of plain text for a heading or a list item (no Markdown line breaks inside)."""
     return " ".join(text.split())
@@ -38,16 +41,17 @@ def _sources(turn: AnsweredTurn) -> list[str]:
 def session_markdown(app: App, session: str) -> str:
     """The whole session, without terminal control characters (it goes to a terminal or a file
     that will be `cat`); a missing session or one without answers is a SessionError."""
-    app.turn(session)  # a missing session, or one without answers, is a clear SessionError
-    turns = app.turns(session)
+    app.turn(session)  # a missing session, or one without turns, is a clear SessionError
+    return turns_markdown(session, app.turns(session))
+
+
+def turns_markdown(session: str, turns: list[AnsweredTurn]) -> str:
     parts = [f"# Session {_quote_free(session)}", ""]
     for turn in turns:
-        parts += [
-            f"## {turn.number}. {_quote_free(turn.lineage.question)}",
-            "",
-            turn.answer.strip() or "_(cancelled before an answer came)_",
-            "",
-        ]
+        answer = turn.answer.strip()
+        if not turn.answered:  # what was shown, if anything, then the mark
+            answer = f"{answer}\n\n{UNANSWERED_MARK}" if answer else UNANSWERED_MARK
+        parts += [f"## {turn.number}. {_quote_free(turn.lineage.question)}", "", answer, ""]
         sources = _sources(turn)
         if sources:
             parts += ["**Sources**", "", *sources, ""]

@@ -321,3 +321,10 @@ def _number(name: str, text: str, *, integer: bool) -> int | float:
             f"invalid value for parameter {name}: {text[:40]!r} (expected a finite number)"
         )
     return number
+
+
+# --- the library's own tools (not a turn's tuning) ----------------------------------------------
+
+# `ingest --watch`: file events are gathered until none came for this long, then ingested in one
+# run (an editor's save is several events; a `git checkout` is hundreds)
+WATCH_DEBOUNCE_MS = 1600

@@ -37,12 +37,15 @@ from .text import PrintableStream, inert_char, printable, source_label
 if (
     TYPE_CHECKING
 ):  # annotations only: importing them would load eval, ingest and search for every command
+    from .app import AnsweredTurn
+    from .catalog import Removed
     from .config import Settings
     from .evaluate.coverage import CoverageScore
     from .evaluate.report import AnswerGroup, GroupSummary
     from .ingest.pipeline import IngestReport
     from .search.hybrid import Hit
     from .store import library
+    from .watch import Change
 
 
 def escape(text: str) -> str:
@@ -254,6 +257,9 @@ def hit_row(hit: Hit) -> dict:
         "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
         "heading": hit.chunk.heading,
         "snippet": snippet(hit.chunk.text, 200),
+        "document_id": hit.chunk.document_id,
+        "collection": hit.chunk.collection,
+        "absolute_path": hit.chunk.source,
     }
 
 
@@ -314,6 +320,94 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
             str(hit.rank), f"{hit.score:.3f}", _rank(hit.vector_rank), _rank(hit.fts_rank), cell
         )
     console.print(table)
+
+
+def documents_table(rows: list[library.Listed], as_json: bool) -> None:
+    if as_json:
+        json_lines(
+            {
+                "collection": row.collection,
+                "path": row.path,
+                "title": row.title,
+                "chunks": row.chunks,
+                "pages": row.pages,
+                "ingested_at": row.ingested_at,
+                "document_id": row.document_id,
+                "absolute_path": row.source,
+                "copy_of": row.copy_of,
+            }
+            for row in rows
+        )
+        return
+    if not rows:
+        console.print("[dim]No documents: `ragchat ingest PATH` adds some.[/]")
+        return
+    table = Table("collection", "path", "title", "chunks", "pages", "ingested", width=width())
+    for column in table.columns[3:5]:
+        column.justify = "right"
+    for row in rows:
+        title = escape(printable(row.title))
+        if row.copy_of is not None:
+            title = f"[dim](same content as {escape(printable(row.copy_of))})[/]"
+        table.add_row(
+            escape(printable(row.collection)),
+            escape(printable(row.path)),
+            title,
+            str(row.chunks),
+            "" if row.pages is None else str(row.pages),
+            ago(row.ingested_at),
+        )
+    show(table)
+    console.print(f"[dim]{len(rows)} document(s)[/]")
+
+
+def collections_table(rows: list[library.Collection], as_json: bool) -> None:
+    if as_json:
+        json_lines(
+            {
+                "name": row.name,
+                "folder": row.root,
+                "documents": row.documents,
+                "chunks": row.chunks,
+                "created_at": row.created_at,
+            }
+            for row in rows
+        )
+        return
+    if not rows:
+        console.print("[dim]No collections: `ragchat ingest FOLDER` makes one per folder.[/]")
+        return
+    table = Table("collection", "folder", "documents", "chunks", width=width())
+    for row in rows:
+        table.add_row(
+            escape(printable(row.name)),
+            escape(printable(row.root)),
+            str(row.documents),
+            str(row.chunks),
+        )
+    show(table)
+
+
+def removed(done: Removed) -> None:
+    """What `documents rm` or `collections rm` took out, one line each."""
+    moved = dict(done.moved)
+    for name in done.removed:
+        line = f"removed {escape(printable(name))}"
+        if name in moved:
+            line += f" [dim](its content stays under {escape(printable(moved[name]))})[/]"
+        console.print(line, soft_wrap=True)
+    console.print(
+        f"[dim]{len(done.removed)} document(s) removed, {done.chunks} chunk(s) with them[/]"
+    )
+
+
+def watch_line(change: Change) -> None:
+    """One line per document the watch added, updated or removed (or could not read)."""
+    colour = {"added": "green", "updated": "cyan", "removed": "yellow"}.get(change.kind, "red")
+    detail = f" [dim]({escape(printable(change.detail))})[/]" if change.detail else ""
+    console.print(
+        f"[{colour}]{change.kind}[/] {escape(printable(change.path))}{detail}", soft_wrap=True
+    )
 
 
 def config_table(settings: Settings, origins: Mapping[str, str]) -> None:
@@ -719,6 +813,34 @@ def answer_body(text: str, target: Console | None = None) -> None:
 MODEL_MODES = frozenset({"llm", "cut", "cancelled"})  # answers a model wrote (rendered as Markdown)
 
 
+def history_list(session: str, turns: list[AnsweredTurn]) -> None:
+    """`/history`: the session's questions by turn number."""
+    if not turns:
+        console.print(f"[dim]session {escape(session)} has no questions yet[/]")
+        return
+    for item in turns:
+        mark = "" if item.answered else "  [yellow](unanswered)[/]"
+        console.print(
+            f"[bold]{item.number:>3}[/]  {escape(snippet(item.lineage.question, 2 * ECHO_LIMIT))}"
+            + mark,
+            soft_wrap=True,
+        )
+
+
+def history_turn(item: AnsweredTurn) -> None:
+    """`/history N`: the whole turn, its question, answer and sources."""
+    console.print(f"[bold]Turn {item.number}[/]")
+    console.print(Text(printable("> " + item.lineage.question)), soft_wrap=True)
+    if item.answered:
+        answer_body(item.answer)
+    else:
+        if item.answer.strip():
+            answer_body(item.answer)
+        console.print("[yellow](unanswered: the answer never came)[/]")
+    if item.lineage.chunks:
+        show(lineage_sources(item.lineage))
+
+
 def turn(result: TurnResult, streamed: bool = False) -> None:
     """The answer (unless it was streamed), how the question was understood, the sources.
     Notices were shown as they happened (Conversation.on_notice)."""
@@ -769,6 +891,7 @@ def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: st
             "message_id": message_id,
             "weak_match": data.pop("weak"),
             "answer": answer,
+            "answered": lineage.answer_mode not in ("pending", "unanswered") and bool(answer),
         }
     )
     return data
@@ -843,6 +966,9 @@ def inspect_view(data: dict) -> None:
     show(_hanging([(key, escape(snippet(str(r.get(key)), 2 * ECHO_LIMIT))) for key in keys]))
     anchors = ", ".join(data["anchor_documents"]) or "(none)"
     console.print(f"[bold]plan[/]            {data['plan']}   anchors: {escape(anchors)}")
+    if data.get("scope"):  # asked in some collections only
+        scope = ", ".join(data["scope"])
+        console.print(f"[bold]scope[/]           {escape(printable(scope))}", soft_wrap=True)
     own = r.get("question_weight", 1.0)
     console.print(
         f"[bold]context weight[/]  {data.get('context_weight', 0):.2f}  (the question's own "
@@ -878,6 +1004,7 @@ def inspect_view(data: dict) -> None:
     console.print(
         f"[bold]answer mode[/]     {data['answer_mode']}"
         + ("  (not covered)" if data["weak_match"] else "")
+        + ("" if data.get("answered", True) else "  (unanswered: the answer never came)")
     )
     if data.get("coverage"):
         evidence = "  ".join(f"{key} {value:.2f}" for key, value in data["coverage"].items())

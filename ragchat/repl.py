@@ -29,6 +29,11 @@ HELP = """Ask anything about your documents; follow-ups ("what about X?") are un
   /open N         the whole section behind source N (paged when long)
   /retry [X]      the last question again, with X as its subject ("no, I meant X" works too)
   /inspect [N]    the trace of the last turn (or turn N)
+  /history [N]    this session's questions by turn number (or turn N whole)
+  /export [FILE]  write this session as Markdown (never over an existing file
+                  unless FILE is followed by --force)
+  /documents      the library's documents by collection
+  /in NAME...     ask only in these collections (/in all: every one; /in: show)
   /new NAME       start a new session
   /resume NAME    continue an existing session
   /sessions       list sessions
@@ -42,6 +47,12 @@ BARE_COMMANDS = {
     "quit",
     "clear",
 }  # typed without the slash, these are commands, not questions
+
+
+def default_export_name(session: str) -> str:
+    """`/export` without a FILE: the session's name, made a plain file name."""
+    safe = "".join(ch if ch.isalnum() or ch in "-_" else "_" for ch in session).strip("_")
+    return f"ragchat-{safe or 'session'}.md"
 
 
 class SlashCompleter(Completer):
@@ -66,6 +77,11 @@ class SlashCompleter(Completer):
             for session in sessions.session_names(self.repl.app.db):
                 if session.startswith(partial):
                     yield Completion(session, start_position=-len(partial))
+        elif name.lower() == "/in":
+            word = partial.rpartition(" ")[2]
+            for collection in [c.name for c in library.collections(self.repl.app.db)] + ["all"]:
+                if collection.startswith(word):
+                    yield Completion(collection, start_position=-len(word))
 
 
 class Repl:
@@ -100,6 +116,10 @@ class Repl:
             "/open": self._open,
             "/retry": self._retry,
             "/inspect": self._inspect,
+            "/history": self._history,
+            "/export": self._export,
+            "/documents": self._documents,
+            "/in": self._in,
             "/new": self._new,
             "/resume": self._resume_command,
             "/sessions": self._sessions,
@@ -167,6 +187,15 @@ class Repl:
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
+        from .catalog import session_scope_names
+
+        scope = session_scope_names(self.app.db, self.session)
+        if scope:
+            render.console.print(
+                f"[dim]questions search {render.escape(printable(', '.join(scope)))} "
+                "(/in all: every collection)[/]",
+                soft_wrap=True,
+            )
 
     def _resume(self) -> None:
         history = sessions.messages(self.app.db, sessions.session_id(self.app.db, self.session))
@@ -318,6 +347,66 @@ class Repl:
         chosen = self.app.turn(self.session, int(arg) if arg else None)
         render.inspect_view(
             render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
+        )
+        return True
+
+    def _history(self, arg: str) -> bool:
+        if arg and not arg.isdigit():
+            raise SessionError(f"/history wants a turn number, not {arg!r} (usage: /history [N])")
+        if arg:
+            chosen = self.app.turn(self.session, int(arg))
+            render.history_turn(chosen)
+            return True
+        turns = self.app.turns(self.session)
+        render.history_list(self.session, turns)
+        return True
+
+    def _export(self, arg: str) -> bool:
+        from .export import turns_markdown, write_private
+
+        try:
+            words = shlex.split(arg)
+        except ValueError as exc:
+            raise RagchatError(f"/export: {exc}") from None
+        force = "--force" in words
+        names = [w for w in words if w != "--force"]
+        if len(names) > 1:
+            raise RagchatError("usage: /export [FILE] [--force]")
+        turns = self.app.turns(self.session)
+        if not turns:
+            raise SessionError(f"session {self.session!r} has no turns yet: nothing to export")
+        path = Path(names[0]).expanduser() if names else Path(default_export_name(self.session))
+        if (path.exists() or path.is_symlink()) and not force:
+            raise RagchatError(f"{path} exists; /export {path} --force overwrites it")
+        write_private(path, turns_markdown(self.session, turns), force=force)
+        render.console.print(
+            f"Wrote {render.escape(printable(str(path)))} ({len(turns)} turn(s)).", soft_wrap=True
+        )
+        return True
+
+    def _documents(self, arg: str) -> bool:
+        from . import catalog
+
+        try:
+            names = shlex.split(arg)
+        except ValueError as exc:
+            raise RagchatError(f"/documents: {exc}") from None
+        render.documents_table(catalog.documents(self.app.db, names), as_json=False)
+        return True
+
+    def _in(self, arg: str) -> bool:
+        from . import catalog
+
+        try:
+            names = shlex.split(arg)
+        except ValueError as exc:
+            raise RagchatError(f"/in: {exc}") from None
+        if names:
+            catalog.set_session_scope(self.app.db, self.session, names)
+        scope = catalog.session_scope_names(self.app.db, self.session)
+        shown = ", ".join(scope) if scope else "all collections"
+        render.console.print(
+            f"[dim]questions search {render.escape(printable(shown))}[/]", soft_wrap=True
         )
         return True
 

@@ -317,7 +317,7 @@ def test_tab_completes_commands_and_session_names(library_db: Path) -> None:
             ]
 
         assert complete("/ses") == ["/sessions"]
-        assert complete("/in") == ["/ingest", "/inspect"]
+        assert complete("/in") == ["/ingest", "/inspect", "/in"]
         assert complete("/resume heat") == ["heatpumps"]
         assert complete("/new ") == sorted(complete("/new "))
         assert "heatpumps" in complete("/new ") and complete("what about /new") == []

@@ -207,7 +207,7 @@ def test_a_turns_chunks_are_read_from_the_database_once(db: Database) -> None:
     loaded = LoadedChunks(db)
     first = loaded.get([1, 2, 999])
     again = loaded.get([2, 1, 999, 3])
-    reads = [s for s in statements if "FROM chunks c JOIN documents" in s]
+    reads = [s for s in statements if "FROM chunks c WHERE c.id IN" in s]
     assert sorted(first) == [1, 2] and list(again) == [2, 1, 3]
     assert len(reads) == 2, "the second call reads only chunk 3 (999 is known not to exist)"
     assert again[1] is first[1]

@@ -40,11 +40,22 @@ def smoothed_idf(total: int, frequency: int) -> float:
 class CorpusView:
     """Corpus statistics for one library version, from the store; cheap to keep for a session."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, within: frozenset[int] | None = None) -> None:
+        """`within`: a scoped question's documents; the user's words are then mapped onto their
+        keywords only (term rarity stays the whole corpus's)."""
         self.db = db
         self.total_chunks = max(library.chunk_count(db), 1)
         self._keywords, self._keyword_matrix = keywords.keyword_vectors(db)
+        if within is not None:
+            self._keep(set(self.keywords_of(sorted(within))))
         self._frequency = lru_cache(maxsize=4096)(self._chunk_frequency)
+
+    def _keep(self, allowed: set[str]) -> None:
+        rows = [i for i, keyword in enumerate(self._keywords) if keyword in allowed]
+        self._keywords = [self._keywords[i] for i in rows]
+        self._keyword_matrix = (
+            self._keyword_matrix[rows] if rows else np.zeros((0, 0), dtype=np.float32)
+        )
 
     def chunk_frequency(self, term: str) -> int:
         return self._frequency(term)

@@ -152,6 +152,8 @@ class RetrievedChunk:
     page_end: int | None = None
     title: str = ""  # the document's title
     seen: bool | None = None  # a model was given it in its prompt (None: no model answered)
+    collection: str = ""  # its document's collection
+    absolute_path: str = ""  # its document's file
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)
@@ -200,6 +202,7 @@ class Lineage:
     )
     # a model's answer: its prompt's size, what the budget left out, the server's token count
     prompt: dict[str, Any] = field(default_factory=dict)
+    scope: tuple[str, ...] = ()  # the collections the question was asked in (empty: all)
 
     @property
     def answer_document_ids(self) -> list[int]:
@@ -242,6 +245,7 @@ class Lineage:
             "coverage": dict(self.coverage),
             "correction": self.correction,
             "prompt": dict(self.prompt),
+            "scope": list(self.scope),
         }
 
     @classmethod
@@ -275,6 +279,7 @@ class Lineage:
             coverage=dict(data.get("coverage") or {}),
             correction=str(data.get("correction") or ""),
             prompt=dict(data.get("prompt") or {}),
+            scope=tuple(str(name) for name in data.get("scope") or ()),
         )
 
 

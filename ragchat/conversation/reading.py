@@ -17,7 +17,7 @@ from sqlite_utils import Database
 from ..names import readable_text
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..store import library
-from ..store.library import StoredChunk
+from ..store.library import Scope, StoredChunk
 from ..store.sessions import Message
 from .history import HistoryWindow, select_window
 from .models import Lineage
@@ -30,8 +30,9 @@ class LoadedChunks:
     """The chunks one turn has loaded, by id: each read from the database once, then handed on
     to every stage that needs it (anchors, probes, retrieval, coverage, the answer's sources)."""
 
-    def __init__(self, db: Database) -> None:
+    def __init__(self, db: Database, within: Scope | None = None) -> None:
         self._db = db
+        self._within = within  # a scoped turn shows a copied document as its copy in scope
         self._chunks: dict[int, StoredChunk] = {}
         self._absent: set[int] = set()
 
@@ -40,7 +41,7 @@ class LoadedChunks:
         wanted = list(dict.fromkeys(ids))
         missing = [i for i in wanted if i not in self._chunks and i not in self._absent]
         if missing:
-            found = library.chunks_by_ids(self._db, missing)
+            found = library.chunks_by_ids(self._db, missing, self._within)
             self._chunks.update(found)
             self._absent.update(i for i in missing if i not in found)
         return {i: self._chunks[i] for i in wanted if i in self._chunks}
@@ -89,9 +90,10 @@ class TurnContext:
         None  # the question's own FTS list, when searched ahead
     )
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
+    within: Scope | None = None  # the collections the question is asked in (None: all)
 
     def loaded(self, db: Database) -> LoadedChunks:
-        return self.chunks if self.chunks is not None else LoadedChunks(db)
+        return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)
 
     def load(self, db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         """The chunks of `ids` that exist, each loaded once per turn."""
@@ -117,9 +119,13 @@ class KeywordRanking:
 
 
 def keyword_ranking(
-    db: Database, query: str, depth: int, anchor_chunks: tuple[int, ...]
+    db: Database,
+    query: str,
+    depth: int,
+    anchor_chunks: tuple[int, ...],
+    within: Scope | None = None,
 ) -> KeywordRanking:
-    ids = fts_ranking(db, query, depth)
+    ids = fts_ranking(db, query, depth, within=within)
     anchored = fts_ranking(db, query, 0, anchor_chunks) if anchor_chunks and ids else []
     return KeywordRanking(query, tuple(ids), tuple(anchored))
 
@@ -148,14 +154,17 @@ def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple
     return tuple(questions[start:])
 
 
-def resolve_anchors(chunks: LoadedChunks, db: Database, last: Lineage | None) -> Anchors:
+def resolve_anchors(
+    chunks: LoadedChunks, db: Database, last: Lineage | None, within: Scope | None = None
+) -> Anchors:
     """The documents the last answer stood on, minus those removed or changed since (a changed
-    document counts as gone: its chunks were replaced, ids are never reused)."""
+    document counts as gone: its chunks were replaced, ids are never reused) and those outside
+    the question's scope."""
     if last is None:
         return Anchors()
     # after a not-covered answer too: anchoring is soft (it only reaches chunks some query ranks
     # well), and the decision errs on some answered turns (README: "Does the library cover it?")
-    wanted = last.answer_document_ids
+    wanted = [d for d in last.answer_document_ids if within is None or d in within.document_ids]
     paths = {c.document_id: c.document for c in last.chunks}
     used = last.used_chunks
     existing = chunks.get(c.chunk_id for c in used)
@@ -169,9 +178,10 @@ def resolve_anchors(chunks: LoadedChunks, db: Database, last: Lineage | None) ->
         for cid, chunk in chunks.get(chunk_ids).items()
         if (chunk.document_id, chunk.heading or "") in said_sections
     )
+    shown = library.placed_paths(db, alive)
     return Anchors(
         frozenset(alive),
-        tuple(alive[d]["path"] for d in sorted(alive)),
+        tuple(shown.get(d, alive[d]["path"]) for d in sorted(alive)),
         missing,
         tuple(chunk_ids),
         said,
@@ -184,8 +194,9 @@ def probe(
     vector: np.ndarray,
     depth: int,
     anchor_chunks: tuple[int, ...],
+    within: Scope | None = None,
 ) -> Probe:
-    ids, similarity = vector_ranking(db, vector, depth, anchor_chunks)
+    ids, similarity = vector_ranking(db, vector, depth, anchor_chunks, within)
     if not ids:
         return Probe()
     top = chunks.get(ids[:depth])
@@ -211,12 +222,13 @@ def read_turn(
     window: HistoryWindow,
     depth: int,
     notices: tuple[str, ...] = (),
+    within: Scope | None = None,
 ) -> TurnContext:
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
-    chunks = LoadedChunks(db)
-    anchors = resolve_anchors(chunks, db, last)
+    chunks = LoadedChunks(db, within)
+    anchors = resolve_anchors(chunks, db, last, within)
     gone = (
         (f"anchor document(s) gone since the last turn: {', '.join(anchors.missing)}",)
         if anchors.missing
@@ -232,7 +244,8 @@ def read_turn(
         searching=searching,
         topic_questions=topic_questions(history, turns),
         anchors=anchors,
-        probe=probe(chunks, db, vector, depth, anchors.chunk_ids),
+        probe=probe(chunks, db, vector, depth, anchors.chunk_ids, within),
         notices=(*notices, *gone),
         chunks=chunks,
+        within=within,
     )

@@ -52,7 +52,7 @@ def _vector_ids(
     if query.source is Source.LLM and context.rewrite_probe.ids:
         return list(context.rewrite_probe.ids), None
     vector = context.vector if query.as_typed else embedder.embed_query(query.query)
-    return vector_ranking(db, vector, depth, extra)
+    return vector_ranking(db, vector, depth, extra, context.within)
 
 
 def _fts_ids(
@@ -61,7 +61,7 @@ def _fts_ids(
     ahead = context.keyword_ranking  # the question's own FTS list, searched while the model thought
     if query.source is Source.QUESTION and ahead is not None:
         return ahead.with_anchors(bool(extra))
-    return fts_ranking(db, query.query, depth, extra)
+    return fts_ranking(db, query.query, depth, extra, context.within)
 
 
 def _rankings(
@@ -86,7 +86,8 @@ def _named(
 ) -> tuple[QueryList, RankedList] | None:
     """The documents the question names by title or file name, as a list of the fusion (the
     full pipeline only: the baselines' single-query path stays as it was)."""
-    named = named_documents(db, context.question) if plan.fusion else []
+    within = context.within.document_ids if context.within is not None else None
+    named = named_documents(db, context.question, within) if plan.fusion else []
     if not named:
         return None
     query = QueryList(
@@ -138,6 +139,8 @@ def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None
         page_start=stored.page_start,
         page_end=stored.page_end,
         title=stored.title or "",
+        collection=stored.collection,
+        absolute_path=stored.source,
     )
 
 
@@ -148,6 +151,8 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
     if lineage is None:
         return [], ()
     old = lineage.used_chunks or list(lineage.chunks)
+    if context.within is not None:  # a scoped question reuses nothing from another collection
+        old = [c for c in old if c.document_id in context.within.document_ids]
     alive = context.load(db, [c.chunk_id for c in old])
     notices = (
         (f"{len(old) - len(alive)} reused chunk(s) no longer exist (document changed or removed)",)
@@ -172,6 +177,8 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
             page_start=alive[c.chunk_id].page_start,
             page_end=alive[c.chunk_id].page_end,
             title=alive[c.chunk_id].title or "",
+            collection=alive[c.chunk_id].collection,
+            absolute_path=alive[c.chunk_id].source,
         )
         for c in old
         if c.chunk_id in alive

@@ -16,12 +16,14 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..answer import NOT_COVERED
+from ..catalog import session_scope
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
 from ..store import library, sessions
+from ..store.library import Scope
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .combine import Evidence, combine, repeats_the_user
@@ -76,6 +78,7 @@ class Conversation:
     on_thinking: Callable[[str], None] | None = None
     # the assistant message of the turn under way and its lineage, until its answer is stored
     _in_flight: tuple[int, Lineage] | None = None
+    _within: Scope | None = None  # the scope of the turn being asked (None: every collection)
 
     # --- the chain ---------------------------------------------------------------------------
 
@@ -144,6 +147,7 @@ class Conversation:
         started: float,
     ) -> TurnResult:
         session_id, user_id = opened.session_id, opened.message_id
+        within = self._within = session_scope(self.db, self.session)
         window = window_of(
             opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
         )
@@ -155,6 +159,7 @@ class Conversation:
             window=window,
             depth=max(self.settings.candidates, self.settings.top_k),
             notices=notices,
+            within=within,
         )
         context, reformulation, pending = self._reformulate(
             replace(context, turn=opened.number), typed
@@ -164,6 +169,7 @@ class Conversation:
         lineage = replace(
             self._lineage(context, reformulation, chosen, retrieval, started, pending),
             correction=typed,
+            scope=context.within.names if context.within is not None else (),
         )
         self._announce(lineage.notices)
         assistant_id = sessions.add_message(
@@ -216,9 +222,12 @@ class Conversation:
         return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
-        version = library.library_version(self.db)
+        """The corpus as this turn's question sees it (a scoped question: its documents'
+        vocabulary), kept while the library and the scope stay the same."""
+        within = self._within.document_ids if self._within is not None else None
+        version = (library.library_version(self.db), within)
         if self._corpus is None or version != self._corpus_version:
-            self._corpus, self._corpus_version = CorpusView(self.db), version
+            self._corpus, self._corpus_version = CorpusView(self.db, within), version
         return self._corpus
 
     @property
@@ -282,7 +291,11 @@ class Conversation:
             context = replace(
                 context,
                 keyword_ranking=keyword_ranking(
-                    self.db, without_deixis(context.question), depth, context.anchors.chunk_ids
+                    self.db,
+                    without_deixis(context.question),
+                    depth,
+                    context.anchors.chunk_ids,
+                    context.within,
                 ),
             )
         reading, fallback = pending.result() if pending else (None, "")
@@ -302,7 +315,14 @@ class Conversation:
             return context
         vector = self.embedder.embed_query(reading.semantic_query[: self.params.answer.embed_chars])
         depth = max(self.settings.candidates, self.settings.top_k)
-        found = probe(context.loaded(self.db), self.db, vector, depth, context.anchors.chunk_ids)
+        found = probe(
+            context.loaded(self.db),
+            self.db,
+            vector,
+            depth,
+            context.anchors.chunk_ids,
+            context.within,
+        )
         return replace(context, rewrite_probe=found)
 
     def _lineage(

@@ -711,17 +711,20 @@ def ingest(
     progress: Progress | None = None,
     exclude: Sequence[str] = (),
     hidden: bool = False,
+    name: str | None = None,
 ) -> IngestReport:
     """Bring the library in line with `paths`. The embedder is loaded only if something needs
     it. Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`.
     Folders leave out what their ignore files, `exclude` and the globs remembered with them
-    say (see ignore.py)."""
+    say (see ignore.py). Each folder is a collection, named after it unless `name` (one path
+    only) says otherwise."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
         vectors.check_model(db, settings.embedding_model)
     excluded = {Path(settings.db).resolve().parent}
     given = [Path(p) for p in paths]
+    named = _collection_names(db, given, name)
     rules = {path: _rules(db, path, exclude, hidden) for path in given if _is_dir(path)}
     found = discover(given, excluded, report, follow_symlinks, rules)
     progress.files(len(found))
@@ -735,6 +738,7 @@ def ingest(
         report.interrupted = True
     finally:
         parser.stop()
+        library.name_new_collections(db, named)
     _forget_not_documents(db, parser.not_documents, report)
     if report.interrupted:
         if report.added or report.updated or report.reparsed:
@@ -795,6 +799,18 @@ def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
         f"they rank below other pages unless a question names a version or a date; to leave "
         f"them out: ragchat ingest {where} {globs} --prune"
     ]
+
+
+def _collection_names(db: Database, given: Sequence[Path], name: str | None) -> dict[str, str]:
+    """{the folder's root as stored: the name given}, checked before anything is read."""
+    if name is None:
+        return {}
+    if len(given) != 1:
+        raise IngestError("--name names one folder's collection: give one PATH with it")
+    folder = given[0] if given[0].is_dir() else given[0].parent
+    wanted = {shown_name(str(_resolved(folder))): name}
+    library.check_wanted_names(db, wanted)
+    return wanted
 
 
 def _rules(db: Database, folder: Path, exclude: Sequence[str], hidden: bool) -> Rules:

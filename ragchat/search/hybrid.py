@@ -17,7 +17,7 @@ from ..embed import Embedder
 from ..params import SCALE
 from ..store import library, terms, vectors
 from ..store.db import get_setting
-from ..store.library import StoredChunk
+from ..store.library import Scope, StoredChunk
 from .fts import match_terms, rarer_terms
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
@@ -32,6 +32,7 @@ class SearchRequest:
     k: int = 8
     mode: Mode = "hybrid"
     vector: np.ndarray | None = field(default=None, compare=False)  # a precomputed query vector
+    within: Scope | None = field(default=None, compare=False)  # these collections only
 
 
 @dataclass(frozen=True)
@@ -48,11 +49,20 @@ class Hit:
 
 
 def vector_ranking(
-    db: Database, vector: np.ndarray, depth: int, extra_ids: Sequence[int] = ()
+    db: Database,
+    vector: np.ndarray,
+    depth: int,
+    extra_ids: Sequence[int] = (),
+    within: Scope | None = None,
 ) -> tuple[list[int], dict[int, float]]:
-    """Chunk ids by similarity: the global top `depth`, then any `extra_ids` (anchor chunks) below
-    it, so they have true ranks even when they fall outside the global candidates."""
-    hits = vectors.vector_search(db, vector, depth)
+    """Chunk ids by similarity: the global top `depth` (among the chunks of `within`, when
+    scoped), then any `extra_ids` (anchor chunks) below it, so they have true ranks even when
+    they fall outside the global candidates."""
+    hits = (
+        vectors.vector_search(db, vector, depth)
+        if within is None
+        else vectors.vector_search_among(db, vector, depth, within.chunk_ids)
+    )
     similarity = {chunk_id: 1.0 - distance for chunk_id, distance in hits}
     missing = [chunk_id for chunk_id in extra_ids if chunk_id not in similarity]
     extra = vectors.vectors_of(db, missing)
@@ -63,15 +73,21 @@ def vector_ranking(
 
 
 def fts_ranking(
-    db: Database, keyword_query: str, depth: int, extra_ids: Sequence[int] = ()
+    db: Database,
+    keyword_query: str,
+    depth: int,
+    extra_ids: Sequence[int] = (),
+    within: Scope | None = None,
 ) -> list[int]:
     """Chunk ids by BM25 for a query's terms (ORed; without terms common in the library when it
-    has rarer ones), then any matching `extra_ids` below them."""
+    has rarer ones), among the chunks of `within` when scoped, then any matching `extra_ids` below
+    them."""
     quoted = match_terms(keyword_query)
     if not quoted:
         return []
     match = " OR ".join(rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share))
-    ids = [chunk_id for chunk_id, _ in library.fts_search(db, match, depth)]
+    only = within.chunk_ids if within is not None else None
+    ids = [chunk_id for chunk_id, _ in library.fts_search(db, match, depth, only_ids=only)]
     seen = set(ids)
     if extra_ids:
         anchored = library.fts_search(db, match, len(extra_ids), only_ids=extra_ids)
@@ -98,6 +114,11 @@ def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
     return {term: known[term] for term in quoted if term in known}
 
 
+def scoped(within: Scope | None) -> frozenset[int] | None:
+    """The documents of a scope (None: every document)."""
+    return within.document_ids if within is not None else None
+
+
 def search(
     db: Database, embedder: Embedder | None, settings: Settings, request: SearchRequest
 ) -> list[Hit]:
@@ -111,9 +132,13 @@ def search(
             if request.vector is not None
             else embedder.embed_query(request.semantic_query)
         )
-        ids, similarity = vector_ranking(db, vector, depth)
+        ids, similarity = vector_ranking(db, vector, depth, within=request.within)
         lists.append(RankedList("question/vector", "vector", tuple(ids), settings.vector_weight))
-        named = named_documents(db, request.semantic_query) if request.mode == "hybrid" else []
+        named = (
+            named_documents(db, request.semantic_query, scoped(request.within))
+            if request.mode == "hybrid"
+            else []
+        )
         if named:  # the documents the query names by title or file name (see titles.py)
             lists.append(
                 RankedList(
@@ -124,9 +149,9 @@ def search(
                 )
             )
     if request.mode != "vector":
-        ids = fts_ranking(db, request.keyword_query, depth)
+        ids = fts_ranking(db, request.keyword_query, depth, within=request.within)
         lists.append(RankedList("question/fts", "fts", tuple(ids), settings.fts_weight))
-    chunks = library.chunks_by_ids(db, [i for item in lists for i in item.ids])
+    chunks = library.chunks_by_ids(db, [i for item in lists for i in item.ids], request.within)
     lists = [replace(item, ids=tuple(i for i in item.ids if i in chunks)) for item in lists]
     if not any(item.ids and item.weight > 0 for item in lists):
         return []

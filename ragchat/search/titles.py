@@ -73,8 +73,11 @@ class Named:
     coverage: float  # share of the question's idf weight its title and name hold
 
 
-def named_documents(db: Database, question: str) -> list[Named]:
-    """The documents a question names, best first (empty for most questions)."""
+def named_documents(
+    db: Database, question: str, within: frozenset[int] | None = None
+) -> list[Named]:
+    """The documents a question names, best first (empty for most questions); among the
+    documents `within` only, when given (a scoped question)."""
     terms = question_terms(question)
     total = library.titled_documents(db) if terms else None
     if total is None:
@@ -88,7 +91,11 @@ def named_documents(db: Database, question: str) -> list[Named]:
     for term, found in holders.items():
         for document_id in found:
             scores[document_id] = scores.get(document_id, 0.0) + weight[term] / mass
-    named = [Named(d, round(s, 4)) for d, s in scores.items() if s >= NAMES_COVERAGE]
+    named = [
+        Named(d, round(s, 4))
+        for d, s in scores.items()
+        if s >= NAMES_COVERAGE and (within is None or d in within)
+    ]
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
 
 

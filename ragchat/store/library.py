@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 from collections.abc import Iterable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field, replace
 from datetime import UTC, datetime
+from pathlib import PurePath
 from typing import TYPE_CHECKING
 
 from sqlite_utils import Database
 
+from ..errors import StoreError
 from ..lazy import lazy_module
 from .db import get_setting, set_setting, write
 from .vectors import VECTOR_TABLE, has_vectors, to_blob, vectors_changed
@@ -62,6 +64,8 @@ class StoredChunk:
     ordinal: int
     page_start: int | None = None
     page_end: int | None = None
+    collection: str = ""  # the collection (ingested folder) it belongs to
+    source: str = ""  # the absolute path of its document's file
 
 
 def now() -> str:
@@ -304,26 +308,83 @@ def chunk_count(db: Database) -> int:
     return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
 
+def _place(t: str) -> str:
+    """SQL for a document's (or copy's, table alias `t`) path as shown: `collection:path` when
+    another document or copy has the same path (two folders' README.md), else the path."""
+    return (
+        f"CASE WHEN EXISTS (SELECT 1 FROM documents o WHERE o.path = {t}.path AND o.source != "
+        f"{t}.source) OR EXISTS (SELECT 1 FROM document_copies o WHERE o.path = {t}.path AND "
+        f"o.source != {t}.source) THEN {_collection(t)} || ':' || {t}.path ELSE {t}.path END"
+    )
+
+
+def _collection(t: str) -> str:
+    return f"coalesce((SELECT k.name FROM collections k WHERE k.root = {t}.root), {t}.root)"
+
+
 # a document's path as results show it: with the paths of its copies, so one content is one result
 SHOWN_PATH = (
-    "d.path || coalesce((SELECT ' (also ' || group_concat(p.path, ', ') || ')' FROM "
-    "(SELECT path FROM document_copies WHERE document_id = d.id ORDER BY path) p), '')"
+    f"{_place('d')} || coalesce((SELECT ' (also ' || group_concat(p.shown, ', ') || ')' FROM "
+    f"(SELECT {_place('c')} AS shown FROM document_copies c WHERE c.document_id = d.id "
+    "ORDER BY c.path) p), '')"
 )
 
 
-def chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
+def placed_paths(db: Database, document_ids: Iterable[int]) -> dict[int, str]:
+    """Documents' paths as shown (`collection:path` where another document reads the same)."""
+    wanted = sorted(set(document_ids))
+    marks = ",".join("?" * len(wanted)) or "NULL"
+    return dict(
+        db.execute(f"SELECT d.id, {_place('d')} FROM documents d WHERE d.id IN ({marks})", wanted)
+    )
+
+
+def chunks_by_ids(
+    db: Database, ids: Iterable[int], within: Scope | None = None
+) -> dict[int, StoredChunk]:
+    """The chunks of `ids` that exist; placed as `within` shows them (see `Scope.placed`)."""
+    found = _chunks_by_ids(db, ids)
+    if within is None or not within.copies:
+        return found
+    return {chunk_id: within.placed(chunk) for chunk_id, chunk in found.items()}
+
+
+def _chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
     wanted = sorted(set(ids))
+    rows: list[tuple] = []
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows += db.execute(
+            "SELECT c.id, c.document_id, c.heading, c.text, c.ordinal, c.page_start, c.page_end "
+            f"FROM chunks c WHERE c.id IN ({marks})",
+            part,
+        ).fetchall()
+    # each document's place, title and collection once (a turn's chunks share few documents)
+    documents = _shown_documents(db, {row[1] for row in rows})
     found: dict[int, StoredChunk] = {}
+    for chunk_id, document_id, heading, text, ordinal, page_start, page_end in rows:
+        path, title, collection, source = documents[document_id]
+        found[chunk_id] = StoredChunk(
+            chunk_id, document_id, path, title, heading, text, ordinal, page_start, page_end,
+            collection, source,
+        )  # fmt: skip
+    return found
+
+
+def _shown_documents(db: Database, document_ids: set[int]) -> dict[int, tuple]:
+    """{document id: (path as shown, title, collection, source)}."""
+    wanted = sorted(document_ids)
+    found: dict[int, tuple] = {}
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
         for row in db.execute(
-            f"SELECT c.id, c.document_id, {SHOWN_PATH}, d.title, c.heading, c.text, c.ordinal, "
-            "c.page_start, c.page_end FROM chunks c JOIN documents d ON d.id = c.document_id "
-            f"WHERE c.id IN ({marks})",
+            f"SELECT d.id, {SHOWN_PATH}, d.title, {_collection('d')}, d.source FROM documents d "
+            f"WHERE d.id IN ({marks})",
             part,
         ):
-            found[row[0]] = StoredChunk(*row)
+            found[row[0]] = row[1:]
     return found
 
 
@@ -456,7 +517,7 @@ def section(db: Database, chunk_id: int) -> Section | None:
     ).fetchall()
     run = _run_around(rows, ordinal, heading)
     document = db.execute(
-        "SELECT path, title FROM documents WHERE id = ?", [document_id]
+        f"SELECT {_place('d')}, d.title FROM documents d WHERE d.id = ?", [document_id]
     ).fetchone()
     pages = [p for r in run for p in (r[4], r[5]) if p is not None]
     return Section(
@@ -491,3 +552,210 @@ def _joined(run: list[tuple]) -> str:
             text += "\n\n" + chunk_text
         reached = end if reached is None else max(reached, end)
     return text
+
+
+# --- collections: each ingested folder (a document's `root`), under a name -----------------------
+
+RESERVED_NAMES = ("all",)  # `/in all` and `--in all` mean every collection
+
+
+@dataclass(frozen=True)
+class Collection:
+    id: int
+    name: str
+    root: str
+    documents: int  # documents and copies under it
+    chunks: int
+    created_at: str
+
+
+def collections(db: Database) -> list[Collection]:
+    """Every collection by name, with how many documents (copies included) and chunks it holds."""
+    return [
+        Collection(*row)
+        for row in db.execute(
+            "SELECT k.id, k.name, k.root, (SELECT count(*) FROM documents d WHERE d.root = k.root)"
+            " + (SELECT count(*) FROM document_copies c WHERE c.root = k.root), (SELECT "
+            "coalesce(sum(d.chunk_count), 0) FROM documents d WHERE d.root = k.root), "
+            "k.created_at FROM collections k ORDER BY k.name"
+        )
+    ]
+
+
+def collection_named(db: Database, name: str) -> Collection | None:
+    return next((c for c in collections(db) if c.name == name), None)
+
+
+def check_collection_name(name: str) -> None:
+    if not name.strip() or name != name.strip():
+        raise StoreError(f"a collection name needs visible text without spaces around it: {name!r}")
+    if any(ch in name for ch in "\n\r\t") or not name.isprintable():
+        raise StoreError(f"a collection name is one line of printable text, not {name!r}")
+    if name in RESERVED_NAMES:
+        raise StoreError(f"{name!r} is reserved (`--in {name}` means every collection)")
+
+
+def _free_name(db: Database, root: str) -> str:
+    """A new folder's collection name: the folder's name; when another collection has it (two
+    projects' `docs`), the parent folder's name before it (`markupsafe-docs`); then `-2`, `-3`."""
+    taken = {row[0] for row in db.execute("SELECT name FROM collections")} | set(RESERVED_NAMES)
+    folder = PurePath(root)
+
+    def clean(name: str) -> str:
+        return "".join(ch for ch in name if ch.isprintable()).strip()
+
+    base = clean(folder.name) or "folder"
+    parent = clean(folder.parent.name)
+    for candidate in (base, f"{parent}-{base}" if parent else base):
+        if candidate not in taken:
+            return candidate
+    return next(f"{base}-{n}" for n in range(2, len(taken) + 3) if f"{base}-{n}" not in taken)
+
+
+def check_wanted_names(db: Database, wanted: dict[str, str]) -> None:
+    """Each name the user gives a folder is valid and not another folder's."""
+    for root, name in wanted.items():
+        check_collection_name(name)
+        holder = db.execute("SELECT root FROM collections WHERE name = ?", [name]).fetchone()
+        if holder is not None and holder[0] != root:
+            raise StoreError(
+                f"collection {name!r} is another folder's ({holder[0]}): choose another --name"
+            )
+
+
+def name_new_collections(db: Database, wanted: dict[str, str]) -> None:
+    """A collection for every folder documents were ingested from that has none, named after the
+    folder (`name-2` when taken); `wanted` maps a folder (root) to the name the user gave it (a
+    known folder is renamed). A name another folder holds is refused."""
+    check_wanted_names(db, wanted)
+    with write(db):
+        for root, name in wanted.items():
+            db.execute("UPDATE collections SET name = ? WHERE root = ?", [name, root])
+        roots = [
+            row[0]
+            for row in db.execute(
+                "SELECT root FROM documents UNION SELECT root FROM document_copies ORDER BY 1"
+            )
+        ]
+        known = {row[0] for row in db.execute("SELECT root FROM collections")}
+        for root in dict.fromkeys([*wanted, *roots]):
+            if root and root not in known:
+                name = wanted.get(root) or _free_name(db, root)
+                db.execute(
+                    "INSERT INTO collections(name, root, created_at) VALUES (?, ?, ?)",
+                    [name, root, now()],
+                )
+                known.add(root)
+
+
+def rename_collection(db: Database, old: str, new: str) -> None:
+    found = collection_named(db, old)
+    if found is None:
+        raise StoreError(f"no collection named {old!r} (`ragchat collections` lists them)")
+    check_collection_name(new)
+    if new == old:
+        return
+    if collection_named(db, new) is not None:
+        raise StoreError(f"a collection named {new!r} exists already")
+    with write(db):
+        db.execute("UPDATE collections SET name = ? WHERE id = ?", [new, found.id])
+
+
+def forget_collection(db: Database, collection_id: int) -> None:
+    """The collection's row (its documents are removed first, by the caller)."""
+    with write(db):
+        db.execute("DELETE FROM collections WHERE id = ?", [collection_id])
+
+
+@dataclass(frozen=True)
+class Scope:
+    """The collections a question is asked in: their documents (a copy under one of them brings
+    its document in) and those documents' chunks, sorted."""
+
+    names: tuple[str, ...]
+    document_ids: frozenset[int]
+    chunk_ids: tuple[int, ...]
+    # documents in scope through a copy only: (collection, place shown, source) of that copy
+    copies: dict[int, tuple[str, str, str]] = field(default_factory=dict, compare=False)
+
+    def placed(self, chunk: StoredChunk) -> StoredChunk:
+        """A chunk as the scope shows it: a document stored under another collection but copied
+        into this one reads as its copy here (`mine:changes.rst (also other:changes.rst)`)."""
+        copy = self.copies.get(chunk.document_id)
+        if copy is None:
+            return chunk
+        collection, shown, source = copy
+        return replace(chunk, path=shown, collection=collection, source=source)
+
+
+def scope(db: Database, collection_ids: Sequence[int]) -> Scope:
+    wanted = sorted(set(collection_ids))
+    marks = ",".join("?" * len(wanted)) or "NULL"
+    rows = db.execute(
+        f"SELECT name, root FROM collections WHERE id IN ({marks}) ORDER BY name", wanted
+    ).fetchall()
+    roots = [row[1] for row in rows]
+    held = ",".join("?" * len(roots)) or "NULL"
+    documents = {
+        row[0]
+        for row in db.execute(
+            f"SELECT id FROM documents WHERE root IN ({held}) UNION "
+            f"SELECT document_id FROM document_copies WHERE root IN ({held})",
+            [*roots, *roots],
+        )
+    }
+    copies = {
+        row[0]: (row[1], f"{row[2]} (also {row[3]})", row[4])
+        for row in db.execute(
+            f"SELECT c.document_id, {_collection('c')}, {_place('c')}, {_place('d')}, c.source "
+            "FROM document_copies c JOIN documents d ON d.id = c.document_id "
+            f"WHERE c.root IN ({held}) AND d.root NOT IN ({held}) ORDER BY c.path DESC",
+            [*roots, *roots],
+        )
+    }
+    return Scope(
+        tuple(row[0] for row in rows),
+        frozenset(documents),
+        tuple(sorted(chunk_ids_of_documents(db, documents))),
+        copies,
+    )
+
+
+# --- the documents as listed, and removing them --------------------------------------------------
+
+
+@dataclass(frozen=True)
+class Listed:
+    """A document (or a copy: another path holding its content) as `ragchat documents` lists it."""
+
+    document_id: int
+    collection: str
+    path: str
+    title: str
+    chunks: int
+    pages: int | None
+    ingested_at: str
+    source: str  # the absolute path of the file
+    copy_of: str | None = None  # a copy: the path of the document it repeats
+
+
+def listed_documents(db: Database) -> list[Listed]:
+    """Every document and copy, by collection and path."""
+    rows = [
+        Listed(*row)
+        for row in db.execute(
+            f"SELECT d.id, {_collection('d')}, d.path, coalesce(d.title, ''), d.chunk_count, "
+            "(SELECT max(coalesce(c.page_end, c.page_start)) FROM chunks c WHERE c.document_id "
+            "= d.id), d.ingested_at, d.source FROM documents d"
+        )
+    ]
+    rows += [
+        Listed(*row)
+        for row in db.execute(
+            f"SELECT d.id, {_collection('c')}, c.path, coalesce(d.title, ''), d.chunk_count, "
+            "(SELECT max(coalesce(x.page_end, x.page_start)) FROM chunks x WHERE x.document_id "
+            f"= d.id), d.ingested_at, c.source, {_place('d')} FROM document_copies c "
+            "JOIN documents d ON d.id = c.document_id"
+        )
+    ]
+    return sorted(rows, key=lambda row: (row.collection, row.path, row.source))

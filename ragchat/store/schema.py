@@ -153,6 +153,29 @@ def m009_i28_document_kind(db: Database) -> None:
     db.table("documents").add_column("kind", str)
 
 
+@MIGRATIONS()
+def m010_i32_collections(db: Database) -> None:
+    # each ingested folder (a document's `root`) is a collection with a name the user can change;
+    # a library from before gets one per folder it holds, named after the folder
+    from .library import name_new_collections
+
+    db.table("collections").create(
+        {"id": int, "name": str, "root": str, "created_at": str},
+        pk="id",
+        not_null={"name", "root"},
+    )
+    db.table("collections").create_index(["name"], unique=True)
+    db.table("collections").create_index(["root"], unique=True)
+    db.table("documents").create_index(["root"], index_name="documents_root")
+    # a path two documents share is shown with its collection (`docs:README.md`)
+    db.table("documents").create_index(["path"], index_name="documents_path")
+    db.table("document_copies").create_index(["path"], index_name="document_copies_path")
+    db.table("document_copies").create_index(["root"], index_name="document_copies_root")
+    # the collections a session's questions are scoped to (JSON list of ids; NULL: all)
+    db.table("sessions").add_column("scope", str)
+    name_new_collections(db, {})
+
+
 # every migration's name, in order: on an empty database all of them are pending (public API)
 KNOWN = [migration.name for migration in MIGRATIONS.pending(Database(memory=True))]
 SCHEMA_VERSION = len(KNOWN)

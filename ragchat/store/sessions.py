@@ -242,8 +242,28 @@ def message_by_id(db: Database, message_id: int) -> Message | None:
 
 
 def clear_session(db: Database, name: str) -> None:
-    """Forget a session's messages (the session itself stays)."""
+    """Forget a session's messages and scope (the session itself stays)."""
     row = db.execute("SELECT id FROM sessions WHERE name = ?", [name]).fetchone()
     if row:
         with write(db):
             db.execute("DELETE FROM messages WHERE session_id = ?", [row[0]])
+            db.execute("UPDATE sessions SET scope = NULL WHERE id = ?", [row[0]])
+
+
+def set_scope(db: Database, name: str, collection_ids: list[int]) -> None:
+    """The collections the session's questions search (empty: every one)."""
+    session = session_id(db, name)
+    with write(db):
+        db.execute(
+            "UPDATE sessions SET scope = ? WHERE id = ?",
+            [json.dumps(sorted(collection_ids)) if collection_ids else None, session],
+        )
+
+
+def scope_ids(db: Database, name: str) -> list[int]:
+    row = db.execute("SELECT scope FROM sessions WHERE name = ?", [name]).fetchone()
+    try:
+        ids = json.loads(row[0]) if row and row[0] else []
+    except ValueError:
+        return []
+    return [int(i) for i in ids if isinstance(i, int)]

@@ -322,3 +322,32 @@ def vector_search(db: Database, vector: np.ndarray, limit: int) -> list[tuple[in
 
 def vectors_of(db: Database, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
     return index_of(db).vectors(chunk_ids)
+
+
+# --- search among some chunks (a question scoped to collections) ------------------------------
+
+
+def vector_search_among(
+    db: Database, vector: np.ndarray, limit: int, chunk_ids: Sequence[int]
+) -> list[tuple[int, float]]:
+    """(chunk id, cosine distance) of the nearest of `chunk_ids`, nearest first: exact brute force
+    over their vectors (from the in-memory copy when held, else read in batches)."""
+    if not chunk_ids or limit <= 0 or not has_vectors(db):
+        return []
+    index_of(db).in_memory(searching=True)  # counts as a search: a chat loads the copy too
+    query = np.asarray(vector, dtype=np.float32)
+    norm = float(np.linalg.norm(query))
+    ids: list[int] = []
+    rows: list[np.ndarray] = []
+    for start in range(0, len(chunk_ids), 500):
+        found = vectors_of(db, chunk_ids[start : start + 500])
+        ids += list(found)
+        rows += list(found.values())
+    if not ids or norm == 0:
+        return []
+    matrix = np.vstack(rows)
+    norms = np.linalg.norm(matrix, axis=1)
+    norms[norms == 0] = np.inf  # a zero vector is never near
+    distances = 1.0 - np.einsum("ij,j->i", matrix, query) / (norms * norm)
+    order = np.lexsort((np.asarray(ids), distances))[: min(int(limit), MAX_NEIGHBOURS)]
+    return [(ids[i], float(distances[i])) for i in order]
