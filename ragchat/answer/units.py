@@ -17,7 +17,7 @@ _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reser
 _PROMPT_LINE = re.compile(r"^\s*(?:[$%#❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
 # a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
-_CUT_FRONT = re.compile(r"^[a-z][a-z'’]*[\s,;]")
+_CUT_FRONT = re.compile(r"^[a-z]{2}[a-z'’]*[\s,;]")  # not a one-letter "o" bullet
 
 
 @dataclass(frozen=True)

@@ -138,8 +138,10 @@ def _meta_parts(question: str) -> tuple[str, list[str]] | None:
         following = (words(rest) or [""])[0]
         if _noun_head(match.group("head")) and following and _subject_words(following):
             continue  # "code review tips": the noun is the start of a subject of its own
-        others = [w for i, c in enumerate(clauses) if i != index for w in _subject_words(c)]
-        return " ".join(_subject_words(rest)), others
+        others = [
+            w for i, c in enumerate(clauses) if i != index for w in _subject_words(_strip_meta(c))
+        ]
+        return " ".join(_subject_words(_strip_meta(rest))), others
     return None
 
 
