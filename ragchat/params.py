@@ -178,8 +178,9 @@ class AnswerParams:
     min_unit_stems: int = 8  # ... counting at least this many stems (short units are not favoured)
     block_length_share: float = 0.2  # ... and this share of the stems of the block it introduces
     score_margin: float = 2.0  # units scoring this far below the best are left out
-    repeat_penalty: float = 1.0  # a unit an earlier answer showed returns only when it beats every
-    # new unit sharing the question's words by this much (0.0 and 1.0 within 0.001 govt F1)
+    repeat_penalty: float = 0.0  # a unit an earlier answer showed returns only when it beats every
+    # new unit sharing the question's words by this much (after what is new); 1.0 dropped the
+    # answer itself on a follow-up that asks for what the last answer showed ("and read it?")
     duplicate_overlap: float = 0.7  # a unit sharing this share of its stems with one in is a repeat
     code_bonus: float = 3.0  # an example request: added to a unit that holds code
     example_cue_bonus: float = 1.0  # ... and to a sentence saying "for example", "such as"

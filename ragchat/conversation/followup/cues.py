@@ -130,6 +130,7 @@ def _meta_parts(question: str) -> tuple[str, list[str]] | None:
     if META_BARE.match(flat):
         return "", []
     clauses = re.split(r"[,;:.!?]\s+|\s+-\s+", flat)  # "that page is long, summarize it"
+    asked = re.split(r"\?\s+", flat)[:-1]  # clauses that end in a question mark
     for index, clause in enumerate(clauses):
         match = META_HEAD.match(clause.strip())
         if match is None:
@@ -138,10 +139,12 @@ def _meta_parts(question: str) -> tuple[str, list[str]] | None:
         following = (words(rest) or [""])[0]
         if _noun_head(match.group("head")) and following and _subject_words(following):
             continue  # "code review tips": the noun is the start of a subject of its own
+        if asked and not any(clause.strip() in question for question in asked):
+            return None  # "what age must a witness be? please explain it": a question first
         others = [
             w for i, c in enumerate(clauses) if i != index for w in _subject_words(_strip_meta(c))
         ]
-        return " ".join(_subject_words(_strip_meta(rest))), others
+        return " ".join(dict.fromkeys(_subject_words(_strip_meta(rest)))), others
     return None
 
 
