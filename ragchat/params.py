@@ -111,6 +111,10 @@ class PlanParams:
     # the chunks the last answer used get no boost (a follow-up moves on to new text), unless the
     # question's un-anchored fusion ranks one within this (it asks about the same text again)
     said_keep: int = 1
+    # the most the anchor boost adds to a chunk's fused score (normalised RRF, 1.0 = first in every
+    # list): a boosted chunk passes only chunks this close below it, so it breaks near-ties and
+    # never overturns a clear ranking (a page fused at 0.56 stays above the last answer's at 0.35)
+    anchor_margin: float = 0.1
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much
@@ -123,6 +127,12 @@ class FusionParams:
 
     # a protected chunk (the question's confident first hit) keeps a place within this many
     protect_within: int = 3
+    # the question's own first hits (the first chunk of its vector and of its FTS list) that rank
+    # within this many without the anchor boost stay within it (the passages an answer draws on)
+    own_within: int = 4
+    # a chunk with this share of its 6-word runs already in the chunks ranked above it repeats
+    # them (an overlap, an included page, the same example twice) and yields its place
+    repeat_share: float = 0.6
 
 
 @dataclass(frozen=True)

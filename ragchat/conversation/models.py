@@ -146,6 +146,7 @@ class RetrievedChunk:
     page_start: int | None = None  # pages of a PDF chunk
     page_end: int | None = None
     title: str = ""  # the document's title
+    repeats: int | None = None  # a better-ranked chunk that holds most of its text (ranked after)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -4,14 +4,16 @@ answer's chunks first."""
 from __future__ import annotations
 
 from collections.abc import Mapping
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
+from ..params import FusionParams
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
+from ..search.repeats import repeated_in, yielding
 from ..search.titles import named_documents, title_ranking
 from ..store.library import StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
@@ -91,6 +93,16 @@ def _named(
     return query, RankedList(query.name, query.index.value, ranking, query.weight)
 
 
+def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
+    """The first chunk of each of the question's own lists (as typed, to the vector index and to
+    FTS): the anchor boost never pushes these out of the top passages."""
+    return {
+        ranked.ids[0]
+        for query, ranked in zip(plan.queries, lists, strict=False)
+        if query.source is Source.QUESTION and query.index is not Index.TITLE and ranked.ids
+    }
+
+
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
     return RetrievedChunk(
         rank=rank,
@@ -150,6 +162,18 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
     return kept, notices
 
 
+def _new_first(
+    ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: FusionParams
+) -> list[RetrievedChunk]:
+    """Chunks that repeat better-ranked ones (overlaps, included pages, the same code twice) move
+    below those that add something, marked with the chunk that holds their text."""
+    texts = {i: c.text for i, c in context.load(db, (c.chunk_id for c in ranked)).items()}
+    order = [c.chunk_id for c in ranked]
+    repeats = repeated_in(order, texts, params)
+    by_id = {c.chunk_id: c for c in ranked}
+    return [replace(by_id[i], repeats=repeats.get(i)) for i in yielding(order, repeats)]
+
+
 def retrieve(
     db: Database, embedder: Embedder, settings: Settings, plan: RetrievalPlan, context: TurnContext
 ) -> Retrieval:
@@ -171,6 +195,8 @@ def retrieve(
             anchoring=plan.anchoring,
             protect=plan.protect,
             protect_within=settings.params.fusion.protect_within,
+            own=_own_first(plan, lists),
+            own_within=settings.params.fusion.own_within,
         )
         if any(item.ids for item in lists)
         else []
@@ -180,7 +206,9 @@ def retrieve(
     ]
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     taken = {c.chunk_id for c in reused}
-    ranked = [*reused, *(c for c in found if c.chunk_id not in taken)][: settings.top_k]
+    found = [c for c in found if c.chunk_id not in taken]
+    ranked = _new_first([*reused, *found], context, db, settings.params.fusion)
+    ranked = ranked[: settings.top_k]
     chunks = tuple(
         RetrievedChunk(**{**c.to_dict(), "rank": rank}) for rank, c in enumerate(ranked, start=1)
     )

@@ -28,7 +28,7 @@ from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
 from ..store.vectors import vectors_of
 from ..text import words
-from .fts import _quote
+from .fts import _quote, phrase_match
 
 NAMES_COVERAGE = 0.6  # share of the question's idf weight a document's title and name must hold
 MAX_DOCUMENTS = 3  # documents a question may name
@@ -70,17 +70,76 @@ def question_terms(question: str) -> list[str]:
 @dataclass(frozen=True)
 class Named:
     document_id: int
-    coverage: float  # share of the question's idf weight its title and name hold
+    coverage: float  # share of the question's idf weight its title and name hold (1: by identifier)
+
+
+# a file name or path as typed: "guidelines.rst", "tutorial/click.md" (an extension of letters)
+_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/])")
+# a quoted span: 'Add Typer', "Switching from other engines", `click.md`
+_QUOTED = re.compile(
+    r"""(?:^|(?<=\W))['"`\u2018\u201c]([^'"`\u2019\u201d\n]{2,80})['"`\u2019\u201d]"""
+)
 
 
 def named_documents(db: Database, question: str) -> list[Named]:
-    """The documents a question names, best first (empty for most questions)."""
-    terms = question_terms(question)
-    total = library.titled_documents(db) if terms else None
+    """The documents a question names, best first (empty for most questions): by a file name or
+    path, by a quoted title, by an identifier (a word with its number: "ADR 3", "PEP 8"), else by
+    the rare words of its title and name."""
+    total = library.titled_documents(db)
     if total is None:
         return []
+    exact = _by_identifier(db, question, total)
+    if exact:
+        return [Named(d, 1.0) for d in sorted(exact)][:MAX_DOCUMENTS]
+    return _by_words(db, question, total)
+
+
+def _by_identifier(db: Database, question: str, total: int) -> set[int]:
+    """Documents the question names unmistakably: its file names and paths, a quoted span that
+    is a title or name, a number with the word before it ("ADR 3") that few names hold."""
+    found: set[int] = set()
+    for name in _FILE.findall(question):
+        found |= library.documents_at(db, name.lstrip("./"))
+    for span in _QUOTED.findall(question):
+        terms = question_terms(span)
+        held = _holding_all(db, terms) if terms else set()
+        if 0 < len(held) <= MAX_DOCUMENTS:
+            found |= held
+    for pair in _numbered(question):
+        held = _holding_all(db, pair)
+        if 0 < len(held) <= MAX_DOCUMENTS:
+            found |= held
+    return found
+
+
+def _numbered(question: str) -> list[list[str]]:
+    """Each number of the question with the word before it: "ADR 3" -> ["adr", "3"]."""
+    tokens = question_terms(question)
+    return [
+        [before, token]
+        for before, token in zip(tokens, tokens[1:], strict=False)
+        if token.isdigit() and not before.isdigit()
+    ]
+
+
+def _holding_all(db: Database, terms: list[str]) -> set[int]:
+    """Documents whose title or name holds every term."""
+    return library.title_holders(db, " AND ".join(_quote(term) for term in terms))
+
+
+def _by_words(db: Database, question: str, total: int) -> list[Named]:
+    """Documents whose title and name hold most of the question's weight, each word weighted by
+    its rarity both among the titles and in the library's text: a word every page uses
+    ("model", "option") is no evidence of a name, however few titles hold it."""
+    terms = question_terms(question)
+    if not terms:
+        return []
+    chunks = max(library.chunk_count(db), 1)
     holders = {term: library.title_holders(db, _quote(term)) for term in terms}
-    weight = {term: math.log((total + 1) / (len(found) + 0.5)) for term, found in holders.items()}
+    weight = {
+        term: min(_idf(total, len(found)), _idf(chunks, _library_frequency(db, term)))
+        for term, found in holders.items()
+    }
     mass = sum(weight.values())
     if mass <= 0:
         return []
@@ -90,6 +149,15 @@ def named_documents(db: Database, question: str) -> list[Named]:
             scores[document_id] = scores.get(document_id, 0.0) + weight[term] / mass
     named = [Named(d, round(s, 4)) for d, s in scores.items() if s >= NAMES_COVERAGE]
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
+
+
+def _idf(total: int, frequency: int) -> float:
+    return max(math.log((total + 1) / (frequency + 0.5)), 0.0)
+
+
+def _library_frequency(db: Database, term: str) -> int:
+    match = phrase_match(term)
+    return library.fts_chunk_frequency(db, match) if match else 0
 
 
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:
