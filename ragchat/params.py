@@ -144,6 +144,10 @@ class CombineParams:
     # trust grows from 0 (the rewrite's best chunk no closer than the question's) to 1 (this
     # much closer)
     trust_span: float = 0.1
+    # a rewrite longer than this many times the question and the previous one together (and than
+    # rewrite_floor characters) is absurd, not a reading: not trusted (6,800 characters were)
+    rewrite_growth: float = 4.0
+    rewrite_floor: int = 400
     # beside a fully trusted rewrite, a question that finds nothing close alone keeps 1 - this
     question_yield: float = 0.75
     # a heuristic follow-up this sure (a pointer back, or mostly the conversation's terms)

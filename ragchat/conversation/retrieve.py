@@ -197,6 +197,7 @@ def retrieve(
             protect_within=settings.params.fusion.protect_within,
             own=_own_first(plan, lists),
             own_within=settings.params.fusion.own_within,
+            own_firm=any(q.source is Source.LLM and q.weight > 0 for q in plan.queries),
         )
         if any(item.ids for item in lists)
         else []

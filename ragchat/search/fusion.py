@@ -98,9 +98,12 @@ def fuse(
     protect_within: int = DEFAULT.fusion.protect_within,
     own: Collection[int] = (),
     own_within: int = DEFAULT.fusion.own_within,
+    own_firm: bool = False,
 ) -> list[Fused]:
     """All chunks of the lists, best first (ties by id). `own`: the question's own first hits,
-    which the boost never pushes out of the top `own_within` places they held without it."""
+    which the boost never pushes out of the top `own_within` places they held without it; with
+    `own_firm` (beside a model's rewrite, whose lists outweigh the question's) whatever the
+    other lists say."""
     live = [item for item in lists if item.weight > 0]
     if not live:
         return []
@@ -133,7 +136,7 @@ def fuse(
             )
         )
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
-    fused = _own_kept(fused, own, own_within)
+    fused = _own_kept(fused, own, own_within, own_firm)
     return _protected(fused, protect, protect_within)
 
 
@@ -144,10 +147,12 @@ def _leading(scores: Mapping[int, float], count: int) -> set[int]:
     return {i for _, i in sorted((-score, i) for i, score in scores.items())[:count]}
 
 
-def _own_kept(fused: list[Fused], own: Collection[int], within: int) -> list[Fused]:
-    """The question's own first hits that the un-boosted order ranks within `within` stay
-    within it: those the boost pushed below take the last places, in their un-boosted order."""
-    plain = sorted(fused, key=lambda item: (-item.rrf, item.chunk_id))[:within]
+def _own_kept(fused: list[Fused], own: Collection[int], within: int, firm: bool) -> list[Fused]:
+    """The question's own first hits that the un-boosted order ranks within `within` (`firm`:
+    wherever it ranks them) stay within it: those pushed below take the last places, in their
+    un-boosted order."""
+    plain = sorted(fused, key=lambda item: (-item.rrf, item.chunk_id))
+    plain = plain if firm else plain[:within]
     top = {item.chunk_id for item in fused[:within]}
     out = [item for item in plain if item.chunk_id in own and item.chunk_id not in top]
     if not out:

@@ -31,6 +31,8 @@ from ..text import words
 from .fts import _quote, phrase_match
 
 NAMES_COVERAGE = 0.6  # share of the question's idf weight a document's title and name must hold
+NAME_RARITY = 0.05  # the words a title shares with a question must be together as rare as one
+# word found in this share of the library's chunks: words every page uses name nothing
 MAX_DOCUMENTS = 3  # documents a question may name
 CHUNKS_PER_DOCUMENT = 2  # each named document's chunks closest to the question, in the list
 _SPLIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
@@ -143,11 +145,16 @@ def _by_words(db: Database, question: str, total: int) -> list[Named]:
     mass = sum(weight.values())
     if mass <= 0:
         return []
-    scores: dict[int, float] = {}
+    held: dict[int, float] = {}
     for term, found in holders.items():
         for document_id in found:
-            scores[document_id] = scores.get(document_id, 0.0) + weight[term] / mass
-    named = [Named(d, round(s, 4)) for d, s in scores.items() if s >= NAMES_COVERAGE]
+            held[document_id] = held.get(document_id, 0.0) + weight[term]
+    enough = _idf(chunks, round(NAME_RARITY * chunks))  # as rare as one word of 5% of chunks
+    named = [
+        Named(d, round(w / mass, 4))
+        for d, w in held.items()
+        if w / mass >= NAMES_COVERAGE and w >= enough
+    ]
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
 
 
