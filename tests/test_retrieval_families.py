@@ -163,9 +163,10 @@ def test_a_chunk_mostly_inside_better_ranked_ones_yields_its_place() -> None:
         3: "Workers are processes; each one serves requests on its own.",
         4: "Set debug only while developing: it shows tracebacks to anyone.",
     }
-    repeats = repeated_in([1, 2, 3, 4], texts)
+    repeats = repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 7, 3: 7, 4: 7})
     assert repeats == {2: 1}
     assert yielding([1, 2, 3, 4], repeats) == [1, 3, 4, 2]
+    assert repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 8, 3: 7, 4: 7}) == {}, "another source"
 
 
 def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) -> None:
@@ -177,8 +178,11 @@ def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) 
         "The scheduler runs each job at its interval and retries a failed job three times "
         "with a growing delay between the attempts before it marks the job as failed."
     )
-    (docs / "jobs.md").write_text(f"# Scheduler jobs\n\n{body}\n")
-    (docs / "jobs-included.md").write_text(f"# Scheduler reference\n\n{body}\n")
+    # the page includes the same snippet in two sections: two chunks of one document
+    (docs / "jobs.md").write_text(f"# Scheduler jobs\n\n{body}\n\n# Reference\n\n{body}\n")
+    (docs / "retries.md").write_text(
+        "# Retries\n\nA failed job is retried three times; the delay doubles each time.\n"
+    )
     (docs / "other.md").write_text("# Logging\n\nLogs rotate daily and keep a week of files.\n")
     settings = settings_for(tmp_path / "lib.db")
     db = open_db(settings.db)

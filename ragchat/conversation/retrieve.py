@@ -169,7 +169,8 @@ def _new_first(
     below those that add something, marked with the chunk that holds their text."""
     texts = {i: c.text for i, c in context.load(db, (c.chunk_id for c in ranked)).items()}
     order = [c.chunk_id for c in ranked]
-    repeats = repeated_in(order, texts, params)
+    document_of = {c.chunk_id: c.document_id for c in ranked}
+    repeats = repeated_in(order, texts, document_of, params)
     by_id = {c.chunk_id: c for c in ranked}
     return [replace(by_id[i], repeats=repeats.get(i)) for i in yielding(order, repeats)]
 

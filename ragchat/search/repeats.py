@@ -1,9 +1,12 @@
-"""Chunks that repeat what a better-ranked chunk already holds yield their place. Pure.
+"""Chunks that repeat what a better-ranked chunk of their document already holds yield their
+place. Pure.
 
-Overlapping chunks of one section, a page included in another, the same example code on two
-pages: a chunk whose text is mostly inside the chunks ranked above it adds little to the passages
-an answer is given, so it moves below every chunk that adds something new. Measured on the words
-themselves (runs of `SHINGLE` words), not on any language's vocabulary.
+Overlapping chunks of one section, a part of a page included twice in it: a chunk whose text is
+mostly inside the chunks of its document ranked above it adds little to the passages an answer
+is given, so it moves below every chunk that adds something new. Measured on the words themselves
+(runs of `SHINGLE` words), not on any language's vocabulary. Only within a document: another
+document holding the same text is another source (on the MTRAG sets, whose files are overlapping
+windows of one page, yielding across documents cost govt nDCG@10 0.918 -> 0.904).
 """
 
 from __future__ import annotations
@@ -28,20 +31,24 @@ def shingles(text: str) -> set[tuple[str, ...]]:
 def repeated_in(
     order: Sequence[int],
     texts: Mapping[int, str],
+    document_of: Mapping[int, int],
     params: FusionParams = DEFAULT.fusion,
 ) -> dict[int, int]:
-    """Per chunk that repeats: the better-ranked chunk holding most of its runs. A chunk repeats
-    when at least `repeat_share` of its runs are in the chunks kept above it."""
-    seen: set[tuple[str, ...]] = set()
-    holders: list[tuple[int, set[tuple[str, ...]]]] = []
+    """Per chunk that repeats: the better-ranked chunk of its document holding most of its runs.
+    A chunk repeats when at least `repeat_share` of its runs are in the chunks of its document
+    kept above it."""
+    seen: dict[int, set[tuple[str, ...]]] = {}
+    holders: dict[int, list[tuple[int, set[tuple[str, ...]]]]] = {}
     repeats: dict[int, int] = {}
     for chunk_id in order:
-        own = shingles(texts.get(chunk_id, ""))
-        if own and len(own & seen) >= params.repeat_share * len(own):
-            repeats[chunk_id] = max(holders, key=lambda held: len(own & held[1]))[0]
+        document = document_of.get(chunk_id, -chunk_id)
+        own, before = shingles(texts.get(chunk_id, "")), seen.setdefault(document, set())
+        if own and len(own & before) >= params.repeat_share * len(own):
+            held = holders[document]
+            repeats[chunk_id] = max(held, key=lambda item: len(own & item[1]))[0]
             continue
-        seen |= own
-        holders.append((chunk_id, own))
+        before |= own
+        holders.setdefault(document, []).append((chunk_id, own))
     return repeats
 
 

@@ -226,6 +226,9 @@ def looks_adverb(word: str) -> bool:
     return word.endswith("ly")
 
 
+POSSESSIVE_ENDINGS = ("'s", "’s")  # "python's": the word "python" as a term
+
+
 def possessive(noun: str) -> str:
     """The possessive of a noun: "honey" -> "honey's", "bees" -> "bees'"."""
     return f"{noun}'" if noun.endswith("s") else f"{noun}'s"

@@ -148,6 +148,19 @@ def pick_referent(
     return None
 
 
+def held_by_question(
+    corpus: CorpusStats, question: str, pointer: str, params: FollowupParams
+) -> bool:
+    """Whether a possessive points at a thing the question itself names before it: "give the
+    users group its own help text", "a team and its members", "look a row up by its primary
+    key": its owner is in the question, not in the conversation."""
+    if pointer.lower() not in POSSESSIVE:
+        return False
+    match = re.search(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE)
+    before = question[: match.start()] if match else ""
+    return any(agrees(pointer, r, params) for r in noun_phrases(corpus, before, params))
+
+
 def resolved(question: str, pointer: str, referent: str) -> str:
     """The question with its first pointing phrase (outside chat discourse such as "got it")
     replaced by what it points at: "its genre" -> "the novel's genre"."""
