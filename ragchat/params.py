@@ -114,7 +114,7 @@ class PlanParams:
     # the most the anchor boost adds to a chunk's fused score (normalised RRF, 1.0 = first in every
     # list): a boosted chunk passes only chunks this close below it, so it breaks near-ties and
     # never overturns a clear ranking (a page fused at 0.56 stays above the last answer's at 0.35)
-    anchor_margin: float = 0.1
+    anchor_margin: float = 0.15
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much

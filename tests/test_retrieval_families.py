@@ -11,6 +11,7 @@ import pytest
 from helpers import settings_for
 
 from ragchat.conversation.combine import Evidence, trust
+from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.evaluate.sets import EvalItem, EvalTurn, missing_gold
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.fusion import Anchoring, RankedList, fuse
@@ -37,7 +38,7 @@ def test_a_boosted_chunk_passes_only_chunks_within_the_margin() -> None:
     fused = fuse(lists, document_of, anchoring=Anchoring(frozenset({9}), 0.28))
     assert [f.chunk_id for f in fused[:2]] == [1, 2]
     for position, item in enumerate(fused):
-        assert item.boost <= 0.1 + 1e-9
+        assert item.boost <= 0.15 + 1e-9
         passed = [f for f in fused[position + 1 :] if f.rrf > item.rrf]
         assert all(f.rrf - item.rrf <= item.boost for f in passed)
 
@@ -216,3 +217,41 @@ def test_a_gold_copy_counts_as_its_original(tmp_path: Path, embedder) -> None:
     db.close()
     assert as_shown(("b.txt",), shown) == ("a.txt (also b.txt)",)
     assert as_shown(("a.txt", "b.txt", "c.txt"), shown) == ("a.txt (also b.txt)", "c.txt")
+
+
+# --- 9. "understood as": referents of the right kind, context terms of a term's shape ----------
+
+ORM = MemoryCorpus(
+    enumerate(
+        [
+            "A team has members; each member belongs to one team.",
+            "Async queries run with await; async sessions share one engine.",
+            "Look a row up by its primary key with session.get; two rows never share one.",
+            "The 'Add Plugins' page lists hooks; python's import system loads each plugin.",
+            "Hooks run in order; a plugin may add hooks of its own.",
+        ]
+    )
+)
+
+
+def test_a_possessive_whose_owner_the_question_names_stays() -> None:
+    from test_stages import reformulate
+
+    earlier = [("how do I run queries using async?", "Async queries run with await.")]
+    r = reformulate("how do I load a team and its members?", earlier, corpus=ORM)
+    assert r.semantic_query.split(" (")[0] == "how do I load a team and its members?"
+    r = reformulate("how do I load a row by its primary key?", earlier, corpus=ORM)
+    assert r.semantic_query.split(" (")[0] == "how do I load a row by its primary key?"
+    pointed = reformulate(
+        "how do I load its members?", [("what is a team?", "A team.")], corpus=ORM
+    )
+    assert pointed.semantic_query.split(" (")[0] == "how do I load team's members?"
+
+
+def test_context_terms_have_no_stray_quotes_or_possessive_endings() -> None:
+    from test_stages import reformulate
+
+    earlier = [("what does the 'Add Plugins' page say about python's hooks?", "Hooks run.")]
+    r = reformulate("and in what order?", earlier, corpus=ORM)
+    terms = r.semantic_query.split(" (", 1)[1]
+    assert "'" not in terms and "python" in terms and "hooks" in terms

@@ -16,6 +16,7 @@ from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
 from ..params import AnswerParams
+from ..search.passages import passages
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
 from .corpus import CorpusStats
@@ -72,11 +73,12 @@ def llm_answer(
 ) -> Answered:
     """Streamed; raises BackendUnavailable (nothing usable) or KeyboardInterrupt (cancelled)."""
     lineage = inputs.lineage
+    joined = passages([(s.number, s.chunk) for s in inputs.sources], params.prompt_sources)
     prompt = answers.build_prompt(
         lineage.question,
         lineage.reformulation.leading_query,
         inputs.window.messages,
-        inputs.sources[: params.prompt_sources],
+        [answers.Source(p.number, p.chunk) for p in joined],
         lineage.weak,
         params,
     )
@@ -94,7 +96,8 @@ def llm_answer(
     if not text.strip():
         raise BackendUnavailable("empty answer")
     cited = answers.cited_numbers(text, len(lineage.chunks))
-    used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in cited) if cited else None
+    ranks = {rank for p in joined if p.number in cited for rank in p.ranks}
+    used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in ranks) if cited else None
     return Answered(text, "llm", used)
 
 

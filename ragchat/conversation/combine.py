@@ -7,13 +7,13 @@ lists, with a weight from evidence, not from the model's say-so:
   question with an earlier message of theirs put in front: a drift) adds nothing, since the plan
   already runs those queries, and its follow-up flag changes nothing;
 - any other rewrite is trusted by how well it retrieves on its own next to the question: its best
-  chunk against the question's best (`trust`), times the share of the question's own words it keeps
-  (`fidelity`: one that drops them answers another question; an absurdly long one is refused). A
-  rewrite that resolves what the question left open comes closer to some chunk than the question
-  did; one that drags an old subject in mostly does not. Trusted fully, the rewrite leads the
-  ranking (model_lead x the question's weight), the heuristic's context lists and anchoring step
-  back, since the rewrite carries the context itself, and a question that finds little alone yields
-  too; not trusted, it adds nothing;
+  chunk against the question's best (`trust`), not at all when it keeps none of the question's own
+  words (`fidelity`: it answers another question) or is absurdly long. A rewrite that resolves what
+  the question left open comes closer to some chunk than the question did; one that drags an old
+  subject in mostly does not. Trusted fully, the rewrite leads the ranking (model_lead x the
+  question's weight), the heuristic's context lists and anchoring step back, since the rewrite
+  carries the context itself, and a question that finds little alone yields too; not trusted, it
+  adds nothing;
 - the model's topic shift is followed unless the heuristic read the question as leaning on the
   conversation (a pointer back, or mostly the conversation's own terms: need >= cue_need); a
   followed shift keeps only the context a new topic keeps and no anchoring;
@@ -40,7 +40,7 @@ class Evidence:
 
     question_best: float
     rewrite_best: float | None  # None: no distinct rewrite was searched
-    fidelity: float = 1.0  # how much of the question the rewrite keeps (`fidelity`): trust's cap
+    fidelity: float = 1.0  # 0: the rewrite keeps none of the question's words, or is absurd
 
 
 def same_query(a: str, b: str) -> bool:
@@ -77,17 +77,18 @@ def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
 def fidelity(
     rewrite: str, question: str, previous: str, params: CombineParams = DEFAULT.combine
 ) -> float:
-    """0..1: the share of the question's own words (content words and identifiers, by stem) the
-    rewrite keeps; 0 for an absurd rewrite, longer than `rewrite_growth` times the question and
-    the previous one together (and than `rewrite_floor` characters). A short follow-up finds
-    little alone, so nearly any fuller rewrite comes closer to some chunk: closeness alone would
-    trust one that answers another question ("delete a row" for "and update one?")."""
+    """1, or 0 for a rewrite that keeps none of the question's own words (content words and
+    identifiers, by stem: it answers another question, "filter rows" for "and how do I delete
+    one?") or is absurd, longer than `rewrite_growth` times the question and the previous one
+    together (and than `rewrite_floor` characters). A short follow-up finds little alone, so
+    nearly any fuller rewrite comes closer to some chunk than the question: closeness alone
+    would trust these. A rewrite that keeps some of the words may paraphrase the rest ("tele
+    number" -> "telephone number", a typo mended): on govt with the recorded replies, scaling
+    trust by the share kept cost nDCG@10 0.927 -> 0.921."""
     if len(rewrite) > max(params.rewrite_floor, params.rewrite_growth * len(question + previous)):
         return 0.0
     own = {stem(word) for word in subject_words(question)}
-    if not own:
-        return 1.0
-    return len(own & {stem(word) for word in words(rewrite)}) / len(own)
+    return 1.0 if not own or own & {stem(word) for word in words(rewrite)} else 0.0
 
 
 def combine(
@@ -143,7 +144,7 @@ def _shift(
 def _rewrite_note(evidence: Evidence, trusted: float) -> str:
     if evidence.rewrite_best is None:
         return "rewrite = the question"
-    kept = f", keeps {evidence.fidelity:.0%} of the question" if evidence.fidelity < 1 else ""
+    kept = ", drops the question's words or is absurd" if evidence.fidelity < 1 else ""
     return (
         f"rewrite trusted {trusted:.2f} (best chunk {evidence.rewrite_best:.2f}, "
         f"the question's {evidence.question_best:.2f}{kept})"

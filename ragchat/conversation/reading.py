@@ -139,12 +139,8 @@ def lineages(history: tuple[Message, ...]) -> list[Lineage]:
 
 
 def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple[str, ...]:
-    """The user questions since the last one that began a topic (the first, or a topic shift); a
-    correction ("no, I meant X") as the question it ran, never its own words ("meant")."""
+    """The user questions since the last one that began a topic (the first, or a topic shift)."""
     questions = [m.content for m in history if m.role == "user"]
-    for index, lineage in enumerate(turns[: len(questions)]):
-        if lineage.correction:
-            questions[index] = lineage.question
     start = 0
     for index, lineage in enumerate(turns):
         if lineage.reformulation.topic_shift and index < len(questions):

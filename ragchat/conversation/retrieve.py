@@ -93,14 +93,27 @@ def _named(
     return query, RankedList(query.name, query.index.value, ranking, query.weight)
 
 
-def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
+def _own_first(
+    plan: RetrievalPlan, lists: list[RankedList], context: TurnContext, settings: Settings
+) -> set[int]:
     """The first chunk of each of the question's own lists (as typed, to the vector index and to
-    FTS): the anchor boost never pushes these out of the top passages."""
+    FTS): the anchor boost never pushes these out of the top passages. Only for a question that
+    finds something alone (closer than `close_from`): the first hits of "how does it work?"
+    are chance."""
+    if context.probe.best < settings.params.followup.close_from:
+        return set()
     return {
         ranked.ids[0]
         for query, ranked in zip(plan.queries, lists, strict=False)
         if query.source is Source.QUESTION and query.index is not Index.TITLE and ranked.ids
     }
+
+
+def _beside_a_rewrite(plan: RetrievalPlan, context: TurnContext, settings: Settings) -> bool:
+    """A model's rewrite leads, and the question alone finds something confidently (its best
+    chunk as close as a protected hit's): its first hits keep places whatever the rewrite."""
+    rewrite = any(q.source is Source.LLM and q.weight > 0 for q in plan.queries)
+    return rewrite and context.probe.best >= settings.params.plan.confident
 
 
 def _chunk(rank: int, item: Fused, stored: StoredChunk, similarity: float | None) -> RetrievedChunk:
@@ -196,9 +209,9 @@ def retrieve(
             anchoring=plan.anchoring,
             protect=plan.protect,
             protect_within=settings.params.fusion.protect_within,
-            own=_own_first(plan, lists),
+            own=_own_first(plan, lists, context, settings),
             own_within=settings.params.fusion.own_within,
-            own_firm=any(q.source is Source.LLM and q.weight > 0 for q in plan.queries),
+            own_firm=_beside_a_rewrite(plan, context, settings),
         )
         if any(item.ids for item in lists)
         else []

@@ -125,35 +125,36 @@ def _numbered(question: str) -> list[list[str]]:
 
 
 def _holding_all(db: Database, terms: list[str]) -> set[int]:
-    """Documents whose title or name holds every term."""
-    return library.title_holders(db, " AND ".join(_quote(term) for term in terms))
+    """Documents whose title or name holds every term, each within two words of the next
+    ("adr 0003 3" holds "adr 3"; "Special needs of a 6 year old" does not hold "special 6")."""
+    return library.title_holders(db, f"NEAR({' '.join(_quote(term) for term in terms)}, 2)")
 
 
 def _by_words(db: Database, question: str, total: int) -> list[Named]:
-    """Documents whose title and name hold most of the question's weight, each word weighted by
-    its rarity both among the titles and in the library's text: a word every page uses
-    ("model", "option") is no evidence of a name, however few titles hold it."""
+    """Documents whose title and name hold most of the question's weight (each word weighted by
+    its rarity among the titles), with words that are rare in the library's text too: a word
+    every page uses ("model", "option") is no evidence of a name, however few titles hold it."""
     terms = question_terms(question)
     if not terms:
         return []
     chunks = max(library.chunk_count(db), 1)
     holders = {term: library.title_holders(db, _quote(term)) for term in terms}
-    weight = {
-        term: min(_idf(total, len(found)), _idf(chunks, _library_frequency(db, term)))
-        for term, found in holders.items()
-    }
+    weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())
     if mass <= 0:
         return []
-    held: dict[int, float] = {}
+    share: dict[int, float] = {}
+    rarity: dict[int, float] = {}
     for term, found in holders.items():
+        rare = _idf(chunks, _library_frequency(db, term))
         for document_id in found:
-            held[document_id] = held.get(document_id, 0.0) + weight[term]
+            share[document_id] = share.get(document_id, 0.0) + weight[term] / mass
+            rarity[document_id] = rarity.get(document_id, 0.0) + rare
     enough = _idf(chunks, round(NAME_RARITY * chunks))  # as rare as one word of 5% of chunks
     named = [
-        Named(d, round(w / mass, 4))
-        for d, w in held.items()
-        if w / mass >= NAMES_COVERAGE and w >= enough
+        Named(d, round(s, 4))
+        for d, s in share.items()
+        if s >= NAMES_COVERAGE and rarity[d] >= enough
     ]
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
 
