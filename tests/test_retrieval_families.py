@@ -38,7 +38,7 @@ def test_a_boosted_chunk_passes_only_chunks_within_the_margin() -> None:
     fused = fuse(lists, document_of, anchoring=Anchoring(frozenset({9}), 0.28))
     assert [f.chunk_id for f in fused[:2]] == [1, 2]
     for position, item in enumerate(fused):
-        assert item.boost <= 0.15 + 1e-9
+        assert item.boost <= 0.2 + 1e-9
         passed = [f for f in fused[position + 1 :] if f.rrf > item.rrf]
         assert all(f.rrf - item.rrf <= item.boost for f in passed)
 
@@ -255,3 +255,27 @@ def test_context_terms_have_no_stray_quotes_or_possessive_endings() -> None:
     r = reformulate("and in what order?", earlier, corpus=ORM)
     terms = r.semantic_query.split(" (", 1)[1]
     assert "'" not in terms and "python" in terms and "hooks" in terms
+
+
+def test_adjacent_chunks_of_a_section_reach_the_model_as_one_passage() -> None:
+    """Neighbours in one section join in reading order with their overlap said once; the
+    passages then carry more chunks than places."""
+    from ragchat.search.passages import passages
+    from ragchat.store.library import StoredChunk
+
+    def chunk(cid: int, ordinal: int, text: str, heading: str = "Setup") -> StoredChunk:
+        return StoredChunk(cid, 1, "guide.md", "Guide", heading, text, ordinal)
+
+    first = "Install the tool. Then run the setup command once to create the config file."
+    second = "Then run the setup command once to create the config file. Edit it to add a key."
+    ranked = [
+        (1, chunk(11, 4, second)),
+        (2, chunk(30, 0, "Another section entirely.", heading="Usage")),
+        (3, chunk(10, 3, first)),
+        (4, chunk(40, 9, "A far chunk of the same section.")),
+    ]
+    joined = passages(ranked, limit=2)
+    assert [(p.number, p.ranks) for p in joined] == [(1, (3, 1)), (2, (2,))]
+    text = joined[0].chunk.text
+    assert text.count("Then run the setup command") == 1
+    assert text.startswith("Install the tool.") and text.endswith("Edit it to add a key.")
