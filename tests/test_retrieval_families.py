@@ -279,3 +279,15 @@ def test_adjacent_chunks_of_a_section_reach_the_model_as_one_passage() -> None:
     text = joined[0].chunk.text
     assert text.count("Then run the setup command") == 1
     assert text.startswith("Install the tool.") and text.endswith("Edit it to add a key.")
+
+
+def test_a_corrections_own_words_never_become_context_terms() -> None:
+    """ "meant" (a form of "mean", already question scaffolding) is no term of the topic."""
+    from ragchat.conversation.followup.terms import conversation_terms
+    from ragchat.params import DEFAULT
+
+    texts = ["A codicil amends a will.", "What a witness meant is for the court.", "Courts sit."]
+    corpus = MemoryCorpus(enumerate(texts + [f"Wills and estates, part {n}." for n in range(9)]))
+    topic = ("how do I make a will valid?", "no, I meant a codicil")
+    terms = [t.text for t in conversation_terms(corpus, topic, "", DEFAULT.followup)]
+    assert "codicil" in terms and "meant" not in terms

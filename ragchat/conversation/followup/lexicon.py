@@ -42,7 +42,8 @@ STOPWORDS = frozenset(
 # words that make a question a question but say nothing about its subject
 QUESTION_WORDS = frozenset(
     """
-    explain describe define definition mean means meaning tell show give list summarize summarise
+    explain describe define definition mean means meant meaning tell show give list summarize
+    summarise
     summary elaborate detail details example examples want wanted wonder curious question questions
     answer okay ok thanks thank hi hello hey info information kind sort type types lot bit
     something anything work works working happen happens happened difference differences
