@@ -164,8 +164,10 @@ def _idf(total: int, frequency: int) -> float:
 
 
 def _library_frequency(db: Database, term: str) -> int:
+    """In how many chunks' text the term occurs (not their title column, which repeats a
+    document's title on each of its chunks: a long document's title would count as common)."""
     match = phrase_match(term)
-    return library.fts_chunk_frequency(db, match) if match else 0
+    return library.fts_chunk_frequency(db, f"text : {match}") if match else 0
 
 
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:
