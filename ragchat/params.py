@@ -111,6 +111,11 @@ class PlanParams:
     # the chunks the last answer used get no boost (a follow-up moves on to new text), unless the
     # question's un-anchored fusion ranks one within this (it asks about the same text again)
     said_keep: int = 1
+    # the most the anchor boost adds to a chunk's fused score (normalised RRF, 1.0 = first in every
+    # list): a boosted chunk passes only chunks this close below it, so it breaks near-ties and
+    # never overturns a clear ranking (a page fused at 0.56 stays above the last answer's at 0.35;
+    # on the shared docs set 0.1 and 0.15 lost two follow-ups the boost used to find, 0.2 none)
+    anchor_margin: float = 0.2
     # cosine of the question's own best chunk that makes it a confident hit (kept in the top 3)...
     confident: float = 0.5
     # ...when its document leads the next by this much
@@ -123,6 +128,12 @@ class FusionParams:
 
     # a protected chunk (the question's confident first hit) keeps a place within this many
     protect_within: int = 3
+    # the question's own first hits (the first chunk of its vector and of its FTS list) that rank
+    # within this many without the anchor boost stay within it (the passages an answer draws on)
+    own_within: int = 4
+    # a chunk with this share of its 6-word runs already in the chunks ranked above it repeats
+    # them (an overlap, an included page, the same example twice) and yields its place
+    repeat_share: float = 0.6
 
 
 @dataclass(frozen=True)
@@ -134,6 +145,10 @@ class CombineParams:
     # trust grows from 0 (the rewrite's best chunk no closer than the question's) to 1 (this
     # much closer)
     trust_span: float = 0.1
+    # a rewrite longer than this many times the question and the previous one together (and than
+    # rewrite_floor characters) is absurd, not a reading: not trusted (6,800 characters were)
+    rewrite_growth: float = 4.0
+    rewrite_floor: int = 400
     # beside a fully trusted rewrite, a question that finds nothing close alone keeps 1 - this
     question_yield: float = 0.75
     # a heuristic follow-up this sure (a pointer back, or mostly the conversation's terms)

@@ -100,7 +100,9 @@ def test_anchor_boost_adds_exactly_the_boost_within_reach() -> None:
     document_of = {1: 10, 2: 10, 3: 20, 4: 20, 5: 30}
     plain = {item.chunk_id: item for item in fuse(lists([1, 2, 3, 5], [4, 1]), document_of)}
     fused = fuse(
-        lists([1, 2, 3, 5], [4, 1]), document_of, anchoring=Anchoring(frozenset({20}), 0.3)
+        lists([1, 2, 3, 5], [4, 1]),
+        document_of,
+        anchoring=Anchoring(frozenset({20}), 0.3, margin=1.0),
     )
     by_id = {item.chunk_id: item for item in fused}
     for chunk_id in (3, 4):

@@ -16,6 +16,7 @@ from ..embed import Embedder
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
 from ..params import AnswerParams
+from ..search.passages import Passage, passages
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
 from ..text import printable
@@ -84,7 +85,8 @@ def llm_answer(
     the reply is cancelled (Ctrl-C), cut by a limit or broken off: stored as the answer, free of
     terminal escapes and of a thinking model's reasoning."""
     lineage = inputs.lineage
-    prompt = _prompt(backend, inputs, params, num_ctx)
+    prompt, joined = _prompt(backend, inputs, params, num_ctx)
+    given = tuple(sorted(_ranks(joined, set(prompt.given))))  # the chunks the model saw, by rank
     splitter = answers.ThinkSplitter()
     pieces: list[str] = []
     thought = 0
@@ -114,38 +116,46 @@ def llm_answer(
     report = _report(prompt, backend, thought)
     if stopped:
         mark = " …[cancelled]" if stopped == "cancelled" else " …[cut]"
-        partly, _ = answers.citations(text, prompt.given)
+        partly = _ranks(joined, answers.citations(text, prompt.given)[0])
         chosen = frozenset(c.chunk_id for c in lineage.chunks if c.rank in partly)
         return Answered(
-            (text + mark).strip(), stopped, chosen, (notice,), given=prompt.given, prompt=report
+            (text + mark).strip(), stopped, chosen, (notice,), given=given, prompt=report
         )
     if not text:
         raise BackendUnavailable("empty answer" if not thought else "only thinking, no answer")
-    cited, unknown = answers.citations(text, prompt.given)
+    numbers, unknown = answers.citations(text, prompt.given)
     notices = (_unknown_notice(unknown, prompt.given),) if unknown else ()
+    cited = _ranks(joined, numbers)
     stands = frozenset(c.chunk_id for c in lineage.chunks if c.rank in cited) if cited else None
-    return Answered(text, "llm", stands, notices, given=prompt.given, prompt=report)
+    return Answered(text, "llm", stands, notices, given=given, prompt=report)
 
 
 def _prompt(
     backend: ChatBackend, inputs: AnswerInputs, params: AnswerParams, num_ctx: int
-) -> answers.Prompt:
+) -> tuple[answers.Prompt, list[Passage]]:
     """The answer's prompt fitted to the model's context: `num_ctx` less room for the answer,
-    in characters at the rate the server last counted (prompt_eval_count), else an estimate."""
+    in characters at the rate the server last counted (prompt_eval_count), else an estimate.
+    Adjacent chunks of one section reach the model as one passage, numbered by its first."""
     lineage = inputs.lineage
     rate = chars_per_token(backend) or params.chars_per_token
     budget = int(max(num_ctx - params.answer_reserve_tokens, num_ctx // 2) * rate)
+    joined = passages([(s.number, s.chunk) for s in inputs.sources], params.prompt_sources)
     prompt = answers.fit_prompt(
         inputs.typed or lineage.question,
         lineage.reformulation.leading_query,  # the turn's best reading, a hint beside the words
         inputs.turns,
-        inputs.sources[: params.prompt_sources],
+        [answers.Source(p.number, p.chunk) for p in joined],
         lineage.weak,
         budget,
         params,
     )
     prompt.report["num_ctx"] = num_ctx
-    return prompt
+    return prompt, joined
+
+
+def _ranks(joined: list[Passage], numbers: set[int]) -> set[int]:
+    """The ranks of the chunks in the passages numbered `numbers`."""
+    return {rank for p in joined if p.number in numbers for rank in p.ranks}
 
 
 def chars_per_token(backend: ChatBackend) -> float | None:

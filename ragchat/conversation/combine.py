@@ -6,12 +6,14 @@ lists, with a weight from evidence, not from the model's say-so:
 - a rewrite that only repeats the user (the question again: an echo, or "it stands alone"; or the
   question with an earlier message of theirs put in front: a drift) adds nothing, since the plan
   already runs those queries, and its follow-up flag changes nothing;
-- any other rewrite is trusted by how well it retrieves on its own next to the question: its
-  best chunk against the question's best (`trust`). A rewrite that resolves what the question
-  left open comes closer to some chunk than the question did; one that drags an old subject in
-  mostly does not. Trusted fully, the rewrite leads the ranking (model_lead x the question's
-  weight), the heuristic's context lists and anchoring step back, since the rewrite carries the
-  context itself, and a question that finds little alone yields too; not trusted, it adds nothing;
+- any other rewrite is trusted by how well it retrieves on its own next to the question: its best
+  chunk against the question's best (`trust`), not at all when it keeps none of the question's own
+  words (`fidelity`: it answers another question) or is absurdly long. A rewrite that resolves what
+  the question left open comes closer to some chunk than the question did; one that drags an old
+  subject in mostly does not. Trusted fully, the rewrite leads the ranking (model_lead x the
+  question's weight), the heuristic's context lists and anchoring step back, since the rewrite
+  carries the context itself, and a question that finds little alone yields too; not trusted, it
+  adds nothing;
 - the model's topic shift is followed unless the heuristic read the question as leaning on the
   conversation (a pointer back, or mostly the conversation's own terms: need >= cue_need); a
   followed shift keeps only the context a new topic keeps and no anchoring;
@@ -26,6 +28,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..params import DEFAULT, CombineParams, Params
+from ..text import stem, subject_words, words
 from .followup.heuristic import own_closeness, own_weakness
 from .models import Reformulation
 from .ollama_reformulator import ModelReading
@@ -37,6 +40,7 @@ class Evidence:
 
     question_best: float
     rewrite_best: float | None  # None: no distinct rewrite was searched
+    fidelity: float = 1.0  # 0: the rewrite keeps none of the question's words, or is absurd
 
 
 def same_query(a: str, b: str) -> bool:
@@ -62,11 +66,29 @@ def _normalised(text: str) -> str:
 
 
 def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
-    """0..1: how much closer the rewrite's best chunk comes than the question's (none: 0)."""
+    """0..1: how much closer the rewrite's best chunk comes than the question's (none: 0), times
+    how much of the question it keeps."""
     if evidence.rewrite_best is None:
         return 0.0
     gain = evidence.rewrite_best - evidence.question_best
-    return min(max(gain / params.trust_span, 0.0), 1.0)
+    return min(max(gain / params.trust_span, 0.0), 1.0) * evidence.fidelity
+
+
+def fidelity(
+    rewrite: str, question: str, previous: str, params: CombineParams = DEFAULT.combine
+) -> float:
+    """1, or 0 for a rewrite that keeps none of the question's own words (content words and
+    identifiers, by stem: it answers another question, "filter rows" for "and how do I delete
+    one?") or is absurd, longer than `rewrite_growth` times the question and the previous one
+    together (and than `rewrite_floor` characters). A short follow-up finds little alone, so
+    nearly any fuller rewrite comes closer to some chunk than the question: closeness alone
+    would trust these. A rewrite that keeps some of the words may paraphrase the rest ("tele
+    number" -> "telephone number", a typo mended): on govt with the recorded replies, scaling
+    trust by the share kept cost nDCG@10 0.927 -> 0.921."""
+    if len(rewrite) > max(params.rewrite_floor, params.rewrite_growth * len(question + previous)):
+        return 0.0
+    own = {stem(word) for word in subject_words(question)}
+    return 1.0 if not own or own & {stem(word) for word in words(rewrite)} else 0.0
 
 
 def combine(
@@ -122,9 +144,10 @@ def _shift(
 def _rewrite_note(evidence: Evidence, trusted: float) -> str:
     if evidence.rewrite_best is None:
         return "rewrite = the question"
+    kept = ", drops the question's words or is absurd" if evidence.fidelity < 1 else ""
     return (
         f"rewrite trusted {trusted:.2f} (best chunk {evidence.rewrite_best:.2f}, "
-        f"the question's {evidence.question_best:.2f})"
+        f"the question's {evidence.question_best:.2f}{kept})"
     )
 
 

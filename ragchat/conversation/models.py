@@ -154,6 +154,7 @@ class RetrievedChunk:
     seen: bool | None = None  # a model was given it in its prompt (None: no model answered)
     collection: str = ""  # its document's collection
     absolute_path: str = ""  # its document's file
+    repeats: int | None = None  # a better-ranked chunk that holds most of its text (ranked after)
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

@@ -11,6 +11,7 @@ A meta-request reuses the last sources first, then adds a fresh anchored search.
 
 from __future__ import annotations
 
+import math
 from dataclasses import dataclass
 
 from ..config import Settings
@@ -148,7 +149,10 @@ def plan(
         boost = settings.anchor_boost * (weight if ablations.fusion else 1.0)
         reach = settings.params.plan.anchor_reach if ablations.fusion else 10**9
         keep = settings.params.plan.said_keep
-        anchoring = Anchoring(anchors.document_ids, round(boost, 4), anchors.said, reach, keep)
+        margin = settings.params.plan.anchor_margin if ablations.fusion else math.inf
+        anchoring = Anchoring(
+            anchors.document_ids, round(boost, 4), anchors.said, reach, keep, margin
+        )
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     queries = _queries(
         context.question, _previous(context), reformulation, weight, settings, ablations

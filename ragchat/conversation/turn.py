@@ -26,7 +26,7 @@ from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
-from .combine import Evidence, combine, repeats_the_user
+from .combine import Evidence, combine, fidelity, repeats_the_user
 from .corpus import CorpusView
 from .followup.cues import without_deixis
 from .followup.heuristic import HeuristicReformulator
@@ -301,11 +301,17 @@ class Conversation:
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
         rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
-        evidence = Evidence(context.probe.best, rewrite_best)
+        evidence = Evidence(context.probe.best, rewrite_best, self._fidelity(context, reading))
         reformulation = combine(heuristic, reading, evidence, self.params)
         if fallback:
             reformulation = replace(reformulation, fallback=fallback)
         return context, reformulation, pending
+
+    def _fidelity(self, context: TurnContext, reading: ModelReading | None) -> float:
+        if reading is None:
+            return 1.0
+        previous = context.window.last.user
+        return fidelity(reading.semantic_query, context.question, previous, self.params.combine)
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
         """The context with the model's rewrite searched on its own (when it is not the

@@ -24,7 +24,7 @@ from ..conversation.turn import Conversation
 from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend
-from ..store import sessions
+from ..store import library, sessions
 from .answers import AnswerScore, answer_of
 from .metrics import DEFAULT_KS, distinct_files, metric_names, score
 from .replayed import REPLAYED, ReplayServer, replay_server, reply_for
@@ -183,6 +183,12 @@ def _with_model(
     return replace(base, backend=chosen, settings=base.settings.replace(ollama="on"))
 
 
+def as_shown(gold: Sequence[str], shown: Mapping[str, str]) -> tuple[str, ...]:
+    """Gold file names as results name them: a file stored as an identical copy of another (or
+    with copies) is the document's shown path "a.txt (also b.txt)"; copies count once."""
+    return tuple(dict.fromkeys(shown.get(name, name) for name in gold))
+
+
 def replay_item(
     base: Conversation,
     strategy: Strategy,
@@ -201,6 +207,7 @@ def replay_item(
     conversation = replace(
         base, session=name, reformulator=strategy.reformulator(item), ablations=strategy.ablations
     )
+    shown = library.shown_paths(base.db)  # a gold file stored as a copy counts as its original
     for index, turn in enumerate(item.turns):
         answering = (
             answers
@@ -228,7 +235,7 @@ def replay_item(
                     result,
                     ranked,
                     turn.gold,
-                    score(ranked, turn.gold, ks),
+                    score(ranked, as_shown(turn.gold, shown), ks),
                     scored_answer,
                 )
             )

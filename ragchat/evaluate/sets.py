@@ -171,5 +171,5 @@ def database_path(given: Path | None) -> Iterator[Path]:
 
 def missing_gold(db: Database, items: Sequence[EvalItem]) -> list[str]:
     """Gold files that are not in the library (their turns can never reach full recall)."""
-    known = {d["path"] for d in library.documents(db)}
+    known = {d["path"] for d in library.documents(db)} | set(library.shown_paths(db))
     return sorted({g for item in items for turn in item.turns for g in turn.gold} - known)

@@ -8,12 +8,15 @@ ranked first by every list scores 1.0:
 A chunk missing from a list gets nothing from it.
 
 Anchoring is evidence, not a verdict: the boost is added only to chunks that some list already
-ranks within `reach`, so it breaks near-ties among relevant chunks and cannot lift a chunk that
-no query found. The chunks the last answer used get no boost, so a follow-up moves on to new
-text, except one the un-anchored fusion ranks first (`keep`): the question asks about that same
-text again ("and read it?" after "how do I set a cookie?"), the boost keeps it first instead of
-lifting the document's other sections over it. A protected chunk (the question's own confident
-top hit) keeps a place in the top `protect_within`, whatever the other lists say.
+ranks within `reach`, and it is never more than `margin`, so by construction it breaks near-ties
+among relevant chunks: a boosted chunk passes only chunks within `margin` of its own score, it
+cannot lift a chunk that no query found, and it never pushes the question's own first hits (the
+first chunk of each of its own lists, `own`) out of the top `own_within` places they held.
+The chunks the last answer used get no boost, so a follow-up moves on to new text, except one the
+un-anchored fusion ranks first (`keep`): the question asks about that same text again ("and read
+it?" after "how do I set a cookie?"), the boost keeps it first instead of lifting the document's
+other sections over it. A protected chunk (the question's own confident top hit) keeps a place in
+the top `protect_within`, whatever the other lists say.
 """
 
 from __future__ import annotations
@@ -40,6 +43,7 @@ class Anchoring:
     reach: int = DEFAULT.plan.anchor_reach  # a chunk must rank within this in some list for a boost
     keep: int = DEFAULT.plan.said_keep  # an excluded chunk the un-anchored fusion ranks within
     # this is boosted all the same: the question asks about the text the last answer used
+    margin: float = DEFAULT.plan.anchor_margin  # the most a boost adds: it breaks near-ties only
 
 
 @dataclass(frozen=True)
@@ -92,8 +96,14 @@ def fuse(
     anchoring: Anchoring = Anchoring(),
     protect: int | None = None,
     protect_within: int = DEFAULT.fusion.protect_within,
+    own: Collection[int] = (),
+    own_within: int = DEFAULT.fusion.own_within,
+    own_firm: bool = False,
 ) -> list[Fused]:
-    """All chunks of the lists, best first (ties by id)."""
+    """All chunks of the lists, best first (ties by id). `own`: the question's own first hits,
+    which the boost never pushes out of the top `own_within` places they held without it; with
+    `own_firm` (beside a model's rewrite, whose lists outweigh the question's) whatever the
+    other lists say."""
     live = [item for item in lists if item.weight > 0]
     if not live:
         return []
@@ -111,7 +121,7 @@ def fuse(
             and anchoring.boost > 0
             and min(held.values()) <= anchoring.reach
         )
-        extra = anchoring.boost if anchored else 0.0
+        extra = min(anchoring.boost, anchoring.margin) if anchored else 0.0
         fused.append(
             Fused(
                 chunk_id,
@@ -126,6 +136,7 @@ def fuse(
             )
         )
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
+    fused = _own_kept(fused, own, own_within, own_firm)
     return _protected(fused, protect, protect_within)
 
 
@@ -134,6 +145,21 @@ def _leading(scores: Mapping[int, float], count: int) -> set[int]:
     if count <= 0:
         return set()
     return {i for _, i in sorted((-score, i) for i, score in scores.items())[:count]}
+
+
+def _own_kept(fused: list[Fused], own: Collection[int], within: int, firm: bool) -> list[Fused]:
+    """The question's own first hits that the un-boosted order ranks within `within` (`firm`:
+    wherever it ranks them) stay within it: those pushed below take the last places, in their
+    un-boosted order."""
+    plain = sorted(fused, key=lambda item: (-item.rrf, item.chunk_id))
+    plain = plain if firm else plain[:within]
+    top = {item.chunk_id for item in fused[:within]}
+    out = [item for item in plain if item.chunk_id in own and item.chunk_id not in top]
+    if not out:
+        return fused
+    moved = {item.chunk_id for item in out}
+    rest = [item for item in fused if item.chunk_id not in moved]
+    return [*rest[: within - len(out)], *out, *rest[within - len(out) :]]
 
 
 def _protected(fused: list[Fused], protect: int | None, within: int) -> list[Fused]:

@@ -28,9 +28,11 @@ from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
 from ..store.vectors import vectors_of
 from ..text import words
-from .fts import _quote
+from .fts import _quote, phrase_match
 
 NAMES_COVERAGE = 0.6  # share of the question's idf weight a document's title and name must hold
+NAME_RARITY = 0.05  # the words a title shares with a question must be together as rare as one
+# word found in this share of the library's chunks: words every page uses name nothing
 MAX_DOCUMENTS = 3  # documents a question may name
 CHUNKS_PER_DOCUMENT = 2  # each named document's chunks closest to the question, in the list
 _SPLIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
@@ -70,33 +72,109 @@ def question_terms(question: str) -> list[str]:
 @dataclass(frozen=True)
 class Named:
     document_id: int
-    coverage: float  # share of the question's idf weight its title and name hold
+    coverage: float  # share of the question's idf weight its title and name hold (1: by identifier)
+
+
+# a file name or path as typed: "guidelines.rst", "tutorial/click.md" (an extension of letters)
+_FILE = re.compile(r"(?<![\w./-])((?:[\w.-]+/)*[\w.-]*\w\.[A-Za-z][A-Za-z0-9]{0,4})(?![\w/])")
+# a quoted span: 'Add Typer', "Switching from other engines", `click.md`
+_QUOTED = re.compile(
+    r"""(?:^|(?<=\W))['"`\u2018\u201c]([^'"`\u2019\u201d\n]{2,80})['"`\u2019\u201d]"""
+)
 
 
 def named_documents(
     db: Database, question: str, within: frozenset[int] | None = None
 ) -> list[Named]:
-    """The documents a question names, best first (empty for most questions); among the
-    documents `within` only, when given (a scoped question)."""
-    terms = question_terms(question)
-    total = library.titled_documents(db) if terms else None
+    """The documents a question names, best first (empty for most questions): by a file name or
+    path, by a quoted title, by an identifier (a word with its number: "ADR 3", "PEP 8"), else by
+    the rare words of its title and name; among the documents `within` only, when given (a
+    scoped question)."""
+    total = library.titled_documents(db)
     if total is None:
         return []
+    exact = _by_identifier(db, question, total)
+    if within is not None:
+        exact &= within
+    if exact:
+        return [Named(d, 1.0) for d in sorted(exact)][:MAX_DOCUMENTS]
+    return _by_words(db, question, total, within)
+
+
+def _by_identifier(db: Database, question: str, total: int) -> set[int]:
+    """Documents the question names unmistakably: its file names and paths, a quoted span that
+    is a title or name, a number with the word before it ("ADR 3") that few names hold."""
+    found: set[int] = set()
+    for name in _FILE.findall(question):
+        found |= library.documents_at(db, name.lstrip("./"))
+    for span in _QUOTED.findall(question):
+        terms = question_terms(span)
+        held = _holding_all(db, terms) if terms else set()
+        if 0 < len(held) <= MAX_DOCUMENTS:
+            found |= held
+    for pair in _numbered(question):
+        held = _holding_all(db, pair)
+        if 0 < len(held) <= MAX_DOCUMENTS:
+            found |= held
+    return found
+
+
+def _numbered(question: str) -> list[list[str]]:
+    """Each number of the question with the word before it: "ADR 3" -> ["adr", "3"]."""
+    tokens = question_terms(question)
+    return [
+        [before, token]
+        for before, token in zip(tokens, tokens[1:], strict=False)
+        if token.isdigit() and not before.isdigit()
+    ]
+
+
+def _holding_all(db: Database, terms: list[str]) -> set[int]:
+    """Documents whose title or name holds every term, each within two words of the next
+    ("adr 0003 3" holds "adr 3"; "Special needs of a 6 year old" does not hold "special 6")."""
+    return library.title_holders(db, f"NEAR({' '.join(_quote(term) for term in terms)}, 2)")
+
+
+def _by_words(
+    db: Database, question: str, total: int, within: frozenset[int] | None
+) -> list[Named]:
+    """Documents whose title and name hold most of the question's weight (each word weighted by
+    its rarity among the titles), with words that are rare in the library's text too: a word
+    every page uses ("model", "option") is no evidence of a name, however few titles hold it."""
+    terms = question_terms(question)
+    if not terms:
+        return []
+    chunks = max(library.chunk_count(db), 1)
     holders = {term: library.title_holders(db, _quote(term)) for term in terms}
-    weight = {term: math.log((total + 1) / (len(found) + 0.5)) for term, found in holders.items()}
+    weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())
     if mass <= 0:
         return []
-    scores: dict[int, float] = {}
+    share: dict[int, float] = {}
+    rarity: dict[int, float] = {}
     for term, found in holders.items():
+        rare = _idf(chunks, _library_frequency(db, term))
         for document_id in found:
-            scores[document_id] = scores.get(document_id, 0.0) + weight[term] / mass
+            share[document_id] = share.get(document_id, 0.0) + weight[term] / mass
+            rarity[document_id] = rarity.get(document_id, 0.0) + rare
+    enough = _idf(chunks, round(NAME_RARITY * chunks))  # as rare as one word of 5% of chunks
     named = [
         Named(d, round(s, 4))
-        for d, s in scores.items()
-        if s >= NAMES_COVERAGE and (within is None or d in within)
+        for d, s in share.items()
+        if s >= NAMES_COVERAGE and rarity[d] >= enough and (within is None or d in within)
     ]
     return sorted(named, key=lambda n: (-n.coverage, n.document_id))[:MAX_DOCUMENTS]
+
+
+def _idf(total: int, frequency: int) -> float:
+    return max(math.log((total + 1) / (frequency + 0.5)), 0.0)
+
+
+def _library_frequency(db: Database, term: str) -> int:
+    """In how many chunks' text the term occurs (not their title column, which repeats a
+    document's title on each of its chunks: a long document's title would count as common)."""
+    match = phrase_match(term)
+    return library.fts_chunk_frequency(db, f"text : {match}") if match else 0
 
 
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:

@@ -233,6 +233,17 @@ def title_holders(db: Database, match: str) -> set[int]:
     return {row[0] for row in rows}
 
 
+def documents_at(db: Database, name: str) -> set[int]:
+    """The ids of the documents whose path, or a copy's path, is `name` or ends with "/name"."""
+    suffix = "%/" + name.replace("\\", "\\\\").replace("%", "\\%").replace("_", "\\_")
+    rows = db.execute(
+        "SELECT id FROM documents WHERE path = ? OR path LIKE ? ESCAPE '\\' UNION "
+        "SELECT document_id FROM document_copies WHERE path = ? OR path LIKE ? ESCAPE '\\'",
+        [name, suffix, name, suffix],
+    )
+    return {row[0] for row in rows}
+
+
 def _next_ids(db: Database, table: str, count: int) -> int:
     """The first of `count` fresh ids for `table`, never reusing the id of a deleted row (lineage
     of old turns names chunks and documents by id; a reused id would point at other content)."""
@@ -328,6 +339,20 @@ SHOWN_PATH = (
     f"(SELECT {_place('c')} AS shown FROM document_copies c WHERE c.document_id = d.id "
     "ORDER BY c.path) p), '')"
 )
+
+
+def shown_paths(db: Database) -> dict[str, str]:
+    """Per path of a document that has copies, and per path of each copy: the document's path
+    as results show it ("a.txt (also b.txt)"). A gold file stored as a copy is found as this."""
+    return {
+        row[0]: row[1]
+        for row in db.execute(
+            f"SELECT c.path, {SHOWN_PATH} FROM document_copies c JOIN documents d "
+            "ON d.id = c.document_id UNION "
+            f"SELECT d.path, {SHOWN_PATH} FROM documents d WHERE d.id IN "
+            "(SELECT document_id FROM document_copies)"
+        )
+    }
 
 
 def placed_paths(db: Database, document_ids: Iterable[int]) -> dict[int, str]:

@@ -29,7 +29,13 @@ from .cues import (
     what_about_subject,
 )
 from .lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
-from .referents import named_referent, pick_referent, referent_candidates, resolved
+from .referents import (
+    held_by_question,
+    named_referent,
+    pick_referent,
+    referent_candidates,
+    resolved,
+)
 from .terms import conversation_terms, names, pick_terms
 
 DecisionKind = Literal["first", "shift", "meta", "follow_up", "new_topic", "continues"]
@@ -282,9 +288,9 @@ class HeuristicReformulator:
             candidates = referent_candidates(
                 self.corpus, topic, data.last_semantic_query, data.last.assistant, self.params
             )
-            referent = pick_referent(
-                pointer, candidates if not new_name else [], data.question, self.params
-            )
+            own = new_name or held_by_question(self.corpus, data.question, pointer, self.params)
+            found = [] if own else candidates
+            referent = pick_referent(pointer, found, data.question, self.params)
         elif pointer and " " in pointer:  # "the document", "this article": the topic's best term
             referent = next((t for t in context if sources.get(t) != "answer"), None)
         if pointer and referent:

@@ -42,7 +42,8 @@ STOPWORDS = frozenset(
 # words that make a question a question but say nothing about its subject
 QUESTION_WORDS = frozenset(
     """
-    explain describe define definition mean means meaning tell show give list summarize summarise
+    explain describe define definition mean means meant meaning tell show give list summarize
+    summarise
     summary elaborate detail details example examples want wanted wonder curious question questions
     answer okay ok thanks thank hi hello hey info information kind sort type types lot bit
     something anything work works working happen happens happened difference differences
@@ -246,6 +247,9 @@ def looks_plural(phrase: str) -> bool:
 def looks_adverb(word: str) -> bool:
     """A word in -ly ("quickly"): says how something is done, names nothing."""
     return word.endswith("ly")
+
+
+POSSESSIVE_ENDINGS = ("'s", "’s")  # "python's": the word "python" as a term
 
 
 def possessive(noun: str) -> str:

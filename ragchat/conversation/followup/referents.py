@@ -15,6 +15,7 @@ from ...params import FollowupParams
 from ...text import stem, stems, subject_words, words
 from ..corpus import CorpusStats
 from .lexicon import (
+    DEFINITE_ARTICLE,
     DEICTIC_NOUNS,
     DEMONSTRATIVES,
     DISCOURSE,
@@ -146,6 +147,27 @@ def pick_referent(
         if agrees(pointer, candidate, params) and not stems(candidate.text) <= own:
             return candidate.text
     return None
+
+
+def held_by_question(
+    corpus: CorpusStats, question: str, pointer: str, params: FollowupParams
+) -> bool:
+    """Whether a possessive points at a thing the question itself introduces before it: "a team
+    and its members", "look a row up by its primary key": its owner is in the question, not in
+    the conversation. Not after a definite owner ("who were the song's writers and its
+    performers?"): "the song" itself points back, and the conversation's referent ("Grenade")
+    is what a search needs (clapnq lost a follow-up when such owners were kept)."""
+    if pointer.lower() not in POSSESSIVE:
+        return False
+    match = re.search(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE)
+    before = words(question[: match.start()] if match else "")
+    definite = {DEFINITE_ARTICLE} | DEMONSTRATIVES | POSSESSIVE
+    for referent in noun_phrases(corpus, " ".join(before), params):
+        head = words(referent.text)[0]
+        at = before.index(head) if head in before else 0
+        if agrees(pointer, referent, params) and not (at and before[at - 1] in definite):
+            return True
+    return False
 
 
 def resolved(question: str, pointer: str, referent: str) -> str:

@@ -14,7 +14,7 @@ from dataclasses import dataclass
 from ...params import FollowupParams
 from ...text import sentences, stem, stems, subject_words
 from ..corpus import CorpusStats
-from .lexicon import NAME, QUESTION_WORDS, STOPWORDS
+from .lexicon import NAME, POSSESSIVE_ENDINGS, QUESTION_WORDS, STOPWORDS
 
 
 @dataclass(frozen=True)
@@ -32,13 +32,23 @@ def names(text: str, sentence_start: bool = False) -> list[str]:
         for match in NAME.finditer(sentence):
             if match.start() == 0 and not sentence_start:
                 continue
-            parts = match.group(0).lower().split()
+            parts = [bare(part) for part in match.group(0).lower().split()]
             while parts and (parts[0] in STOPWORDS or parts[0] in QUESTION_WORDS):
                 parts = parts[1:]  # "In South Africa" at a sentence start names South Africa
             if parts:
                 found.append(" ".join(parts))
     counts = {name: found.count(name) for name in found}
     return sorted(counts, key=lambda name: -counts[name])
+
+
+def bare(word: str) -> str:
+    """A word as a term: without quotes around it (console output's 'Camila', 'Add Typer') and
+    without a possessive ending ("python's" -> "python")."""
+    word = word.strip("'’\"`")
+    for ending in POSSESSIVE_ENDINGS:
+        if word.endswith(ending) and len(word) > len(ending):
+            return word[: -len(ending)]
+    return word
 
 
 def lead(text: str, count: int) -> str:
@@ -71,7 +81,9 @@ def conversation_terms(
         source = "recent" if index == newest else "topic"
         if index == 0:
             decay = max(decay, params.decay)  # the topic's first question stays in view
-        for word in dict.fromkeys(subject_words(question)):
+        for word in dict.fromkeys(bare(w) for w in subject_words(question)):
+            if not word:
+                continue
             idf = corpus.idf(word)
             if corpus.chunk_frequency(word) > 0 and idf >= params.min_idf:
                 add(word, idf * decay, source)
