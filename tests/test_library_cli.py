@@ -144,7 +144,7 @@ def test_two_folders_of_one_name_get_telling_collection_names(tmp_path: Path, ru
 
 def test_an_existing_library_gets_its_collections_by_migration(two_projects: Path) -> None:
     db = sqlite3.connect(two_projects)
-    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm009_i32_collections'")
+    db.execute("DELETE FROM _sqlite_migrations WHERE name = 'm010_i32_collections'")
     for index in ("documents_root", "documents_path", "document_copies_path"):
         db.execute(f"DROP INDEX {index}")
     db.execute("DROP INDEX document_copies_root")
