@@ -233,3 +233,37 @@ def test_a_summary_is_made_of_sentences_not_code() -> None:
     )
     answer = pick("summarize it", [text, text], mode=Mode.SUMMARY, count=3, cover=[1, 2])
     assert "```" not in answer and "validates data" in answer
+
+
+INSTALL = """We provide a custom installer that keeps the tool in its own environment.
+
+The installer script is available at example.org and is developed in its own repository. The
+script can be executed directly or downloaded and then executed from disk.
+
+Linux, macOS
+
+```bash
+curl -sSL https://install.example.org | python3 -
+```
+
+Windows
+
+```powershell
+(Invoke-WebRequest -Uri https://install.example.org).Content | py -
+```
+
+Note
+
+If you installed Python through the Microsoft Store, replace py with python in the command above.
+"""
+
+
+def test_tab_labels_between_the_lead_in_and_its_code_keep_them_one_unit() -> None:
+    """Tabs (a platform's name, then its code, twice or more) between the sentence and its
+    code: the code keeps its lead-in and its labels, so the install command is what the answer
+    shows."""
+    shown = [u for u in units(INSTALL) if u.has_code]
+    assert len(shown) == 1 and shown[0].sentence.endswith("executed from disk. Linux, macOS:")
+    assert "Windows:\n```powershell" in shown[0].block
+    answer = pick("how do I install the tool?", [INSTALL])
+    assert "curl -sSL https://install.example.org | python3 -" in answer

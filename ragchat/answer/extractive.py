@@ -448,7 +448,7 @@ def _usable(
 def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:
     """Not a title or a cut sentence, not navigation or a notice, not a lead-in without its
     block (a sentence ending in ":" says nothing without what follows), not too short alone."""
-    if unit.kind in ("title", "fragment") or not key:
+    if unit.kind in ("title", "label", "fragment") or not key:
         return False
     if unit.block:
         return True

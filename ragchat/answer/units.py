@@ -28,7 +28,7 @@ class Unit:
     position: int
     sentence: str  # "" for a block on its own
     block: str = ""  # a fenced code block, list or table, as it is in the chunk
-    kind: str = "sentence"  # sentence | item | code | list | table | title | fragment
+    kind: str = "sentence"  # sentence | item | code | list | table | title | label | fragment
 
     @property
     def text(self) -> str:
@@ -61,14 +61,21 @@ def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
     (the sentence that introduces it); a list nobody introduces gives its items one by one."""
     found: list[Unit] = []
-    for kind, piece in _pieces(text, params):
+    for kind, piece in _tab_labels(_pieces(text, params)):
         if kind == "prose":
             found.extend(Unit(len(found), s) for s in split_sentences(piece))
             continue
-        if kind == "title":
-            found.append(Unit(len(found), piece, kind="title"))
+        if kind in ("title", "label"):
+            found.append(Unit(len(found), piece, kind=kind))
             continue
         last = found[-1] if found else None
+        if kind == "code" and _labels_code(found):  # "Install it: / Linux: / ```curl ...```"
+            label = found.pop().sentence
+            last = found[-1]
+            lead = f"{last.sentence} {label}:" if not last.block else last.sentence
+            block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
+            found[-1] = Unit(last.position, lead, block, "code")
+            continue
         if last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
@@ -82,6 +89,34 @@ def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
         else:
             found.append(Unit(len(found), "", piece, kind))
     return _fragments_marked(found)
+
+
+def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
+    """Titles that name tabs: two or more title lines each right before a code block, in a row
+    ("Linux, macOS" ```curl ...``` "Windows" ```powershell ...```) become labels."""
+    kinds = [kind for kind, _ in pieces]
+    pair = [
+        kinds[i] == "title" and i + 1 < len(kinds) and kinds[i + 1] == "code"
+        for i in range(len(kinds))
+    ]
+    grouped = {i for i in range(len(kinds)) if pair[i] and (pair[i - 2] if i >= 2 else False)} | {
+        i for i in range(len(kinds)) if pair[i] and i + 2 < len(kinds) and pair[i + 2]
+    }
+    return [("label", p) if i in grouped else (k, p) for i, (k, p) in enumerate(pieces)]
+
+
+def _labels_code(found: list[Unit]) -> bool:
+    """The last unit is a tab's label between a sentence and the code it labels, or between two
+    code blocks a sentence introduced: the label joins them, so the code keeps its lead-in
+    ("Linux, macOS:" before `curl ... | python3 -`)."""
+    if len(found) < 2 or found[-1].kind != "label":
+        return False
+    before = found[-2]
+    return (
+        before.kind in ("sentence", "code")
+        and bool(before.sentence)
+        and (not before.block or (before.has_code and not before.is_console))
+    )
 
 
 def _continues(last: Unit, kind: str, piece: str) -> bool:
@@ -117,7 +152,9 @@ def _fragments_marked(found: list[Unit]) -> list[Unit]:
 
 def lead_text(text: str) -> str:
     """A chunk's text as the units would show it, from the start (the lead baseline)."""
-    return " ".join(unit.text for unit in units(text) if unit.kind not in ("title", "fragment"))
+    return " ".join(
+        unit.text for unit in units(text) if unit.kind not in ("title", "label", "fragment")
+    )
 
 
 def is_boilerplate(sentence: str, params: AnswerParams = ANSWER_PARAMS) -> bool:
