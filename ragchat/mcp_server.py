@@ -95,19 +95,7 @@ class LibraryTools:
     def documents(self, collections: list[str] | None = None) -> dict:
         rows = catalog.documents(self.app.db, collections or [])
         return {
-            "documents": [
-                {
-                    "collection": row.collection,
-                    "path": row.path,
-                    "title": row.title,
-                    "chunks": row.chunks,
-                    "pages": row.pages,
-                    "ingested_at": row.ingested_at,
-                    "absolute_path": row.source,
-                    "copy_of": row.copy_of,
-                }
-                for row in rows
-            ],
+            "documents": [row.to_dict() for row in rows],
             "collections": [c.name for c in library.collections(self.app.db)],
         }
 

@@ -324,20 +324,7 @@ def search_hits(hits: list[Hit], as_json: bool) -> None:
 
 def documents_table(rows: list[library.Listed], as_json: bool) -> None:
     if as_json:
-        json_lines(
-            {
-                "collection": row.collection,
-                "path": row.path,
-                "title": row.title,
-                "chunks": row.chunks,
-                "pages": row.pages,
-                "ingested_at": row.ingested_at,
-                "document_id": row.document_id,
-                "absolute_path": row.source,
-                "copy_of": row.copy_of,
-            }
-            for row in rows
-        )
+        json_lines(row.to_dict() for row in rows)
         return
     if not rows:
         console.print("[dim]No documents: `ragchat ingest PATH` adds some.[/]")

@@ -763,6 +763,20 @@ class Listed:
     source: str  # the absolute path of the file
     copy_of: str | None = None  # a copy: the path of the document it repeats
 
+    def to_dict(self) -> dict[str, object]:
+        """The row as `documents --json` and the MCP server's `documents` tool give it."""
+        return {
+            "collection": self.collection,
+            "path": self.path,
+            "title": self.title,
+            "chunks": self.chunks,
+            "pages": self.pages,
+            "ingested_at": self.ingested_at,
+            "document_id": self.document_id,
+            "absolute_path": self.source,
+            "copy_of": self.copy_of,
+        }
+
 
 def listed_documents(db: Database) -> list[Listed]:
     """Every document and copy, by collection and path."""
