@@ -36,12 +36,18 @@ def words(text: str) -> str:
 
 def pages() -> dict[str, str]:
     found = [ROOT / "README.md", *sorted((ROOT / "docs").glob("*.md"))]
-    return {str(p.relative_to(ROOT)): " " + words(p.read_text(encoding="utf-8")) + " " for p in found}
+    return {
+        str(p.relative_to(ROOT)): " " + words(p.read_text(encoding="utf-8")) + " " for p in found
+    }
 
 
 def main(revision: str) -> int:
     old = subprocess.run(
-        ["git", "show", f"{revision}:README.md"], cwd=ROOT, capture_output=True, text=True, check=True
+        ["git", "show", f"{revision}:README.md"],
+        cwd=ROOT,
+        capture_output=True,
+        text=True,
+        check=True,
     ).stdout.splitlines()
     texts = pages()
     missing = doubled = checked = 0
