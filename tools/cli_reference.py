@@ -89,4 +89,5 @@ def main(argv: list[str]) -> int:
 
 
 if __name__ == "__main__":
+    sys.path.insert(0, str(ROOT))  # this checkout's ragchat, whichever one the venv installed
     sys.exit(main(sys.argv[1:]))
