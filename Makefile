@@ -7,7 +7,7 @@ DEMO_DB := .ragchat/demo.db
 RAGCHAT := $(BIN)/ragchat
 ASK := $(RAGCHAT) ask --db $(DEMO_DB) --session demo
 
-.PHONY: install demo test lint bench clean
+.PHONY: install demo test lint bench docs clean
 
 install: $(STAMP)
 
@@ -30,12 +30,15 @@ test: install
 	$(BIN)/python -m pytest -q
 
 lint: install
-	$(BIN)/ruff check ragchat tests benchmarks
-	$(BIN)/ruff format --check ragchat tests benchmarks
+	$(BIN)/ruff check ragchat tests benchmarks tools
+	$(BIN)/ruff format --check ragchat tests benchmarks tools
 	$(BIN)/mypy
 
 bench: install
 	$(BIN)/python benchmarks/bench.py
+
+docs: install
+	$(BIN)/python tools/cli_reference.py
 
 clean:
 	rm -rf $(VENV) .ragchat .pytest_cache

@@ -1,5 +1,6 @@
-"""The README's replay table from `ragchat eval --out` rows: per strategy and group, R@5 / nDCG@10
-and the paired win/loss count on nDCG@10 against the strategy each one must not fall below.
+"""docs/measuring.md's replay table from `ragchat eval --out` rows: per strategy and group,
+R@5 / nDCG@10 and the paired win/loss count on nDCG@10 against the strategy each one must not
+fall below.
 
     python benchmarks/replay_table.py govt.jsonl [more.jsonl ...]
 
