@@ -1,6 +1,6 @@
 """Do the documents cover the question? One decision, in one place, from evidence the turn
 already has; calibrated on the shared sets' unanswerable items against their answerable ones
-(README: "Does the library cover it?"), the same rule for every library.
+(docs/answers.md: "Does the library cover it?"), the same rule for every library.
 
 The evidence:
 - `best`: the question's own best cosine (its probe), and `margin`, how far that chunk's

@@ -163,7 +163,8 @@ def resolve_anchors(
     if last is None:
         return Anchors()
     # after a not-covered answer too: anchoring is soft (it only reaches chunks some query ranks
-    # well), and the decision errs on some answered turns (README: "Does the library cover it?")
+    # well), and the decision errs on some answered turns (docs/answers.md: "Does the library
+    # cover it?")
     wanted = [d for d in last.answer_document_ids if within is None or d in within.document_ids]
     paths = {c.document_id: c.document for c in last.chunks}
     used = last.used_chunks

@@ -14,7 +14,7 @@ nothing and parse in milliseconds. Every page that may include files (Markdown, 
 small, is parsed in the worker, its includes read there: a 1 KB page can name megabytes. Measured
 on 9 MB files, Markdown takes 6 s for prose but 41 s for nested quotes and lists and 88 s for
 unmatched emphasis; plain text up to 13 s. The worker costs ~0.33 s to start and ~0.3 ms a file
-(README, "Bounded parsing").
+(docs/security.md, "Bounded parsing").
 """
 
 from __future__ import annotations
