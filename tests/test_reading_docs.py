@@ -362,6 +362,8 @@ def test_release_announcements_rank_below_pages_unless_the_question_names_a_vers
     assert top[0] == "guide/timeouts.md" and all("blog/posts" not in d for d in top), top
     versioned = ask_json(runner, series_library, "b", "what came with widget 1.2.0?")
     assert versioned["chunks"][0]["document"] == "blog/posts/widget-2.md", versioned["chunks"][0]
+    shorter = ask_json(runner, series_library, "c", "what came with widget 1.3?")  # 1.3 = 1.3.0
+    assert shorter["chunks"][0]["document"] == "blog/posts/widget-3.md", shorter["chunks"][0]
 
 
 def test_a_release_series_is_marked_again_when_its_folder_changes(

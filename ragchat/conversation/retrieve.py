@@ -10,7 +10,7 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
-from ..ingest.releases import RELEASE_KINDS, asks_about_versions, versions_in
+from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
@@ -111,7 +111,9 @@ def _release_notes_last(
     release and would crowd out the page that explains it."""
     if asks_about_versions(question):  # the sections of the versions it names first
         versions = versions_in(question)
-        return sorted(found, key=lambda c: not versions & versions_in(f"{c.title} {c.heading}"))
+        return sorted(
+            found, key=lambda c: not names_release(versions, versions_in(f"{c.title} {c.heading}"))
+        )
     notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_KINDS)
     if titles is not None:
         named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names

@@ -97,6 +97,17 @@ def versions_in(text: str) -> set[str]:
     return {match.group(0).lower().lstrip("v") for match in _VERSION.finditer(text)}
 
 
+def names_release(asked: set[str], named: set[str]) -> bool:
+    """Whether versions `named` (a heading's, a page title's) include one of the versions
+    `asked` about, a shorter version standing for its releases ("1.10" for "1.10.0", "1.10.2",
+    "1.10.x")."""
+    return any(
+        version == wanted or version.startswith(wanted + ".")
+        for wanted in asked
+        for version in named
+    )
+
+
 def asks_about_versions(question: str) -> bool:
     """The language-neutral sign that a question is about releases: it names a version or a
     date ("what changed in 3.1?", "since 2023")."""

@@ -63,7 +63,8 @@ _SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*([^\s*]\S*)(.*)\*\}\s*$")  #
 _LINE_RANGES = re.compile(r"\bln\[([^\]\n]*)\]")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
-_HEADING_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
+# attributes after a heading, and the closing hashes before them ("## 1.0 ## {: #v1 }")
+_HEADING_ATTRS = re.compile(r"(?:\s+#+)?\s*\{\s*[#.:][^}]*\}\s*$|\s+#+\s*$")
 # an icon shortcode of the mkdocs emoji extension (":material-hammer-wrench:", ":octicons-file-
 # code-16:": always a family and a name joined by "-") and an attribute list after an element
 # ("{ .lg .middle }", "{ #id }"): page decoration, never words of the page
