@@ -112,6 +112,26 @@ def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
     assert doc.title == "Resource limits" and "summary" not in doc.text
 
 
+def test_icon_shortcodes_and_attribute_lists_are_decoration_not_text(tmp_path: Path) -> None:
+    page = tmp_path / "index.md"
+    page.write_text(
+        "# Home { #home }\n\n## [1.10.0](https://example.org) - 2022-09-18 ## {: #v1.10.0 }\n\n"
+        "- :material-hammer-wrench:{ .lg .middle } Build system\n\n"
+        '=== ":octicons-file-code-16: pyproject.toml"\n\n    Set the `name` key.\n\n'
+        "![logo](logo.png){ width=300 } [Get started](intro.md){ .md-button } now.\n\n"
+        "Kept: 10:30, {x}, {a: 1}, f-strings like `{name}`, roles like `:not-an-icon:`.\n",
+        encoding="utf-8",
+    )
+    doc = load_document(page)
+    text = doc.text
+    assert [s.heading_path[-1] for s in doc.sections][-1] == "1.10.0 - 2022-09-18"
+    assert "- Build system" in text and "pyproject.toml\n" in text, text
+    assert "Get started now." in text, text
+    assert "Kept: 10:30, {x}, {a: 1}, f-strings like {name}, roles like :not-an-icon:." in text
+    for leftover in ("octicons", "material-", "{ .", "width=", "#home"):
+        assert leftover not in text, (leftover, text)
+
+
 def library_chunks(path: Path, root: Path = CORPUS, target: int = 400) -> list[Chunk]:
     """Chunks of `path` as ingesting `root` makes them: includes read inside `root` only."""
     resolved = root.resolve()

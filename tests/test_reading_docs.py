@@ -302,3 +302,84 @@ def test_ingest_says_when_release_notes_dominate(tmp_path: Path, runner) -> None
     line = " ".join(result.output.split())
     assert "release notes are" in line and "of the library's chunks (1 document(s))" in line
     assert "--exclude /CHANGELOG.md --prune" in line, line
+
+
+ANNOUNCEMENT = """\
+---
+date: 2024-0{n}-01
+---
+
+# Widget v{version}
+
+Widget v{version} brings faster {what} and a new `widget {what}` command.
+
+## Upgrading
+
+Run `pip install -U widget` to get the {what} changes.
+"""
+TIMEOUT_GUIDE = """\
+# Timeouts
+
+Give the client a `timeout` in seconds, `Client(timeout=5.0)`: a request that takes longer
+stops waiting and raises a timeout error.
+"""
+MIGRATING = "# Migrating to 2.0\n\nRename `Client.timeout_s` to `Client.timeout`.\n"
+
+
+@pytest.fixture
+def series_library(tmp_path: Path, embedder: FastEmbedder) -> Path:
+    posts = {
+        f"blog/posts/widget-{n}.md": ANNOUNCEMENT.format(n=n, version=f"1.{n}.0", what=what)
+        for n, what in [(1, "timeouts"), (2, "timeout retries"), (3, "request timeouts")]
+    }
+    docs = write(tmp_path / "docs", {**posts, "blog/index.md": "# Blog\n\nNews.\n"})
+    write(docs, {"guide/timeouts.md": TIMEOUT_GUIDE, "guide/migrating.md": MIGRATING})
+    path = tmp_path / "lib.db"
+    run(path, docs, embedder)
+    return path
+
+
+def test_release_announcements_one_page_a_release_are_recognised_by_their_folder() -> None:
+    from ragchat.ingest.releases import release_series
+
+    pages = [
+        (1, "/d/blog/posts/a.md", "Widget v1.1.0"),
+        (2, "/d/blog/posts/b.md", "What's new in Widget 1.2"),
+        (3, "/d/blog/posts/c.md", "Widget 1.3 release notes"),
+        (4, "/d/blog/posts/d.md", "Our new logo"),
+        (5, "/d/guide/migrating.md", "Migrating to 2.0"),  # a lone page titled by a version
+        (6, "/d/guide/timeouts.md", "Timeouts"),
+    ]
+    assert release_series(pages) == {1, 2, 3}
+    assert release_series(pages[:2] + pages[3:]) == set(), "two pages are not a series"
+
+
+def test_release_announcements_rank_below_pages_unless_the_question_names_a_version(
+    series_library: Path, runner
+) -> None:
+    plain = ask_json(runner, series_library, "a", "how do I change the request timeout?")
+    top = [c["document"] for c in plain["chunks"][:2]]
+    assert top[0] == "guide/timeouts.md" and all("blog/posts" not in d for d in top), top
+    versioned = ask_json(runner, series_library, "b", "what came with widget 1.2.0?")
+    assert versioned["chunks"][0]["document"] == "blog/posts/widget-2.md", versioned["chunks"][0]
+    shorter = ask_json(runner, series_library, "c", "what came with widget 1.3?")  # 1.3 = 1.3.0
+    assert shorter["chunks"][0]["document"] == "blog/posts/widget-3.md", shorter["chunks"][0]
+
+
+def test_a_release_series_is_marked_again_when_its_folder_changes(
+    series_library: Path, tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    def kinds() -> dict[str, str | None]:
+        db = open_db(series_library)
+        try:
+            return dict(db.execute("SELECT path, kind FROM documents").fetchall())
+        finally:
+            db.close()
+
+    assert kinds()["blog/posts/widget-1.md"] == "release-series"
+    assert kinds()["guide/migrating.md"] is None and kinds()["blog/index.md"] is None
+    docs = tmp_path / "docs"
+    for n in (1, 2):
+        (docs / f"blog/posts/widget-{n}.md").unlink()
+    run(series_library, docs, embedder, prune_missing=True)
+    assert kinds()["blog/posts/widget-3.md"] is None, "one page left is no longer a series"

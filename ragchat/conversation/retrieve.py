@@ -10,7 +10,7 @@ from sqlite_utils import Database
 
 from ..config import Settings
 from ..embed import Embedder
-from ..ingest.releases import RELEASE_NOTES, asks_about_versions, versions_in
+from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
@@ -106,13 +106,15 @@ def _release_notes_last(
     titles: tuple[QueryList, RankedList] | None,
 ) -> list[RetrievedChunk]:
     """Release notes below the other pages, unless the question names a version or a date (then
-    the sections whose headings name that version come first) or names the release notes
-    themselves ("the changelog"): a changelog mentions every feature once per release and would
-    crowd out the page that explains it."""
+    the sections whose headings or pages' titles name that version come first) or names the
+    release notes themselves ("the changelog"): a changelog mentions every feature once per
+    release and would crowd out the page that explains it."""
     if asks_about_versions(question):  # the sections of the versions it names first
         versions = versions_in(question)
-        return sorted(found, key=lambda c: not versions & versions_in(c.heading or ""))
-    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_NOTES)
+        return sorted(
+            found, key=lambda c: not names_release(versions, versions_in(f"{c.title} {c.heading}"))
+        )
+    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_KINDS)
     if titles is not None:
         named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
         notes -= {chunk.document_id for chunk in named.values()}

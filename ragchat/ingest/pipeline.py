@@ -30,7 +30,14 @@ from .keywords import select_keywords, term_counts
 from .labels import references, resolve, title_of
 from .limits import Limits
 from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
-from .releases import NOTICE_SHARE, RELEASE_NOTES, is_release_notes
+from .releases import (
+    NOTICE_SHARE,
+    RELEASE_KINDS,
+    RELEASE_NOTES,
+    RELEASE_SERIES,
+    is_release_notes,
+    release_series,
+)
 from .worker import Parser, failure_reason
 
 if TYPE_CHECKING:
@@ -744,14 +751,15 @@ def ingest(
         if report.added or report.updated or report.reparsed:
             refresh_keywords(db)
         return report
-    if report.release_notes:
-        report.notes += _release_notes_note(db, given)
     if prune_missing:
         prune(db, report, rules.values())
     else:
         report.gone = [
             row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)
         ]
+    series = release_series(library.documents_titled(db))  # a library of an older ragchat too
+    if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
+        report.notes += _release_notes_note(db, given)
     if report.added or report.updated or report.reparsed:
         set_setting(
             db, "parser_version", str(PARSER_VERSION)
@@ -785,7 +793,7 @@ def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
     and the `--exclude` that would leave them out."""
     rows = library.documents(db)
     total = sum(row["chunk_count"] or 0 for row in rows)
-    notes = [row for row in rows if row.get("kind") == RELEASE_NOTES]
+    notes = [row for row in rows if row.get("kind") in RELEASE_KINDS]
     share = sum(row["chunk_count"] or 0 for row in notes) / total if total else 0.0
     if share < NOTICE_SHARE:
         return []

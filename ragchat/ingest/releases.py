@@ -14,9 +14,13 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
+    from collections.abc import Iterable
+
     from .loaders import ParsedDocument
 
-RELEASE_NOTES = "release-notes"  # documents.kind
+RELEASE_NOTES = "release-notes"  # documents.kind: one document holding many releases
+RELEASE_SERIES = "release-series"  # documents.kind: one page a release, in a folder of such pages
+RELEASE_KINDS = (RELEASE_NOTES, RELEASE_SERIES)
 
 # a version (two or more dotted parts, "v2", "3.18.x") or a date (ISO, or a year on its own)
 _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.(?:\d+|x|\*))+(?![\w])|(?<![\w.])v\d+(?![\w.])", re.I)
@@ -70,9 +74,38 @@ def is_release_notes(document: ParsedDocument) -> bool:
     return versions >= _MIN_VERSIONS and versions >= _MIN_SHARE * len(headings)
 
 
+def release_series(documents: Iterable[tuple[int, str, str]]) -> set[int]:
+    """Of `documents` (id, source path, title), the release announcements published one page a
+    release ("Hatch v1.17.0", "Django 4.2 release notes", "What's new in 3.12"): pages titled by
+    a version in a folder where at least _MIN_VERSIONS pages are, and they are most of its
+    pages. A lone page titled by a version ("Migrating to 2.0") is not one: the folder of pages
+    is the sign, whatever the language or the file names."""
+    folders: dict[str, list[tuple[int, bool]]] = {}
+    for document_id, source, title in documents:
+        folder = source.replace("\\", "/").rpartition("/")[0]
+        folders.setdefault(folder, []).append((document_id, is_version_heading(title or "")))
+    series: set[int] = set()
+    for pages in folders.values():
+        versioned = [document_id for document_id, titled in pages if titled]
+        if len(versioned) >= _MIN_VERSIONS and len(versioned) >= _MIN_SHARE * len(pages):
+            series.update(versioned)
+    return series
+
+
 def versions_in(text: str) -> set[str]:
     """The version numbers `text` names ("v2.1.0" and "2.1.0" alike)."""
     return {match.group(0).lower().lstrip("v") for match in _VERSION.finditer(text)}
+
+
+def names_release(asked: set[str], named: set[str]) -> bool:
+    """Whether versions `named` (a heading's, a page title's) include one of the versions
+    `asked` about, a shorter version standing for its releases ("1.10" for "1.10.0", "1.10.2",
+    "1.10.x")."""
+    return any(
+        version == wanted or version.startswith(wanted + ".")
+        for wanted in asked
+        for version in named
+    )
 
 
 def asks_about_versions(question: str) -> bool:

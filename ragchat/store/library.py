@@ -39,7 +39,7 @@ class DocumentRecord:
     term_counts: dict[str, int]
     parser_version: int = 0
     source_bytes: bytes | None = None  # the file name's bytes when `source` escapes them
-    kind: str | None = None  # "release-notes", by the document's shape; None: an ordinary page
+    kind: str | None = None  # "release-notes" by shape ("release-series": set after writing)
 
 
 @dataclass(frozen=True)
@@ -413,16 +413,42 @@ def _shown_documents(db: Database, document_ids: set[int]) -> dict[int, tuple]:
     return found
 
 
-def documents_of_kind(db: Database, document_ids: Iterable[int], kind: str) -> set[int]:
-    """Those of `document_ids` whose documents are of `kind`."""
+def documents_of_kind(db: Database, document_ids: Iterable[int], kinds: Iterable[str]) -> set[int]:
+    """Those of `document_ids` whose documents are of one of `kinds`."""
     wanted = sorted(set(document_ids))
+    wanted_kinds = sorted(set(kinds))
     found: set[int] = set()
     for start in range(0, len(wanted), 500):
         part = wanted[start : start + 500]
         marks = ",".join("?" * len(part))
-        sql = f"SELECT id FROM documents WHERE kind = ? AND id IN ({marks})"
-        found.update(row[0] for row in db.execute(sql, [kind, *part]))
+        of_kind = ",".join("?" * len(wanted_kinds))
+        sql = f"SELECT id FROM documents WHERE kind IN ({of_kind}) AND id IN ({marks})"
+        found.update(row[0] for row in db.execute(sql, [*wanted_kinds, *part]))
     return found
+
+
+def documents_titled(db: Database) -> list[tuple[int, str, str]]:
+    """Every document's id, source path and title."""
+    return [tuple(row) for row in db.execute("SELECT id, source, title FROM documents")]
+
+
+def set_kind_of(db: Database, kind: str, document_ids: Iterable[int]) -> set[int]:
+    """Exactly `document_ids` are of `kind` (a kind decided across documents, after they are
+    written): others lose it, and these take it unless they have a kind of their own. Returns
+    the documents that were not of `kind` before."""
+    ids = sorted(set(document_ids))
+    with write(db):
+        before = {row[0] for row in db.execute("SELECT id FROM documents WHERE kind = ?", [kind])}
+        db.execute("UPDATE documents SET kind = NULL WHERE kind = ?", [kind])
+        for start in range(0, len(ids), 500):
+            part = ids[start : start + 500]
+            marks = ",".join("?" * len(part))
+            db.execute(
+                f"UPDATE documents SET kind = ? WHERE kind IS NULL AND id IN ({marks})",
+                [kind, *part],
+            )
+        now = {row[0] for row in db.execute("SELECT id FROM documents WHERE kind = ?", [kind])}
+    return now - before
 
 
 def chunk_ids_of_documents(db: Database, document_ids: Iterable[int]) -> list[int]:

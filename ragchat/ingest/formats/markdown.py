@@ -63,7 +63,16 @@ _SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*([^\s*]\S*)(.*)\*\}\s*$")  #
 _LINE_RANGES = re.compile(r"\bln\[([^\]\n]*)\]")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
-_HEADING_ATTRS = re.compile(r"\s*\{\s*[#.:][^}]*\}\s*$")
+# attributes after a heading, and the closing hashes before them ("## 1.0 ## {: #v1 }")
+_HEADING_ATTRS = re.compile(r"(?:\s+#+)?\s*\{\s*[#.:][^}]*\}\s*$|\s+#+\s*$")
+# an icon shortcode of the mkdocs emoji extension (":material-hammer-wrench:", ":octicons-file-
+# code-16:": always a family and a name joined by "-") and an attribute list after an element
+# ("{ .lg .middle }", "{ #id }"): page decoration, never words of the page
+_ICON = re.compile(r"(?<![\w:]):[a-z0-9]+(?:-[a-z0-9]+)+:(?![\w:])[ \t]?")
+_ATTR_LIST = re.compile(
+    r"[ \t]*\{:?[ \t]*(?:[.#][\w-]+|[\w-]+=(?:\"[^\"}]*\"|'[^'}]*'|[^\s}]+))"
+    r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"}]*\"|'[^'}]*'|[^\s}]+)))*[ \t]*\}"
+)
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
 _OPTION = re.compile(r"^:([\w-]+):(?:[ \t]+(.*))?$")
 _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones keep their text
@@ -218,8 +227,16 @@ def _markdown_include(text: str, includes: Includes | None) -> str:
     return "\n".join(out)
 
 
+def _undecorated(text: str) -> str:
+    """`text` without icon shortcodes and attribute lists (see _ICON)."""
+    if ":" not in text and "{" not in text:
+        return text
+    return _ATTR_LIST.sub("", _ICON.sub("", text))
+
+
 def _titled(indent: str, title: str | None, body: str) -> list[str]:
     """An admonition or block as text: its title line, then its body, then a blank line."""
+    title = _undecorated(title) if title else title
     head = [indent + title, ""] if title else []
     return head + [indent + line if line else "" for line in body.split("\n")] + [""]
 
@@ -448,7 +465,12 @@ def _inline(token: Token) -> str:
     """An inline token as plain text: markup, links' targets and images gone, code spans kept."""
     parts: list[str] = []
     for child in token.children or []:
-        if child.type in ("text", "code_inline"):
+        if child.type == "text":
+            plain = _undecorated(child.content)
+            if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
+                plain = plain.lstrip()
+            parts.append(plain)
+        elif child.type == "code_inline":
             parts.append(child.content)
         elif child.type == "myst_role":  # {func}`len` -> "len()"
             parts.append(role_text(child.meta.get("name", ""), child.content)[0])
