@@ -161,8 +161,10 @@ class CombineParams:
 @dataclass(frozen=True)
 class CoverageParams:
     """Do the documents cover the question? (conversation/coverage.py). The rule: not covered
-    when best + rare_weight * rare + agreement_weight * agreement < threshold, fitted once on
-    govt and clapnq together (unanswerable against answerable turns), the same for every library."""
+    when subject + rare_weight * rare < threshold (subject: the best cosine of the question as
+    the turn read it, with a follow-up's subject), fitted once on the MTRAG sets govt and clapnq
+    (unanswerable against answerable turns) and checked on the docs conversations, the same for
+    every library."""
 
     # the chunks an answer stands on
     top: int = 4
@@ -171,8 +173,7 @@ class CoverageParams:
     # a chunk "found by both" ranks within this in a vector and in a keyword list
     reach: int = 10
     rare_weight: float = 0.3
-    agreement_weight: float = 0.2
-    threshold: float = 0.6
+    threshold: float = 0.52
 
 
 @dataclass(frozen=True)

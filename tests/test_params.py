@@ -71,8 +71,8 @@ def test_the_combination_reads_its_numbers() -> None:
 
 
 def test_the_coverage_decision_reads_its_numbers() -> None:
-    evidence = Evidence(best=0.5, margin=0.0, retrieved=0.5, rare=0.0, agreement=0.0)
-    assert not_covered(evidence)  # 0.5 < 0.6
+    evidence = Evidence(best=0.5, subject=0.5, margin=0.0, retrieved=0.5, rare=0.0, agreement=0.0)
+    assert not_covered(evidence)  # 0.5 < 0.52
     assert not not_covered(evidence, tuned("coverage.threshold=0.4").coverage)
 
 

@@ -1,14 +1,19 @@
 """Do the documents cover the question? One decision, in one place, from evidence the turn
-already has; calibrated on the shared sets' unanswerable items against their answerable ones
+already has; calibrated on the MTRAG sets' unanswerable items against their answerable ones
 (docs/answers.md: "Does the library cover it?"), the same rule for every library.
 
 The evidence:
 - `best`: the question's own best cosine (its probe), and `margin`, how far that chunk's
   document leads the next document;
+- `subject`: the best cosine of the question as the turn read it (a follow-up with its subject
+  from the conversation: "can I stop it early?" as "... stop the loop early"; a model's
+  rewrite): a follow-up whose subject the library covers is judged on that, not on its few
+  own words ("best" when the turn read the question as typed);
 - `retrieved`: the best cosine among the chunks the turn retrieved (with its context);
 - `rare`: the share of the question's rarest terms (by corpus idf) that the top chunks hold: a
   question whose distinctive words appear in none of them asks about something else;
-- `agreement`: the share of the top chunks that both the vector and the keyword lists found.
+- `agreement`: the share of the top chunks that both the vector and the keyword lists found
+  (shown in `inspect`; it did not separate covered from uncovered once `subject` was in).
 
 `not_covered` turns it into the yes/no the answer and the lineage carry (`Lineage.weak`).
 """
@@ -28,8 +33,8 @@ if TYPE_CHECKING:
 
     from ..search.hybrid import Hit
 
-# The rule and its numbers: ragchat/params.py (CoverageParams). The margin and the retrieved
-# similarity did not separate unanswerable from answerable turns further.
+# The rule and its numbers: ragchat/params.py (CoverageParams). The margin, the retrieved
+# similarity and the agreement did not separate unanswerable from answerable turns further.
 
 
 class Ranked(Protocol):
@@ -46,6 +51,7 @@ class Ranked(Protocol):
 @dataclass(frozen=True)
 class Evidence:
     best: float
+    subject: float
     margin: float
     retrieved: float
     rare: float
@@ -86,6 +92,7 @@ def agreement(chunks: Sequence[Ranked], params: CoverageParams) -> float:
 def gather(
     question: str,
     best: float,
+    subject: float,
     margin: float,
     chunks: Sequence[Ranked],
     texts: Sequence[str],
@@ -97,6 +104,7 @@ def gather(
     rare = rare_share(question, texts[:top], corpus, params.rare_terms)
     return Evidence(
         best=best,
+        subject=max(best, subject),
         margin=margin,
         retrieved=retrieved,
         rare=rare,
@@ -105,14 +113,9 @@ def gather(
 
 
 def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
-    """The documents do not cover the question: the question comes only loosely close to any
-    chunk, and the top chunks lack its distinctive words or only one index found them."""
-    score = (
-        evidence.best
-        + params.rare_weight * evidence.rare
-        + params.agreement_weight * evidence.agreement
-    )
-    return score < params.threshold
+    """The documents do not cover the question: the question, read with its subject, comes only
+    loosely close to any chunk, and the top chunks lack its distinctive words."""
+    return evidence.subject + params.rare_weight * evidence.rare < params.threshold
 
 
 def search_evidence(
@@ -122,4 +125,6 @@ def search_evidence(
     from .corpus import CorpusView
 
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
-    return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db), params)
+    return gather(
+        query, best, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db), params
+    )

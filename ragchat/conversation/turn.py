@@ -22,6 +22,7 @@ from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
+from ..search.hybrid import vector_ranking
 from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
@@ -342,7 +343,7 @@ class Conversation:
     ) -> Lineage:
         fallback = reformulation.fallback
         anchored = chosen.kind == "anchored_search"
-        evidence = self._evidence(context, retrieval)
+        evidence = self._evidence(context, reformulation, retrieval)
         # a meta-request ("tell me more") is about the last answer, not the library
         weak = not reformulation.is_meta and coverage.not_covered(evidence, self.params.coverage)
         return Lineage(
@@ -366,19 +367,36 @@ class Conversation:
             },
         )
 
-    def _evidence(self, context: TurnContext, retrieval: Retrieval) -> coverage.Evidence:
+    def _evidence(
+        self, context: TurnContext, reformulation: Reformulation, retrieval: Retrieval
+    ) -> coverage.Evidence:
         ranked = retrieval.judged or retrieval.chunks
         top = ranked[: self.params.coverage.top]
         texts = [retrieval.stored[c.chunk_id].text for c in top if c.chunk_id in retrieval.stored]
         return coverage.gather(
             context.question,
             context.probe.best,
+            self._subject_best(context, reformulation),
             context.probe.margin,
             ranked,
             texts,
             self.corpus(),
             self.params.coverage,
         )
+
+    def _subject_best(self, context: TurnContext, reformulation: Reformulation) -> float:
+        """How close the question comes to the library as the turn read it: a follow-up with its
+        subject from the conversation, or a model's rewrite (the question's own best when it was
+        read as typed)."""
+        best = context.probe.best
+        if context.rewrite_probe.ids:
+            best = max(best, context.rewrite_probe.best)
+        read = reformulation.semantic_query.strip()
+        if not read or read == context.question.strip():
+            return best
+        vector = self.embedder.embed_query(read[: self.params.answer.embed_chars])
+        ids, similarity = vector_ranking(self.db, vector, 1, (), context.within)
+        return max(best, similarity[ids[0]]) if ids else best
 
     def _answer(
         self,
