@@ -229,18 +229,19 @@ class VectorIndex:
         dim = int(get_setting(db, "embedding_dim") or 0)
         db.execute("BEGIN")  # one snapshot: the version read is the version of the vectors read
         try:
-            built = compact.build(db, VECTOR_TABLE, get_setting(db, "vectors_version") or "", dim)
+            current = get_setting(db, "vectors_version") or ""
+            return compact.build(db, VECTOR_TABLE, current, dim, path)
         finally:
             db.execute("COMMIT")
-        if built is not None and path is not None and compact.save(built, path):
-            return compact.load(path) or built  # memory-mapped: the pages are the file's
-        return built
 
     def _compact_search(
         self, index: compact.CompactIndex, vector: np.ndarray, limit: int
     ) -> list[tuple[int, float]]:
-        """The compact index's candidates, rescored exactly with the stored float vectors."""
+        """The compact index's candidates, rescored exactly with their float vectors (from the
+        index file; from vec0 for an index held in memory)."""
         rows = index.candidates(vector, max(SCALE.rescore, 2 * limit))
+        if index.floats is not None:
+            return index.rescore(rows, vector, limit)
         stored = self._stored([int(i) for i in index.ids[rows]])
         if not stored:
             return []
