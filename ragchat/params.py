@@ -261,6 +261,14 @@ class ScaleParams:
     # BM25 clamps its idf to ~0 (no score changes), yet scoring every chunk it matches is the
     # cost of the query. A lower share (0.2) changed small-library rankings in tests: not taken
     common_term_share: float = 0.5
+    # keyword search scores at most about this many chunks when the query has rarer terms: when
+    # the chunks holding its terms add up to more, only the chunks holding its rarest terms (as
+    # many as fit, at least the rarest) are scored, each with every term's BM25 (the same score
+    # as the whole query's); a chunk holding only the common words is not found. FTS5's BM25
+    # costs ~1 us a scored chunk: a 1M library's query words of 10-30 % of the chunks made it
+    # 175 ms. An absolute count, a cost bound: below it (every library under ~50k chunks, all the
+    # shared eval sets) nothing changes
+    fts_scored_rows: int = 50_000
     # a turn reads this many earlier turns of its session (the history window picks among them):
     # reading and parsing a whole session made each turn slower as a session grew
     history_turns: int = 100
