@@ -75,6 +75,13 @@ def test_compact_search_finds_what_exact_search_finds(tmp_path: Path, large: Non
         assert best[1] == pytest.approx(1 - cosine, abs=1e-5), "distances are exact float ones"
     assert index.compact_index() is not None and not index.loaded, "served by the compact index"
     assert np.mean(overlap) >= 0.99
+    current = index.compact_index()
+    assert current is not None and current.floats is not None, "rescored from the index file"
+    some = [int(i) for i in ids[[0, 7, 700]]] + [10**9]
+    held = index.vectors(some)
+    assert sorted(held) == sorted(some[:3]), "a chunk without a vector has none"
+    for chunk_id in some[:3]:
+        assert np.array_equal(held[chunk_id], matrix[ids.tolist().index(chunk_id)])
     db.close()
 
 
@@ -131,6 +138,7 @@ def test_the_compact_index_is_never_stale_after_an_ingest(tmp_path: Path, large:
         "SELECT id FROM documents WHERE source = '/generated/999.md'").fetchone()[0]]))  # fmt: skip
     writer.close()
 
+    assert np.allclose(index.vectors([new_id - 1])[new_id - 1], target), "read while stale"
     found = index.search(target, 1)
     assert found[0][1] == pytest.approx(0.0, abs=1e-5), "the new chunk is found at once"
     assert found[0][0] in {new_id - 1, new_id}

@@ -15,7 +15,7 @@ from __future__ import annotations
 import json
 import os
 import uuid
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -34,7 +34,7 @@ MAGIC = b"RAGCHAT-VECTORS-2\n"  # 2: the float vectors are in the file too (resc
 SUFFIX = "-vectors"  # library.db -> library.db-vectors, beside SQLite's -wal and -shm files
 _ALIGN = 64
 _HEADER = 4096  # the arrays start here; the header (JSON) is written last, once all are written
-_ARRAYS = ("ids", "inverse_norms", "mean", "scale", "bits", "codes", "floats")
+_ARRAYS = ("ids", "inverse_norms", "mean", "scale", "bits", "codes", "floats", "by_id")
 _SCORE_BLOCK = 1024  # int8 rows scored at a time (converted to float32 in cache-sized pieces)
 
 
@@ -51,6 +51,8 @@ class CompactIndex:
     # file, memory-mapped: a search reads just its candidates' rows); None for an index held in
     # memory, which rescores from vec0
     floats: np.ndarray | None = None
+    # int64 (n,): the rows in chunk id order (finding a chunk's row without a scan of `ids`)
+    by_id: np.ndarray | None = None
 
     def __len__(self) -> int:
         return len(self.ids)
@@ -87,6 +89,19 @@ class CompactIndex:
         order = np.lexsort((ids, distances))[:limit]
         return [(int(ids[i]), float(distances[i])) for i in order]
 
+    def stored(self, chunk_ids: Sequence[int]) -> dict[int, np.ndarray]:
+        """The float vectors of those of `chunk_ids` in the index, from the file (`floats` and
+        `by_id` must be there)."""
+        assert self.floats is not None and self.by_id is not None
+        wanted = np.asarray(list(chunk_ids), dtype=np.int64)
+        if not len(wanted) or not len(self):
+            return {}
+        sorted_ids = _SortedIds.of(self)
+        at = np.minimum(np.searchsorted(sorted_ids, wanted), len(self) - 1)
+        found = sorted_ids[at] == wanted
+        rows = np.asarray(self.by_id[at[found]])
+        return {int(c): np.array(self.floats[r]) for c, r in zip(wanted[found], rows, strict=True)}
+
     def _near_in_bits(self, query: np.ndarray) -> np.ndarray:
         words = _pack(query[None, :] - self.mean)[0]
         distance = np.bitwise_count(self.bits[0] ^ words[0]).astype(np.uint16)  # up to 384+
@@ -98,6 +113,21 @@ class CompactIndex:
         # the smallest distance that takes in `wanted` rows (a histogram: no sort of n values)
         cutoff = int(np.searchsorted(np.cumsum(np.bincount(distance)), wanted))
         return np.flatnonzero(distance <= cutoff)
+
+
+class _SortedIds:
+    """The chunk ids in ascending order, made once per index (8 MB at 1M)."""
+
+    _made: dict[int, tuple[CompactIndex, np.ndarray]] = {}
+
+    @classmethod
+    def of(cls, index: CompactIndex) -> np.ndarray:
+        held = cls._made.get(id(index))
+        if held is None or held[0] is not index:
+            assert index.by_id is not None
+            cls._made.clear()  # one index at a time
+            held = cls._made[id(index)] = (index, np.asarray(index.ids)[np.asarray(index.by_id)])
+        return held[1]
 
 
 def _pack(centred: np.ndarray) -> np.ndarray:
@@ -215,6 +245,7 @@ def _layout(count: int, dim: int) -> dict[str, dict[str, Any]]:
         "bits": ("<u8", [words, count]),
         "codes": ("|i1", [count, dim]),
         "floats": ("<f4", [count, dim]),
+        "by_id": ("<i8", [count]),
     }
     layout: dict[str, dict[str, Any]] = {}
     offset = 0
@@ -270,8 +301,10 @@ def _write_arrays(
 
     at = 0
     part = None
+    ids = np.empty(count, dtype=np.int64)
     for part in _encode(blocks, count):
         size = len(part.ids)
+        ids[at : at + size] = part.ids
         dim = part.codes.shape[1]
         put("ids", part.ids.astype("<i8"), at, 8)
         put("inverse_norms", _inverse(part.norms), at, 4)
@@ -283,6 +316,7 @@ def _write_arrays(
     if part is not None:
         put("mean", part.mean, 0, 0)
         put("scale", part.scale, 0, 0)
+        put("by_id", np.argsort(ids[:at], kind="stable").astype("<i8"), 0, 0)
     return at
 
 
