@@ -777,6 +777,7 @@ def phase_search1m(work: Path, args: argparse.Namespace) -> dict[str, Any]:
         "first_vector_search_ms": searched["first_vector_search_ms"],
         "compact_index_build_s": searched["compact_index_build_s"],
         "fts_match_fraction": searched["fts_match_fraction"],
+        "fts_same_as_whole_query": searched["fts_same_as_whole_query"],
         "ask_1m_s": round(statistics.median(ask_s), 2),
         "ask_1m_runs_s": [round(seconds, 2) for seconds in ask_s],
         "peak_rss_mb": searched["peak_rss_mb"],
@@ -889,13 +890,39 @@ def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     np.save(work / "search1m-queries.npy", queries[cut:])
     np.save(work / "search1m-found.npy", np.array(found, dtype=np.int64))
     matched = _match_fraction(db, requests[cut:], len(ids))
+    fts_same = _fts_same_as_whole(db, requests[cut:][:100], depth)
     db.close()
     return {
         "search_ms": {f"{k}_1m": percentiles(v[cut:]) for k, v in samples.items()},
+        "fts_same_as_whole_query": fts_same,
         "first_vector_search_ms": round(first_s * 1000, 1),
         "compact_index_build_s": round(built_s, 1) if built_s is not None else None,
         "fts_match_fraction": matched,
         "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _fts_same_as_whole(db, requests: Sequence, depth: int) -> dict[str, float]:
+    """How often keyword search (which scores only the chunks of a query's rarer terms when its
+    terms are held by many chunks) finds the same top 10 and top `depth`, in the same order, as
+    BM25 over the whole OR query (every chunk holding any term scored)."""
+    from ragchat.params import SCALE
+    from ragchat.search.fts import match_terms, rarer_terms
+    from ragchat.search.hybrid import _shares, fts_ranking
+    from ragchat.store import library
+
+    top10 = whole_depth = 0
+    for request in requests:
+        quoted = match_terms(request.keyword_query)
+        kept = rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share)
+        whole = [i for i, _ in library.fts_search(db, " OR ".join(kept), depth)]
+        found = fts_ranking(db, request.keyword_query, depth)
+        top10 += found[:10] == whole[:10]
+        whole_depth += found == whole
+    return {
+        "identical_top10": round(top10 / len(requests), 4),
+        f"identical_top{depth}": round(whole_depth / len(requests), 4),
+        "queries": len(requests),
     }
 
 
@@ -1266,6 +1293,7 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if s1m:
         figures["ask_1m_s"] = s1m.get("ask_1m_s")
         figures["vector_vs_floor_1m"] = s1m.get("vector_vs_floor_1m")
+        figures["fts_same_as_whole_query_1m"] = s1m.get("fts_same_as_whole_query")
     return {**figures, "phases": results}
 
 

@@ -63,7 +63,8 @@ def put_keyword_vectors(db: Database, keywords: Sequence[str], vectors: np.ndarr
 
 def keyword_vectors(db: Database) -> tuple[list[str], np.ndarray]:
     """The current keywords of the corpus with their vectors, as a matrix (one row each)."""
-    names, rows = [], []
+    names: list[str] = []
+    rows: list[np.ndarray] = []
     if db.execute("SELECT 1 FROM keyword_vectors LIMIT 1").fetchone() is None:
         return names, np.zeros((0, 0), dtype=np.float32)  # none to filter: no scan
     # the documents' keyword lists are read in SQLite (json_each), not decoded one by one here:
