@@ -1518,6 +1518,11 @@ def parent(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
     info["load_after"] = round(os.getloadavg()[0], 2)
     info["total_s"] = round(time.perf_counter() - started, 1)
+    if args.update and Path(args.out).exists():  # the other phases as an earlier run left them
+        earlier = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        info["phases_run_now"] = list(results)
+        info["earlier_run"] = earlier.get("machine", {}).get("earlier_run", earlier.get("machine"))
+        results = {**earlier.get("phases", {}), **results}
     figures = merge(results)
     output = {"machine": info, **figures}
     Path(args.out).write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
@@ -1568,6 +1573,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--startup-runs", type=int, default=15, help="timed runs of each command")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="replace only the phases run now in --out, keeping the others from its earlier run",
+    )
     args = parser.parse_args(argv)
     if args.plain_embed:
         print(json.dumps(plain_embed_part(Path(args.plain_embed), Path(args.work))))

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import settings_for
 
+from ragchat.embed import Embedder
+from ragchat.ingest.pipeline import ingest
 from ragchat.store import compact, library, vectors
 from ragchat.store.db import open_db, write
 from ragchat.store.library import ChunkRecord, DocumentRecord
@@ -150,3 +153,22 @@ def test_the_compact_index_is_never_stale_after_an_ingest(tmp_path: Path, large:
     library.delete_document(reader, library.document_by_source(reader, "/generated/999.md")["id"])
     assert found[0][0] not in {i for i, _ in index.search(target, 20)}, "nor after a delete"
     reader.close()
+
+
+def test_an_ingest_leaves_a_large_librarys_compact_index_current(
+    tmp_path: Path, large: None, embedder: Embedder
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tank.md").write_text("# Rainwater tank\n\nClean the tank filter each autumn.\n")
+    path = tmp_path / "lib.db"
+    db = open_db(path)
+    ingest(db, settings_for(path), [folder], lambda: embedder)
+    saved = compact.load(compact.path_of(db))  # type: ignore[arg-type]
+    assert saved is not None and saved.version == vectors.get_setting(db, "vectors_version")
+    (folder / "pump.md").write_text("# Pump\n\nPrime the pump before its first run.\n")
+    ingest(db, settings_for(path), [folder], lambda: embedder)
+    saved = compact.load(compact.path_of(db))  # type: ignore[arg-type]
+    assert saved is not None and saved.version == vectors.get_setting(db, "vectors_version")
+    assert len(saved) == library.chunk_count(db), "built by the ingest, with the new chunks"
+    db.close()

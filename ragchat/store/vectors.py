@@ -210,6 +210,12 @@ class VectorIndex:
             held.large = count * dim * 4 > MEMORY_MAX_BYTES
         return held.large
 
+    def refresh(self) -> None:
+        """Bring a large library's compact index up to date now (the end of an ingest: the next
+        question then does not wait for it); nothing for a small library."""
+        self.in_memory(searching=False)
+        self.compact_index()
+
     def compact_index(self, build: bool = True) -> compact.CompactIndex | None:
         """The current compact index of a large library (None for a small one, or inside a
         transaction): the file beside the database when it matches the vectors' version, else
