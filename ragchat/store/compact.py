@@ -48,9 +48,10 @@ class CompactIndex:
     bits: np.ndarray  # uint64 (words, n): sign bits, one row per 64 dimensions (column layout)
     codes: np.ndarray  # int8 (n, dim)
     # float32 (n, dim), the vectors as stored, for exact rescoring of the candidates (only in the
-    # file, memory-mapped: a search reads just its candidates' rows); None for an index held in
-    # memory, which rescores from vec0
-    floats: np.ndarray | None = None
+    # file, read row by row with pread: a search reads just its candidates' rows, and pages it
+    # read do not stay in the process's memory as mapped pages would); None for an index held
+    # in memory, which rescores from vec0
+    floats: np.ndarray | FileRows | None = None
     # int64 (n,): the rows in chunk id order (finding a chunk's row without a scan of `ids`)
     by_id: np.ndarray | None = None
 
@@ -113,6 +114,32 @@ class CompactIndex:
         # the smallest distance that takes in `wanted` rows (a histogram: no sort of n values)
         cutoff = int(np.searchsorted(np.cumsum(np.bincount(distance)), wanted))
         return np.flatnonzero(distance <= cutoff)
+
+
+class FileRows:
+    """The rows of a float32 matrix in a file, read on demand with `os.pread` (no mapping)."""
+
+    def __init__(self, path: Path, offset: int, shape: tuple[int, int]) -> None:
+        self._file = path.open("rb")  # the file as opened: a rebuild renames a new one over it
+        self.offset, self.shape = offset, shape
+        self._row_bytes = shape[1] * 4
+
+    def __len__(self) -> int:
+        return self.shape[0]
+
+    def __getitem__(self, rows: Any) -> np.ndarray:
+        wanted = np.atleast_1d(np.asarray(rows, dtype=np.int64))
+        out = np.empty((len(wanted), self.shape[1]), dtype="<f4")
+        handle, size = self._file.fileno(), self._row_bytes
+        for at, row in enumerate(wanted.tolist()):
+            if not 0 <= row < self.shape[0]:
+                raise IndexError(row)
+            out[at] = np.frombuffer(os.pread(handle, size, self.offset + row * size), "<f4")
+        return out if np.ndim(rows) else out[0]
+
+    def __del__(self) -> None:
+        if hasattr(self, "_file"):
+            self._file.close()
 
 
 class _SortedIds:
@@ -329,7 +356,7 @@ def load(path: Path) -> CompactIndex | None:
                 return None
             start = int.from_bytes(handle.read(8), "little")
             header = json.loads(handle.readline())
-        arrays = {
+        arrays: dict[str, Any] = {
             name: np.memmap(
                 path,
                 dtype=np.dtype(spec["dtype"]),
@@ -338,7 +365,12 @@ def load(path: Path) -> CompactIndex | None:
                 shape=tuple(spec["shape"]),
             )
             for name, spec in header["arrays"].items()
+            if name != "floats"
         }
+        floats = header["arrays"]["floats"]
+        if floats["dtype"] != "<f4":
+            return None
+        arrays["floats"] = FileRows(path, start + floats["offset"], tuple(floats["shape"]))
         return CompactIndex(str(header["version"]), **{n: arrays[n] for n in _ARRAYS})
     except (OSError, ValueError, KeyError, TypeError):
         return None
