@@ -26,6 +26,7 @@ from sqlite_utils import Database
 
 from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
+from ..store import terms as terms_store
 from ..store.vectors import vectors_of
 from ..text import words
 from .fts import _quote, phrase_match
@@ -144,7 +145,7 @@ def _by_words(
     terms = question_terms(question)
     if not terms:
         return []
-    chunks = max(library.chunk_count(db), 1)
+    chunks = max(terms_store.chunk_count(db), 1)
     holders = {term: library.title_holders(db, _quote(term)) for term in terms}
     weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())
@@ -174,7 +175,12 @@ def _library_frequency(db: Database, term: str) -> int:
     """In how many chunks' text the term occurs (not their title column, which repeats a
     document's title on each of its chunks: a long document's title would count as common)."""
     match = phrase_match(term)
-    return library.fts_chunk_frequency(db, f"text : {match}") if match else 0
+    if not match:
+        return 0
+    found = terms_store.index_terms(db, match[1:-1].replace('""', '"'))
+    if len(found) == 1:  # one index term: FTS5's own count, no scan of its chunks
+        return terms_store.column_frequency(db, found[0], "text")
+    return library.fts_chunk_frequency(db, f"text : {match}")
 
 
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:
