@@ -175,12 +175,7 @@ def _library_frequency(db: Database, term: str) -> int:
     """In how many chunks' text the term occurs (not their title column, which repeats a
     document's title on each of its chunks: a long document's title would count as common)."""
     match = phrase_match(term)
-    if not match:
-        return 0
-    found = terms_store.index_terms(db, match[1:-1].replace('""', '"'))
-    if len(found) == 1:  # one index term: FTS5's own count, no scan of its chunks
-        return terms_store.column_frequency(db, found[0], "text")
-    return library.fts_chunk_frequency(db, f"text : {match}")
+    return library.fts_chunk_frequency(db, f"text : {match}") if match else 0
 
 
 def title_ranking(db: Database, named: Sequence[Named], vector: np.ndarray) -> list[int]:

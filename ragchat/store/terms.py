@@ -26,10 +26,6 @@ def _prepare(db: Database) -> None:
         "CREATE VIRTUAL TABLE IF NOT EXISTS temp.query_terms USING fts5vocab(temp, query_text, "
         "instance)"
     )
-    db.execute(
-        "CREATE VIRTUAL TABLE IF NOT EXISTS temp.chunks_fts_columns USING fts5vocab(main, "
-        "chunks_fts, col)"
-    )
 
 
 def index_terms(db: Database, text: str) -> list[str]:
@@ -50,16 +46,6 @@ def chunk_frequencies(db: Database, terms: Sequence[str]) -> dict[str, int]:
         row = db.execute("SELECT doc FROM temp.chunks_fts_terms WHERE term = ?", [term]).fetchone()
         found[term] = int(row[0]) if row else 0
     return found
-
-
-def column_frequency(db: Database, term: str, column: str) -> int:
-    """In how many chunks an index term occurs in one column (FTS5's own count: no scan of the
-    term's chunks, as a `column : term` MATCH count makes)."""
-    _prepare(db)
-    row = db.execute(
-        "SELECT doc FROM temp.chunks_fts_columns WHERE term = ? AND col = ?", [term, column]
-    ).fetchone()
-    return int(row[0]) if row else 0
 
 
 _COUNTS: dict[tuple[int, str], int] = {}  # by connection and vectors version
