@@ -749,6 +749,7 @@ def phase_search1m(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     build = None
     if not library_path.exists():
         build = build_synthetic_library(library_path, 1_000_000, SEED + 1_000_000, keywords=False)
+    built = _child("search1m-build", work, args)  # as an ingest would: not in the searching one
     searched = _child("search1m-search", work, args)
     floor = _child("search1m-floor", work, args)
     ask_s = []
@@ -775,8 +776,10 @@ def phase_search1m(work: Path, args: argparse.Namespace) -> dict[str, Any]:
             search_ms["vector_1m"]["p50"] / floor["numpy_floor_1m"]["p50"], 2
         ),
         "first_vector_search_ms": searched["first_vector_search_ms"],
-        "compact_index_build_s": searched["compact_index_build_s"],
+        "compact_index_build_s": built["compact_index_build_s"],
+        "build_peak_rss_mb": built["peak_rss_mb"],
         "fts_match_fraction": searched["fts_match_fraction"],
+        "fts_same_as_whole_query": searched["fts_same_as_whole_query"],
         "ask_1m_s": round(statistics.median(ask_s), 2),
         "ask_1m_runs_s": [round(seconds, 2) for seconds in ask_s],
         "peak_rss_mb": searched["peak_rss_mb"],
@@ -850,9 +853,8 @@ def _child(phase: str, work: Path, args: argparse.Namespace) -> dict[str, Any]:
     return json.loads(done.stdout.strip().splitlines()[-1])
 
 
-def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
-    """The ragchat side: first search of the process (the compact index file is built first when
-    missing or stale, timed apart), then hybrid / vector / FTS through `search()`."""
+def _search1m_build(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The compact index file, built when missing or stale (as the end of an ingest does)."""
     from ragchat.store import compact, vectors
     from ragchat.store.db import open_db
 
@@ -861,9 +863,21 @@ def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     built_s = None
     stale = compact.load(index_file) if index_file else None
     if stale is None or stale.version != vectors.get_setting(db, "vectors_version"):
-        built_s, _ = timed(lambda: vectors.index_of(db).search(np.ones(DIM, np.float32), 1))
-        db.close()
-        db = open_db(args.library_1m)  # measure the first search of a process with the file made
+        built_s, _ = timed(lambda: vectors.index_of(db).refresh())
+    db.close()
+    return {
+        "compact_index_build_s": round(built_s, 1) if built_s is not None else None,
+        "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
+    """The ragchat side (the compact index file made beforehand): first search of the process,
+    then hybrid / vector / FTS through `search()`."""
+    from ragchat.store import vectors
+    from ragchat.store.db import open_db
+
+    db = open_db(args.library_1m)
     rng = np.random.default_rng(SEED + 7)
     ids = np.array([row[0] for row in db.execute("SELECT id FROM chunks")])
     picked = np.sort(rng.choice(ids, size=args.queries + args.warmup, replace=False))
@@ -889,13 +903,38 @@ def _search1m_search(work: Path, args: argparse.Namespace) -> dict[str, Any]:
     np.save(work / "search1m-queries.npy", queries[cut:])
     np.save(work / "search1m-found.npy", np.array(found, dtype=np.int64))
     matched = _match_fraction(db, requests[cut:], len(ids))
+    fts_same = _fts_same_as_whole(db, requests[cut:][:100], depth)
     db.close()
     return {
         "search_ms": {f"{k}_1m": percentiles(v[cut:]) for k, v in samples.items()},
+        "fts_same_as_whole_query": fts_same,
         "first_vector_search_ms": round(first_s * 1000, 1),
-        "compact_index_build_s": round(built_s, 1) if built_s is not None else None,
         "fts_match_fraction": matched,
         "peak_rss_mb": peak_rss_mb(),
+    }
+
+
+def _fts_same_as_whole(db, requests: Sequence, depth: int) -> dict[str, float]:
+    """How often keyword search (which scores only the chunks of a query's rarer terms when its
+    terms are held by many chunks) finds the same top 10 and top `depth`, in the same order, as
+    BM25 over the whole OR query (every chunk holding any term scored)."""
+    from ragchat.params import SCALE
+    from ragchat.search.fts import match_terms, rarer_terms
+    from ragchat.search.hybrid import _shares, fts_ranking
+    from ragchat.store import library
+
+    top10 = whole_depth = 0
+    for request in requests:
+        quoted = match_terms(request.keyword_query)
+        kept = rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share)
+        whole = [i for i, _ in library.fts_search(db, " OR ".join(kept), depth)]
+        found = fts_ranking(db, request.keyword_query, depth)
+        top10 += found[:10] == whole[:10]
+        whole_depth += found == whole
+    return {
+        "identical_top10": round(top10 / len(requests), 4),
+        f"identical_top{depth}": round(whole_depth / len(requests), 4),
+        "queries": len(requests),
     }
 
 
@@ -1178,8 +1217,12 @@ def run_phase(name: str, work: Path, args: argparse.Namespace) -> dict[str, Any]
         return phase_search1m(work, args)
     if name == "vectors1m":
         return phase_vectors1m(args)
-    if name in ("search1m-search", "search1m-floor"):
-        return (_search1m_search if name.endswith("search") else _search1m_floor)(work, args)
+    if name in ("search1m-build", "search1m-search", "search1m-floor"):
+        return {
+            "search1m-build": _search1m_build,
+            "search1m-search": _search1m_search,
+            "search1m-floor": _search1m_floor,
+        }[name](work, args)
     raise SystemExit(f"unknown phase {name}")
 
 
@@ -1266,6 +1309,7 @@ def merge(results: dict[str, dict[str, Any]]) -> dict[str, Any]:
     if s1m:
         figures["ask_1m_s"] = s1m.get("ask_1m_s")
         figures["vector_vs_floor_1m"] = s1m.get("vector_vs_floor_1m")
+        figures["fts_same_as_whole_query_1m"] = s1m.get("fts_same_as_whole_query")
     return {**figures, "phases": results}
 
 
@@ -1490,6 +1534,11 @@ def parent(args: argparse.Namespace) -> None:
             shutil.rmtree(work, ignore_errors=True)
     info["load_after"] = round(os.getloadavg()[0], 2)
     info["total_s"] = round(time.perf_counter() - started, 1)
+    if args.update and Path(args.out).exists():  # the other phases as an earlier run left them
+        earlier = json.loads(Path(args.out).read_text(encoding="utf-8"))
+        info["phases_run_now"] = list(results)
+        info["earlier_run"] = earlier.get("machine", {}).get("earlier_run", earlier.get("machine"))
+        results = {**earlier.get("phases", {}), **results}
     figures = merge(results)
     output = {"machine": info, **figures}
     Path(args.out).write_text(json.dumps(output, indent=2) + "\n", encoding="utf-8")
@@ -1540,6 +1589,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--startup-runs", type=int, default=15, help="timed runs of each command")
     parser.add_argument("--out", default=str(RESULTS))
     parser.add_argument("--keep", action="store_true", help="keep the work directory")
+    parser.add_argument(
+        "--update",
+        action="store_true",
+        help="replace only the phases run now in --out, keeping the others from its earlier run",
+    )
     args = parser.parse_args(argv)
     if args.plain_embed:
         print(json.dumps(plain_embed_part(Path(args.plain_embed), Path(args.work))))

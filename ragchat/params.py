@@ -252,8 +252,8 @@ class ScaleParams:
     hamming_share: float = 0.04
     hamming_least: int = 4000
     # the int8 stage hands this many (or twice the asked-for count) to exact float rescoring; the
-    # int8 order is near exact (recall@10 the same at 100 as at 400), and each rescored vector is
-    # a vec0 lookup (400 took ~20 ms)
+    # int8 order is near exact (recall@10 the same at 100 as at 400); each rescored vector is a
+    # row read from the index file (200 rows ~1 ms warm)
     rescore: int = 100
     # vectors read and quantised at a time when the index is built
     build_block: int = 65536
@@ -262,6 +262,14 @@ class ScaleParams:
     # BM25 clamps its idf to ~0 (no score changes), yet scoring every chunk it matches is the
     # cost of the query. A lower share (0.2) changed small-library rankings in tests: not taken
     common_term_share: float = 0.5
+    # keyword search scores at most about this many chunks when the query has rarer terms: when
+    # the chunks holding its terms add up to more, only the chunks holding its rarest terms (as
+    # many as fit, at least the rarest) are scored, each with every term's BM25 (the same score
+    # as the whole query's); a chunk holding only the common words is not found. FTS5's BM25
+    # costs ~1 us a scored chunk: a 1M library's query words of 10-30 % of the chunks made it
+    # 175 ms. An absolute count, a cost bound: below it (every library under ~50k chunks, all the
+    # shared eval sets) nothing changes
+    fts_scored_rows: int = 50_000
     # a turn reads this many earlier turns of its session (the history window picks among them):
     # reading and parsing a whole session made each turn slower as a session grew
     history_turns: int = 100

@@ -9,7 +9,10 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from helpers import settings_for
 
+from ragchat.embed import Embedder
+from ragchat.ingest.pipeline import ingest
 from ragchat.store import compact, library, vectors
 from ragchat.store.db import open_db, write
 from ragchat.store.library import ChunkRecord, DocumentRecord
@@ -75,6 +78,13 @@ def test_compact_search_finds_what_exact_search_finds(tmp_path: Path, large: Non
         assert best[1] == pytest.approx(1 - cosine, abs=1e-5), "distances are exact float ones"
     assert index.compact_index() is not None and not index.loaded, "served by the compact index"
     assert np.mean(overlap) >= 0.99
+    current = index.compact_index()
+    assert current is not None and current.floats is not None, "rescored from the index file"
+    some = [int(i) for i in ids[[0, 7, 700]]] + [10**9]
+    held = index.vectors(some)
+    assert sorted(held) == sorted(some[:3]), "a chunk without a vector has none"
+    for chunk_id in some[:3]:
+        assert np.array_equal(held[chunk_id], matrix[ids.tolist().index(chunk_id)])
     db.close()
 
 
@@ -131,6 +141,7 @@ def test_the_compact_index_is_never_stale_after_an_ingest(tmp_path: Path, large:
         "SELECT id FROM documents WHERE source = '/generated/999.md'").fetchone()[0]]))  # fmt: skip
     writer.close()
 
+    assert np.allclose(index.vectors([new_id - 1])[new_id - 1], target), "read while stale"
     found = index.search(target, 1)
     assert found[0][1] == pytest.approx(0.0, abs=1e-5), "the new chunk is found at once"
     assert found[0][0] in {new_id - 1, new_id}
@@ -142,3 +153,22 @@ def test_the_compact_index_is_never_stale_after_an_ingest(tmp_path: Path, large:
     library.delete_document(reader, library.document_by_source(reader, "/generated/999.md")["id"])
     assert found[0][0] not in {i for i, _ in index.search(target, 20)}, "nor after a delete"
     reader.close()
+
+
+def test_an_ingest_leaves_a_large_librarys_compact_index_current(
+    tmp_path: Path, large: None, embedder: Embedder
+) -> None:
+    folder = tmp_path / "docs"
+    folder.mkdir()
+    (folder / "tank.md").write_text("# Rainwater tank\n\nClean the tank filter each autumn.\n")
+    path = tmp_path / "lib.db"
+    db = open_db(path)
+    ingest(db, settings_for(path), [folder], lambda: embedder)
+    saved = compact.load(compact.path_of(db))  # type: ignore[arg-type]
+    assert saved is not None and saved.version == vectors.get_setting(db, "vectors_version")
+    (folder / "pump.md").write_text("# Pump\n\nPrime the pump before its first run.\n")
+    ingest(db, settings_for(path), [folder], lambda: embedder)
+    saved = compact.load(compact.path_of(db))  # type: ignore[arg-type]
+    assert saved is not None and saved.version == vectors.get_setting(db, "vectors_version")
+    assert len(saved) == library.chunk_count(db), "built by the ingest, with the new chunks"
+    db.close()

@@ -775,6 +775,7 @@ def ingest(
     missing = keywords.keywords_without_vectors(db)
     if missing:
         keywords.put_keyword_vectors(db, missing, load_embedder().embed(missing))
+    vectors.index_of(db).refresh()  # a large library's compact index, rebuilt here if stale
     if not report.ok:
         raise IngestError(_nothing_read(report))
     return report

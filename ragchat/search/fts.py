@@ -43,6 +43,25 @@ def rarer_terms(terms: list[str], shares: dict[str, float], most: float) -> list
     return kept
 
 
+def split_by_postings(
+    terms: list[str], rows: dict[str, float], budget: int
+) -> tuple[list[str], list[str]]:
+    """(scored, common): when the chunks holding `terms` (`rows`: chunks holding each quoted term;
+    phrases and unknown terms count 0) add up to more than `budget`, the rarest terms whose chunks
+    stay within it (always the rarest one) are scored and the rest are common; else all are
+    scored and none is common."""
+    if sum(rows.get(term, 0.0) for term in terms) <= budget:
+        return list(terms), []
+    ranked = sorted(terms, key=lambda term: rows.get(term, 0.0))
+    scored, total = ranked[:1], rows.get(ranked[0], 0.0)
+    for term in ranked[1:]:
+        total += rows.get(term, 0.0)
+        if total > budget:
+            break
+        scored.append(term)
+    return [t for t in terms if t in scored], [t for t in terms if t not in scored]
+
+
 def build_match(query: str, max_terms: int = MAX_TERMS) -> str | None:
     """A MATCH expression ORing the query's terms, or None when nothing searchable is left."""
     terms = match_terms(query, max_terms)

@@ -18,7 +18,7 @@ from ..params import SCALE
 from ..store import library, terms, vectors
 from ..store.db import get_setting
 from ..store.library import Scope, StoredChunk
-from .fts import match_terms, rarer_terms
+from .fts import match_terms, rarer_terms, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
 
@@ -81,13 +81,31 @@ def fts_ranking(
 ) -> list[int]:
     """Chunk ids by BM25 for a query's terms (ORed; without terms common in the library when it
     has rarer ones), among the chunks of `within` when scoped, then any matching `extra_ids` below
-    them."""
+    them. In a large library, when the query's terms are held by more than
+    `SCALE.fts_scored_rows` chunks, only the chunks holding its rarest terms are scored (with
+    every term's BM25): a chunk found by common words alone is left out."""
     quoted = match_terms(keyword_query)
     if not quoted:
         return []
-    match = " OR ".join(rarer_terms(quoted, _shares(db, quoted), SCALE.common_term_share))
-    only = within.chunk_ids if within is not None else None
-    ids = [chunk_id for chunk_id, _ in library.fts_search(db, match, depth, only_ids=only)]
+    shares = _shares(db, quoted)
+    kept = rarer_terms(quoted, shares, SCALE.common_term_share)
+    match = " OR ".join(kept)
+    if within is None:
+        total = _SHARES_TOTAL.get(id(db.conn), 0.0)
+        rows = {term: share * total for term, share in shares.items()}
+        scored, common = (
+            split_by_postings(kept, rows, SCALE.fts_scored_rows)
+            if total > SCALE.fts_scored_rows  # a smaller library never scores more
+            else (kept, [])
+        )
+        hits = (
+            library.fts_search_holding(db, " OR ".join(scored), " OR ".join(common), depth)
+            if common
+            else library.fts_search(db, match, depth)
+        )
+    else:
+        hits = library.fts_search(db, match, depth, only_ids=within.chunk_ids)
+    ids = [chunk_id for chunk_id, _ in hits]
     seen = set(ids)
     if extra_ids:
         anchored = library.fts_search(db, match, len(extra_ids), only_ids=extra_ids)
@@ -96,6 +114,7 @@ def fts_ranking(
 
 
 _SHARES: dict[tuple[int, str], dict[str, float]] = {}  # by connection and library version
+_SHARES_TOTAL: dict[int, float] = {}  # the chunk count behind the connection's shares
 
 
 def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
@@ -106,6 +125,8 @@ def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
     if known is None:
         _SHARES.clear()  # one library version at a time is enough
         known = _SHARES[key] = {"": float(max(1, terms.chunk_count(db)))}
+        _SHARES_TOTAL.clear()
+        _SHARES_TOTAL[id(db.conn)] = known[""]
     missing = [term for term in quoted if term not in known]
     for term in missing:
         found = terms.index_terms(db, term[1:-1].replace('""', '"'))

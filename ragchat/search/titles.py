@@ -26,6 +26,7 @@ from sqlite_utils import Database
 
 from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
+from ..store import terms as terms_store
 from ..store.vectors import vectors_of
 from ..text import words
 from .fts import _quote, phrase_match
@@ -144,7 +145,7 @@ def _by_words(
     terms = question_terms(question)
     if not terms:
         return []
-    chunks = max(library.chunk_count(db), 1)
+    chunks = max(terms_store.chunk_count(db), 1)
     holders = {term: library.title_holders(db, _quote(term)) for term in terms}
     weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())

@@ -487,6 +487,20 @@ def fts_search(
     return found if limit < 0 else found[:limit]  # a negative LIMIT is no limit in SQLite
 
 
+def fts_search_holding(
+    db: Database, scored: str, common: str, limit: int
+) -> list[tuple[int, float]]:
+    """The best `limit` chunks for `scored OR common` (safe MATCH expressions) among the chunks
+    holding a `scored` term, by the same BM25 scores as that whole query: those that hold a
+    `common` term too and those that hold none, each scored with every query term (BM25 is a sum
+    over the terms; a term a chunk lacks adds nothing), so FTS5 scores only the chunks of the
+    scored terms."""
+    found = fts_search(db, f"({scored}) AND ({common})", limit)
+    found += fts_search(db, f"({scored}) NOT ({common})", limit)
+    found.sort(key=lambda hit: (hit[1], hit[0]))
+    return found[:limit]
+
+
 def _id_ranges(ids: Iterable[int], most: int) -> list[tuple[int, int]]:
     """Runs of consecutive ids (a document's chunks have consecutive ids), split only at the
     `most - 1` widest gaps, so at most `most` ranges cover them all."""

@@ -210,37 +210,44 @@ class VectorIndex:
             held.large = count * dim * 4 > MEMORY_MAX_BYTES
         return held.large
 
-    def compact_index(self) -> compact.CompactIndex | None:
+    def refresh(self) -> None:
+        """Bring a large library's compact index up to date now (the end of an ingest: the next
+        question then does not wait for it); nothing for a small library."""
+        self.in_memory(searching=False)
+        self.compact_index()
+
+    def compact_index(self, build: bool = True) -> compact.CompactIndex | None:
         """The current compact index of a large library (None for a small one, or inside a
         transaction): the file beside the database when it matches the vectors' version, else
-        built now (and saved there when the folder can be written)."""
+        built now (and saved there when the folder can be written) unless `build` is False."""
         held = self._memory
         if held is None or self.db.conn.in_transaction or not self._large(held):
             return None
         if held.quantised is None or held.quantised.version != held.version:
-            held.quantised = self._open_compact(held.version)
+            held.quantised = self._open_compact(held.version, build)
         return held.quantised if held.quantised and held.quantised.version == held.version else None
 
-    def _open_compact(self, version: str) -> compact.CompactIndex | None:
+    def _open_compact(self, version: str, build: bool) -> compact.CompactIndex | None:
         db, path = self.db, compact.path_of(self.db)
         found = compact.load(path) if path is not None else None
-        if found is not None and found.version == version:
+        if (found is not None and found.version == version) or not build:
             return found
         dim = int(get_setting(db, "embedding_dim") or 0)
         db.execute("BEGIN")  # one snapshot: the version read is the version of the vectors read
         try:
-            built = compact.build(db, VECTOR_TABLE, get_setting(db, "vectors_version") or "", dim)
+            current = get_setting(db, "vectors_version") or ""
+            return compact.build(db, VECTOR_TABLE, current, dim, path)
         finally:
             db.execute("COMMIT")
-        if built is not None and path is not None and compact.save(built, path):
-            return compact.load(path) or built  # memory-mapped: the pages are the file's
-        return built
 
     def _compact_search(
         self, index: compact.CompactIndex, vector: np.ndarray, limit: int
     ) -> list[tuple[int, float]]:
-        """The compact index's candidates, rescored exactly with the stored float vectors."""
+        """The compact index's candidates, rescored exactly with their float vectors (from the
+        index file; from vec0 for an index held in memory)."""
         rows = index.candidates(vector, max(SCALE.rescore, 2 * limit))
+        if index.floats is not None:
+            return index.rescore(rows, vector, limit)
         stored = self._stored([int(i) for i in index.ids[rows]])
         if not stored:
             return []
@@ -293,6 +300,9 @@ class VectorIndex:
         held = self.in_memory(searching=False)
         if held is not None:
             return held.vectors(chunk_ids)
+        index = self.compact_index(build=False)  # never built for this (an ingest asks too)
+        if index is not None and index.floats is not None and index.by_id is not None:
+            return index.stored(chunk_ids)  # a large library's: from the index file, no vec0
         return self._stored(list(chunk_ids))
 
 
