@@ -108,3 +108,18 @@ def test_neighbours_are_of_one_section(tmp_path: Path, embedder) -> None:
     assert any(near.values())  # the pool's section has more than one chunk
     logs = next(c for c in page if c.heading.endswith("Logs"))
     assert logs.id not in {i for ids in near.values() for i in ids}
+
+
+def test_a_chunk_beside_another_shows_its_score_in_the_sources_panel() -> None:
+    from ragchat.conversation.models import RetrievedChunk
+    from ragchat.render import panel_scores
+
+    def chunk(chunk_id: int, rrf: float, beside: int | None = None) -> RetrievedChunk:
+        return RetrievedChunk(
+            chunk_id, chunk_id, 1, "a.md", "", None, None, None, rrf, 0.0, rrf, False, False,
+            beside=beside,
+        )  # fmt: skip
+
+    # brought in with no score of its own, or moved up from below: neither lowers the rest
+    shown = panel_scores([chunk(1, 0.9), chunk(2, 0.0, beside=1), chunk(3, 0.3, 1), chunk(4, 0.8)])
+    assert shown == [0.9, 0.9, 0.9, 0.8]
