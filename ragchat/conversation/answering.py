@@ -192,7 +192,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     params = settings.params.answer
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
-        sources=answers.answer_pool(inputs.sources, meta, params),
+        sources=_pool(inputs, meta, params),
         count=settings.extractive_sentences + (params.meta_extra_units if meta else 0),
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
@@ -203,6 +203,17 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
+
+
+def _pool(inputs: AnswerInputs, meta: bool, params: AnswerParams) -> list[answers.Source]:
+    """The sources an extractive answer draws from, counted without the chunks brought in beside
+    another of their section (`beside`): those come with the chunk they are beside and never
+    push a source of the search's own out of the pool."""
+    beside = {c.rank: c.beside for c in inputs.lineage.chunks if c.beside is not None}
+    own = [s for s in inputs.sources if s.number not in beside]
+    kept = {s.number for s in answers.answer_pool(own, meta, params)}
+    pooled = {c.chunk_id for c in inputs.lineage.chunks if c.rank in kept}
+    return [s for s in inputs.sources if s.number in kept or beside.get(s.number) in pooled]
 
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:
