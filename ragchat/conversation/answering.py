@@ -206,14 +206,12 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
 
 
 def _pool(inputs: AnswerInputs, meta: bool, params: AnswerParams) -> list[answers.Source]:
-    """The sources an extractive answer draws from, counted without the chunks brought in beside
-    another of their section (`beside`): those come with the chunk they are beside and never
-    push a source of the search's own out of the pool."""
-    beside = {c.rank: c.beside for c in inputs.lineage.chunks if c.beside is not None}
+    """The sources an extractive answer draws from, without the chunks brought in beside another
+    of their section (`beside`): they widen what a model reads, while the extractive answer ranks
+    its units by the search's own order (drawing on them too lost 3 docs-set turns for 1)."""
+    beside = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
     own = [s for s in inputs.sources if s.number not in beside]
-    kept = {s.number for s in answers.answer_pool(own, meta, params)}
-    pooled = {c.chunk_id for c in inputs.lineage.chunks if c.rank in kept}
-    return [s for s in inputs.sources if s.number in kept or beside.get(s.number) in pooled]
+    return list(answers.answer_pool(own, meta, params))
 
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:
