@@ -644,7 +644,8 @@ def panel_scores(chunks: list[RetrievedChunk]) -> list[float]:
     can pass 1) and never rising down the ranks (a reused or protected chunk placed above a
     better-scored one shows the lower score; a chunk brought in beside another in its section shows
     that one's score). The raw fused scores stay in `inspect`."""
-    shown, ceiling, by_id = [], 1.0, {}
+    shown: list[float] = []
+    ceiling, by_id = 1.0, dict[int, float]()
     for chunk in chunks:
         if chunk.beside is not None and chunk.beside in by_id:
             shown.append(by_id[chunk.beside])
