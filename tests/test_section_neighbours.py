@@ -51,6 +51,15 @@ def _library(tmp_path: Path, embedder) -> Path:
         "# Batches\n\nAt most four batch jobs run at the same time on one node; the others "
         "wait until one of the four ends.\n"
     )
+    for name, text in (
+        ("joining", "A node joins the cluster when it starts and leaves it when it stops."),
+        ("history", "Jobs are kept for a week after they end; older jobs are removed."),
+        ("names", "Each node has a name and an address; a job's log names its node."),
+        ("retries", "A job that fails is tried again on another node after a pause."),
+        ("load", "A node's load shows how busy it is; a busy node takes fewer new jobs."),
+        ("pauses", "A node can be paused: its running jobs end and no new job starts on it."),
+    ):
+        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n{text}\n")
     (docs / "schedules.md").write_text(
         "# Schedules\n\nA scheduled job never runs twice at the same time on one node: a run "
         "that is due while the last one still runs is skipped.\n"

@@ -11,7 +11,7 @@ from sqlite_utils import Database
 from ..config import Settings
 from ..embed import Embedder
 from ..ingest.releases import RELEASE_NOTES, asks_about_versions, versions_in
-from ..params import FusionParams
+from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.repeats import repeated_in, yielding
@@ -264,9 +264,7 @@ def retrieve(
         settings.params.fusion,
     )
     chunks = _ranked(
-        _with_neighbours(
-            ordered[: settings.top_k], context, db, settings.params.fusion.section_neighbours
-        ),
+        _with_neighbours(ordered[: settings.top_k], context, db, settings.params),
         settings,
         len(ordered),
     )
@@ -297,15 +295,17 @@ def _ranked(
 
 
 def _with_neighbours(
-    ranked: list[RetrievedChunk], context: TurnContext, db: Database, lead: int
+    ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: Params
 ) -> list[RetrievedChunk]:
-    """The best `lead` chunks each followed by the chunks right before and after it in its
-    section (same document and heading), moved up or brought in: the sentence that answers is
+    """The best `section_neighbours` chunks each followed by the chunks right before and after it
+    in its section (same document and heading), moved up or brought in (one already among the
+    places a model reads stays where it is): the sentence that answers is
     often beside the one the question matched (the table of loop variables just before the
     paragraph that names them, a configuration block before its explanation). They add to the
     ranking's places, never take one: the documents ranked and their order stay as they were,
     and joined into one passage with their neighbour they reach a model as one place."""
-    hits = [c for c in ranked[:lead] if c.repeats is None]
+    hits = [c for c in ranked[: params.fusion.section_neighbours] if c.repeats is None]
+    read = {c.chunk_id for c in ranked[: params.answer.prompt_sources]}  # stay where they are
     near = library.section_neighbours(db, (c.chunk_id for c in hits)) if hits else {}
     if not near:
         return ranked
@@ -317,7 +317,7 @@ def _with_neighbours(
             continue
         out.append(chunk)
         for neighbour in near.get(chunk.chunk_id, ()) if chunk in hits else ():
-            if any(c.chunk_id == neighbour for c in out):
+            if neighbour in read or any(c.chunk_id == neighbour for c in out):
                 continue
             if neighbour in by_id:
                 out.append(replace(by_id[neighbour], beside=chunk.chunk_id))
