@@ -132,3 +132,24 @@ def test_a_chunk_beside_another_shows_its_score_in_the_sources_panel() -> None:
     # brought in with no score of its own, or moved up from below: neither lowers the rest
     shown = panel_scores([chunk(1, 0.9), chunk(2, 0.0, beside=1), chunk(3, 0.3, 1), chunk(4, 0.8)])
     assert shown == [0.9, 0.9, 0.9, 0.8]
+
+
+def test_eval_scores_answers_on_the_chunks_the_extractive_answer_draws_from(
+    tmp_path: Path, embedder
+) -> None:
+    from ragchat.app import App
+    from ragchat.evaluate.answers import answer_of
+    from ragchat.params import DEFAULT
+
+    path = _library(tmp_path, embedder)
+    app = App(settings_for(path, chunk_size=360, chunk_overlap=40))
+    app.__dict__["embedder"] = embedder
+    result = app.conversation("s").ask("how many jobs run at the same time on one node?")
+    db = open_db(path)
+    scored = answer_of(db, result, "twelve workers run twelve jobs at once", DEFAULT.answer)
+    db.close()
+    app.close()
+    ranked = result.lineage.chunks
+    assert any(c.beside is not None for c in ranked[: DEFAULT.answer.pool])
+    own = [c.chunk_id for c in ranked if c.beside is None][: DEFAULT.answer.pool]
+    assert list(scored.chunk_ids) == own
