@@ -71,21 +71,29 @@ def _library(tmp_path: Path, embedder) -> Path:
     return settings.db
 
 
+QUESTION = "how many jobs run at the same time on one node?"
+
+
+def _asked(path: Path, embedder):
+    """The question's turn in a fresh session of the library at `path`."""
+    from ragchat.app import App
+
+    app = App(settings_for(path, chunk_size=360, chunk_overlap=40))
+    app.__dict__["embedder"] = embedder
+    result = app.conversation("s").ask(QUESTION)
+    app.close()
+    return result
+
+
 def test_the_chunk_before_the_best_one_in_its_section_comes_beside_it(
     tmp_path: Path, embedder
 ) -> None:
-    from ragchat.app import App
-
     path = _library(tmp_path, embedder)
-    app = App(settings_for(path, chunk_size=360, chunk_overlap=40))
-    app.__dict__["embedder"] = embedder
     db = open_db(path)
     texts = {c.id: c.text for c in library.chunks_by_ids(db, range(1, 100)).values()}
     db.close()
     holder = next(i for i, text in texts.items() if SETTING in text)
-    turn = app.conversation("s").ask("how many jobs run at the same time on one node?")
-    ranked = turn.lineage.chunks
-    app.close()
+    ranked = _asked(path, embedder).lineage.chunks
     ids = [c.chunk_id for c in ranked]
     assert holder in ids[:3]
     beside = ranked[ids.index(holder)]
@@ -137,18 +145,14 @@ def test_a_chunk_beside_another_shows_its_score_in_the_sources_panel() -> None:
 def test_eval_scores_answers_on_the_chunks_the_extractive_answer_draws_from(
     tmp_path: Path, embedder
 ) -> None:
-    from ragchat.app import App
     from ragchat.evaluate.answers import answer_of
     from ragchat.params import DEFAULT
 
     path = _library(tmp_path, embedder)
-    app = App(settings_for(path, chunk_size=360, chunk_overlap=40))
-    app.__dict__["embedder"] = embedder
-    result = app.conversation("s").ask("how many jobs run at the same time on one node?")
+    result = _asked(path, embedder)
     db = open_db(path)
     scored = answer_of(db, result, "twelve workers run twelve jobs at once", DEFAULT.answer)
     db.close()
-    app.close()
     ranked = result.lineage.chunks
     assert any(c.beside is not None for c in ranked[: DEFAULT.answer.pool])
     own = [c.chunk_id for c in ranked if c.beside is None][: DEFAULT.answer.pool]
