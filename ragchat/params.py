@@ -134,6 +134,10 @@ class FusionParams:
     # a chunk with this share of its 6-word runs already in the chunks ranked above it repeats
     # them (an overlap, an included page, the same example twice) and yields its place
     repeat_share: float = 0.6
+    # the best this many chunks of a turn bring the chunks right before and after them in their
+    # section (same document and heading) in just below them: the sentence that answers is often
+    # next to the one the question matched, and joined passages reach the model as one place
+    section_neighbours: int = 3
 
 
 @dataclass(frozen=True)

@@ -642,11 +642,17 @@ def sources_panel(
 def panel_scores(chunks: list[RetrievedChunk]) -> list[float]:
     """Scores as the panel shows them: in 0..1 (the fused score without the anchoring boost, which
     can pass 1) and never rising down the ranks (a reused or protected chunk placed above a
-    better-scored one shows the lower score). The raw fused scores stay in `inspect`."""
-    shown, ceiling = [], 1.0
+    better-scored one shows the lower score; a chunk brought in beside another in its section shows
+    that one's score). The raw fused scores stay in `inspect`."""
+    shown: list[float] = []
+    ceiling, by_id = 1.0, dict[int, float]()
     for chunk in chunks:
+        if chunk.beside is not None and chunk.beside in by_id:
+            shown.append(by_id[chunk.beside])
+            continue
         ceiling = min(ceiling, max(min(chunk.rrf if chunk.rrf else chunk.score, 1.0), 0.0))
         shown.append(ceiling)
+        by_id[chunk.chunk_id] = ceiling
     return shown
 
 
@@ -911,6 +917,7 @@ def _inspect_rows(chunks: list[dict]) -> list:
                 ("R", c["reused"]),
                 ("C", c["used"]),
                 ("N", c.get("seen") is False),
+                ("B", c.get("beside") is not None),
             )
             if on
         )
@@ -980,6 +987,11 @@ def inspect_view(data: dict) -> None:
         + (
             ", N not given to the model"
             if any(c.get("seen") is False for c in data["chunks"])
+            else ""
+        )
+        + (
+            ", B beside a better chunk of its section"
+            if any(c.get("beside") is not None for c in data["chunks"])
             else ""
         )
         + "[/]"

@@ -192,7 +192,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     params = settings.params.answer
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
-        sources=answers.answer_pool(inputs.sources, meta, params),
+        sources=_pool(inputs, meta, params),
         count=settings.extractive_sentences + (params.meta_extra_units if meta else 0),
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
@@ -203,6 +203,15 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
+
+
+def _pool(inputs: AnswerInputs, meta: bool, params: AnswerParams) -> list[answers.Source]:
+    """The sources an extractive answer draws from, without the chunks brought in beside another
+    of their section (`beside`): they widen what a model reads, while the extractive answer ranks
+    its units by the search's own order (drawing on them too lost 3 docs-set turns for 1)."""
+    beside = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
+    own = [s for s in inputs.sources if s.number not in beside]
+    return list(answers.answer_pool(own, meta, params))
 
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:

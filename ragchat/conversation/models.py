@@ -155,6 +155,9 @@ class RetrievedChunk:
     collection: str = ""  # its document's collection
     absolute_path: str = ""  # its document's file
     repeats: int | None = None  # a better-ranked chunk that holds most of its text (ranked after)
+    beside: int | None = (
+        None  # the chunk next to it in its section that brought it in (ranked after)
+    )
 
     def to_dict(self) -> dict[str, Any]:
         return asdict(self)

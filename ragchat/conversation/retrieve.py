@@ -11,7 +11,7 @@ from sqlite_utils import Database
 from ..config import Settings
 from ..embed import Embedder
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
-from ..params import FusionParams
+from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.repeats import repeated_in, yielding
@@ -265,7 +265,11 @@ def retrieve(
         db,
         settings.params.fusion,
     )
-    chunks = _ranked(ordered, settings)
+    chunks = _ranked(
+        _with_neighbours(ordered[: settings.top_k], context, db, settings.params),
+        settings,
+        len(ordered),
+    )
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
     # library holds, for the coverage decision
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
@@ -282,8 +286,49 @@ def _unique(chunks: list[RetrievedChunk]) -> list[RetrievedChunk]:
     return list(kept.values())
 
 
-def _ranked(chunks: list[RetrievedChunk], settings: Settings) -> tuple[RetrievedChunk, ...]:
+def _ranked(
+    chunks: list[RetrievedChunk], settings: Settings, most: int | None = None
+) -> tuple[RetrievedChunk, ...]:
+    """The first `top_k` chunks (`most`: as many as given, neighbours included), ranked."""
     return tuple(
         RetrievedChunk(**{**c.to_dict(), "rank": rank})
-        for rank, c in enumerate(chunks[: settings.top_k], start=1)
+        for rank, c in enumerate(chunks[: settings.top_k if most is None else most], start=1)
     )
+
+
+def _with_neighbours(
+    ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: Params
+) -> list[RetrievedChunk]:
+    """The best `section_neighbours` chunks each followed by the chunks right before and after it
+    in its section (same document and heading), moved up or brought in (one already among the
+    places a model reads stays where it is): the sentence that answers is
+    often beside the one the question matched (the table of loop variables just before the
+    paragraph that names them, a configuration block before its explanation). They add to the
+    ranking's places, never take one: the documents ranked and their order stay as they were,
+    and joined into one passage with their neighbour they reach a model as one place."""
+    hits = [c for c in ranked[: params.fusion.section_neighbours] if c.repeats is None]
+    read = {c.chunk_id for c in ranked[: params.answer.prompt_sources]}  # stay where they are
+    near = library.section_neighbours(db, (c.chunk_id for c in hits)) if hits else {}
+    if not near:
+        return ranked
+    by_id = {c.chunk_id: c for c in ranked}
+    stored = context.load(db, (i for ids in near.values() for i in ids if i not in by_id))
+    out: list[RetrievedChunk] = []
+    for chunk in ranked:
+        if any(c.chunk_id == chunk.chunk_id for c in out):
+            continue
+        out.append(chunk)
+        for neighbour in near.get(chunk.chunk_id, ()) if chunk in hits else ():
+            if neighbour in read or any(c.chunk_id == neighbour for c in out):
+                continue
+            if neighbour in by_id:
+                out.append(replace(by_id[neighbour], beside=chunk.chunk_id))
+            elif neighbour in stored:
+                out.append(_beside(chunk, stored[neighbour]))
+    return out
+
+
+def _beside(hit: RetrievedChunk, stored: StoredChunk) -> RetrievedChunk:
+    """A chunk no query ranked, brought in beside `hit`: no ranks, no score of its own."""
+    found = Fused(stored.id, stored.document_id, None, None, 0.0, 0.0, 0.0, False)
+    return replace(_chunk(0, found, stored, None), beside=hit.chunk_id)

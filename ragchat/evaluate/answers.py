@@ -119,10 +119,11 @@ def score_answer(
 def answer_of(
     db: Database, result: TurnResult, reference: str, params: AnswerParams
 ) -> AnswerScore:
-    """A turn's answer scored on the chunks it could draw from (as the extractive answer does)."""
+    """A turn's answer scored on the chunks it could draw from (as the extractive answer does:
+    the search's own, not the chunks brought in beside them)."""
     from ..answer import answer_pool
 
-    ranked = sorted(result.lineage.chunks, key=lambda c: c.rank)
+    ranked = sorted((c for c in result.lineage.chunks if c.beside is None), key=lambda c: c.rank)
     chunks = answer_pool(ranked, result.lineage.plan == "reuse", params)
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]

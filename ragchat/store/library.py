@@ -596,6 +596,25 @@ def section(db: Database, chunk_id: int) -> Section | None:
     )
 
 
+def section_neighbours(db: Database, chunk_ids: Iterable[int]) -> dict[int, tuple[int, ...]]:
+    """Per chunk: the ids of the chunks right before and after it in its document (ordinal -1,
+    +1) under the same heading, the one before first."""
+    wanted = sorted(set(chunk_ids))
+    found: dict[int, tuple[int, ...]] = {}
+    for start in range(0, len(wanted), 500):
+        part = wanted[start : start + 500]
+        marks = ",".join("?" * len(part))
+        rows = db.execute(
+            "SELECT c.id, n.id FROM chunks c JOIN chunks n ON n.document_id = c.document_id "
+            "AND n.ordinal IN (c.ordinal - 1, c.ordinal + 1) AND n.heading IS c.heading "
+            f"WHERE c.id IN ({marks}) ORDER BY c.id, n.ordinal",
+            part,
+        ).fetchall()
+        for chunk_id, neighbour in rows:
+            found[chunk_id] = (*found.get(chunk_id, ()), neighbour)
+    return found
+
+
 def _run_around(rows: list[tuple], ordinal: int, heading: str) -> list[tuple]:
     at = next(i for i, r in enumerate(rows) if r[0] == ordinal)
     start = end = at
