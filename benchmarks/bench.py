@@ -304,8 +304,9 @@ def build_synthetic_library(
     from ragchat.ingest.keywords import term_counts
     from ragchat.ingest.pipeline import refresh_keywords
     from ragchat.store import keywords, library, vectors
-    from ragchat.store.db import open_db, write
+    from ragchat.store.db import open_db
     from ragchat.store.library import ChunkRecord, DocumentRecord
+    from ragchat.store.transaction import write
 
     started = time.perf_counter()
     db = open_db(path)
@@ -1092,7 +1093,7 @@ def _turn_questions(count: int) -> list[str]:
 
 
 def _forget_turn(db, result) -> None:
-    from ragchat.store.db import write
+    from ragchat.store.transaction import write
 
     with write(db):
         db.execute(

@@ -13,6 +13,7 @@ from .config import Settings
 from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
+from .llm import Limits, OllamaBackend
 from .store import library, sessions, vectors
 from .store.db import open_db
 
@@ -20,12 +21,9 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from .conversation.turn import Conversation
-    from .llm import Limits, OllamaBackend
 
 
 def limits_of(settings: Settings) -> Limits:
-    from .llm import Limits
-
     return Limits(
         connect=settings.ollama_connect_timeout,
         first_token=settings.ollama_load_timeout,
@@ -105,8 +103,6 @@ class App:
     def backend(self) -> OllamaBackend | None:
         if self.settings.ollama == "off":
             return None
-        from .llm import OllamaBackend
-
         return OllamaBackend(
             self.settings.ollama_host, self.settings.ollama_model, limits_of(self.settings)
         )
@@ -137,7 +133,7 @@ class App:
     def conversation(
         self, session: str, on_notice: Callable[[str], None] = lambda m: None
     ) -> Conversation:
-        from .conversation.turn import Conversation
+        from .conversation.turn import Conversation  # here: only chatting loads the turn pipeline
 
         return Conversation(
             self.db,

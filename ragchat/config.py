@@ -15,6 +15,7 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
+from .llm import is_loopback
 from .params import DEFAULT, Params
 
 CONFIG_FILE = "ragchat.toml"
@@ -202,6 +203,7 @@ def user_data_dir() -> Path:
     """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux,
     honouring XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS;
     %LOCALAPPDATA%\\ragchat on Windows)."""
+    # here: only a default path needs it
     import platformdirs
 
     return Path(platformdirs.user_data_dir("ragchat", appauthor=False))
@@ -289,8 +291,6 @@ def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
 
 def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -> list[str]:
     """What a project file changes about where data goes (values it set that still stand)."""
-    from .llm import is_loopback
-
     folder, reasons = project_file.parent.absolute(), []
     if (
         origin["ollama_host"] == str(project_file)

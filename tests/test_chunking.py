@@ -9,7 +9,8 @@ from pathlib import Path
 import pytest
 
 from ragchat.ingest.chunking import Chunk, chunk_document, embedding_text
-from ragchat.ingest.loaders import ParsedDocument, Section, load_document
+from ragchat.ingest.loaders import load_document
+from ragchat.ingest.parsed import ParsedDocument, Section
 
 # --- helpers ---------------------------------------------------------------------------------
 

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from test_stages import CORPUS, HIVE, PLACES
 
+from ragchat import lexicon
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.followup import lexicon
 from ragchat.conversation.followup.cues import (
     explicit_shift,
     read_cues,

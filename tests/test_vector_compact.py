@@ -11,8 +11,9 @@ import numpy as np
 import pytest
 
 from ragchat.store import compact, library, vectors
-from ragchat.store.db import open_db, write
+from ragchat.store.db import open_db
 from ragchat.store.library import ChunkRecord, DocumentRecord
+from ragchat.store.transaction import write
 
 DIM = 384
 MODEL = "generated"

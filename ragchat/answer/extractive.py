@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..conversation.followup.lexicon import DEMONSTRATIVES
+from ..lexicon import DEMONSTRATIVES
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import ANSWER_PARAMS, AnswerParams

@@ -119,7 +119,7 @@ def search_evidence(
     db: Database, query: str, hits: Sequence[Hit], params: CoverageParams = DEFAULT.coverage
 ) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
-    from .corpus import CorpusView
+    from .corpus import CorpusView  # here: numpy loads only when a search is judged
 
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     return gather(query, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db), params)

@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragchat.ingest.loaders import ParsedDocument, Section
+from ragchat.ingest.parsed import ParsedDocument, Section
 from ragchat.text import CHUNK_SENTENCES, sentence_spans
 
 _Span = tuple[int, int]

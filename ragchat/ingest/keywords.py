@@ -12,7 +12,7 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
+from ..lexicon import QUESTION_WORDS, STOPWORDS
 from ..text import words
 
 MAX_CANDIDATES = 300

@@ -14,7 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from .loaders import ParsedDocument
+    from .parsed import ParsedDocument
 
 RELEASE_NOTES = "release-notes"  # documents.kind
 

@@ -16,8 +16,8 @@ from ..config import Settings
 from ..embed import Embedder
 from ..params import SCALE
 from ..store import library, terms, vectors
-from ..store.db import get_setting
 from ..store.library import Scope, StoredChunk
+from ..store.transaction import get_setting
 from .fts import match_terms, rarer_terms
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking

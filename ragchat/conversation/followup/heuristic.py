@@ -6,7 +6,7 @@ context-expanded queries in the fusion, next to the question's own queries, whic
 in full (see `plan.py`); a wrong guess therefore costs little. The builders then write the
 queries: the question with its pointer replaced by its referent (`referents.py`), the
 conversation's terms (`terms.py`) and a keyword query in the corpus's words. The English is in
-`lexicon.py`, the numbers in `ragchat/params.py` (`FollowupParams`).
+`ragchat/lexicon.py`, the numbers in `ragchat/params.py` (`FollowupParams`).
 """
 
 from __future__ import annotations
@@ -16,6 +16,7 @@ from typing import Literal
 
 import numpy as np
 
+from ...lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from ...params import DEFAULT, FollowupParams
 from ...text import content_words, stem, stems, subject_words, words
 from ..corpus import CorpusStats
@@ -28,7 +29,6 @@ from .cues import (
     read_signals,
     what_about_subject,
 )
-from .lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from .referents import (
     held_by_question,
     named_referent,
