@@ -1002,7 +1002,9 @@ def _turns_with_slow_model(
     recorded answer, so only reformulation and retrieval differ."""
     from ragchat.conversation.turn import Conversation
     from ragchat.llm import OllamaBackend
-    from ragchat.ollama_server import Content, FakeOllama, Slow
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from ollama_server import Content, FakeOllama, Slow  # the tests' server: real HTTP
 
     recorded = "Noted."
     count = max(args.turns // 4, 10)

@@ -23,7 +23,7 @@ LAYERS = [
     {"store", "embed"},
     {"config", "llm"},
     {"params", "text"},
-    {"lexicon", "errors", "names", "lazy", "ollama_server"},
+    {"lexicon", "errors", "names", "lazy"},
 ]
 
 
