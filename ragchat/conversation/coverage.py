@@ -19,7 +19,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..params import DEFAULT, CoverageParams
+from ..params import CoverageParams
 from ..text import content_words, stem, stems
 from .corpus import CorpusStats
 
@@ -90,7 +90,7 @@ def gather(
     chunks: Sequence[Ranked],
     texts: Sequence[str],
     corpus: CorpusStats,
-    params: CoverageParams = DEFAULT.coverage,
+    params: CoverageParams,
 ) -> Evidence:
     top = params.top
     retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
@@ -104,7 +104,7 @@ def gather(
     )
 
 
-def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
+def not_covered(evidence: Evidence, params: CoverageParams) -> bool:
     """The documents do not cover the question: the question comes only loosely close to any
     chunk, and the top chunks lack its distinctive words or only one index found them."""
     score = (
@@ -116,7 +116,7 @@ def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -
 
 
 def search_evidence(
-    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams = DEFAULT.coverage
+    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams
 ) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
     from .corpus import CorpusView  # here: numpy loads only when a search is judged

@@ -26,7 +26,7 @@ from .chunking import Chunk, chunk_document, embedding_text
 from .documents import Survey, is_markup, is_surveyed, not_a_document, survey
 from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
-from .keywords import select_keywords, term_counts
+from .keywords import KEYWORDS_PER_DOCUMENT, select_keywords, term_counts
 from .labels import references, resolve, title_of
 from .limits import Limits
 from .loaders import PARSER_VERSION, is_supported, read_file
@@ -637,7 +637,7 @@ def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
 
 
 def refresh_keywords(db: Database) -> None:
-    keywords.set_keywords(db, select_keywords(library.term_counts(db)))
+    keywords.set_keywords(db, select_keywords(library.term_counts(db), KEYWORDS_PER_DOCUMENT))
 
 
 def _exists(row: dict) -> bool:

@@ -155,7 +155,13 @@ def search(
     lists = [replace(item, ids=tuple(i for i in item.ids if i in chunks)) for item in lists]
     if not any(item.ids and item.weight > 0 for item in lists):
         return []
-    fused = fuse(lists, {i: c.document_id for i, c in chunks.items()}, k=settings.rrf_k)
+    fused = fuse(
+        lists,
+        {i: c.document_id for i, c in chunks.items()},
+        k=settings.rrf_k,
+        protect_within=settings.params.fusion.protect_within,
+        own_within=settings.params.fusion.own_within,
+    )
     return [
         Hit(
             rank,
