@@ -13,7 +13,6 @@ from .config import Settings
 from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .llm import Limits, OllamaBackend
 from .store import library, sessions, vectors
 from .store.db import open_db
 
@@ -21,9 +20,12 @@ if TYPE_CHECKING:
     from sqlite_utils import Database
 
     from .conversation.turn import Conversation
+    from .llm import Limits, OllamaBackend
 
 
 def limits_of(settings: Settings) -> Limits:
+    from .llm import Limits  # here: commands without a model never load the network code
+
     return Limits(
         connect=settings.ollama_connect_timeout,
         first_token=settings.ollama_load_timeout,
@@ -103,6 +105,8 @@ class App:
     def backend(self) -> OllamaBackend | None:
         if self.settings.ollama == "off":
             return None
+        from .llm import OllamaBackend  # here: commands without a model never load it
+
         return OllamaBackend(
             self.settings.ollama_host, self.settings.ollama_model, limits_of(self.settings)
         )

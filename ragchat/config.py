@@ -15,7 +15,6 @@ from pathlib import Path
 from typing import Any
 
 from .errors import ConfigError
-from .llm import is_loopback
 from .params import DEFAULT, Params
 
 CONFIG_FILE = "ragchat.toml"
@@ -291,6 +290,8 @@ def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
 
 def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -> list[str]:
     """What a project file changes about where data goes (values it set that still stand)."""
+    from .llm import is_loopback  # here: every command reads settings; few need the network code
+
     folder, reasons = project_file.parent.absolute(), []
     if (
         origin["ollama_host"] == str(project_file)
