@@ -25,6 +25,7 @@ from pathlib import Path
 
 from ragchat.answer import units
 from ragchat.evaluate.answers import answer_tokens, lead_answer, oracle_answer, overlap_scores
+from ragchat.params import DEFAULT
 from ragchat.store import library
 from ragchat.store.db import open_db
 from ragchat.text import words
@@ -34,7 +35,12 @@ SHOWN = ("title", "fragment")  # units an answer never shows
 
 def ceiling_answer(chunk_texts: list[str], reference: str, count: int) -> str:
     wanted = Counter(answer_tokens(reference))
-    pool = [u.text for text in chunk_texts for u in units(text) if u.kind not in SHOWN]
+    pool = [
+        u.text
+        for text in chunk_texts
+        for u in units(text, params=DEFAULT.answer)
+        if u.kind not in SHOWN
+    ]
 
     def precision(text: str) -> float:
         tokens = answer_tokens(text)
@@ -68,8 +74,8 @@ def main() -> None:
         reference, answer = row["reference"], row["answer"]
         candidates = {
             "ragchat": answer,
-            "lead": lead_answer(texts[0], len(words(answer))),
-            "oracle": oracle_answer(texts, reference),
+            "lead": lead_answer(texts[0], len(words(answer)), params=DEFAULT.answer),
+            "oracle": oracle_answer(texts, reference, params=DEFAULT.answer),
         }
         candidates |= {f"ceiling-{n}": ceiling_answer(texts, reference, n) for n in (1, 2, 3)}
         for group in (group_of(row), "overall"):

@@ -304,8 +304,9 @@ def build_synthetic_library(
     from ragchat.ingest.keywords import term_counts
     from ragchat.ingest.pipeline import refresh_keywords
     from ragchat.store import keywords, library, vectors
-    from ragchat.store.db import open_db, write
+    from ragchat.store.db import open_db
     from ragchat.store.library import ChunkRecord, DocumentRecord
+    from ragchat.store.transaction import write
 
     started = time.perf_counter()
     db = open_db(path)
@@ -1040,7 +1041,9 @@ def _turns_with_slow_model(
     recorded answer, so only reformulation and retrieval differ."""
     from ragchat.conversation.turn import Conversation
     from ragchat.llm import OllamaBackend
-    from ragchat.ollama_server import Content, FakeOllama, Slow
+
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "tests"))
+    from ollama_server import Content, FakeOllama, Slow  # the tests' server: real HTTP
 
     recorded = "Noted."
     count = max(args.turns // 4, 10)
@@ -1131,7 +1134,7 @@ def _turn_questions(count: int) -> list[str]:
 
 
 def _forget_turn(db, result) -> None:
-    from ragchat.store.db import write
+    from ragchat.store.transaction import write
 
     with write(db):
         db.execute(

@@ -24,7 +24,7 @@ if TYPE_CHECKING:
 
 
 def limits_of(settings: Settings) -> Limits:
-    from .llm import Limits
+    from .llm import Limits  # here: commands without a model never load the network code
 
     return Limits(
         connect=settings.ollama_connect_timeout,
@@ -105,7 +105,7 @@ class App:
     def backend(self) -> OllamaBackend | None:
         if self.settings.ollama == "off":
             return None
-        from .llm import OllamaBackend
+        from .llm import OllamaBackend  # here: commands without a model never load it
 
         return OllamaBackend(
             self.settings.ollama_host, self.settings.ollama_model, limits_of(self.settings)
@@ -137,7 +137,7 @@ class App:
     def conversation(
         self, session: str, on_notice: Callable[[str], None] = lambda m: None
     ) -> Conversation:
-        from .conversation.turn import Conversation
+        from .conversation.turn import Conversation  # here: only chatting loads the turn pipeline
 
         return Conversation(
             self.db,

@@ -64,7 +64,7 @@ def remove_documents(db: Database, patterns: Sequence[str]) -> Removed:
 
 
 def _remove(db: Database, chosen: Sequence[Listed]) -> Removed:
-    from .ingest.pipeline import refresh_keywords
+    from .ingest.pipeline import refresh_keywords  # here: listing never loads the parsers
 
     done = Removed()
     sources = {row.source for row in chosen}

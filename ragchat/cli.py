@@ -64,6 +64,7 @@ class RagchatGroup(TyperGroup):
 
 def _database_error(exc: Exception) -> str | None:
     """A SQLite error (read-only, disk full, damaged) as a sentence about the database, or None."""
+    # here: sqlite-utils loads only once a command touches the database
     import sqlite_utils.utils
 
     if not isinstance(exc, sqlite_utils.utils.sqlite3.Error):
@@ -125,6 +126,7 @@ def _neighbours(value: int | None) -> int | None:
 
 def _version(value: bool) -> None:
     if value:
+        # here: reading the installed metadata costs only `--version`
         from importlib.metadata import version
 
         print(f"ragchat {version('ragchat')}")

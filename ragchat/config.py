@@ -202,6 +202,7 @@ def user_data_dir() -> Path:
     """The per-user library's folder (platformdirs: ~/.local/share/ragchat on Linux,
     honouring XDG_DATA_HOME; ~/Library/Application Support/ragchat on macOS;
     %LOCALAPPDATA%\\ragchat on Windows)."""
+    # here: only a default path needs it
     import platformdirs
 
     return Path(platformdirs.user_data_dir("ragchat", appauthor=False))
@@ -289,7 +290,7 @@ def _user_trusts_projects(user_data: dict[str, Any], user_file: Path) -> bool:
 
 def _redirects(settings: Settings, origin: dict[str, str], project_file: Path) -> list[str]:
     """What a project file changes about where data goes (values it set that still stand)."""
-    from .llm import is_loopback
+    from .llm import is_loopback  # here: every command reads settings; few need the network code
 
     folder, reasons = project_file.parent.absolute(), []
     if (

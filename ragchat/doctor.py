@@ -10,9 +10,10 @@ from sqlite_utils import Database
 
 from .errors import BackendUnavailable
 from .llm import OllamaBackend, _same_model
-from .store.db import REQUIRED_TABLES, get_setting, set_setting, write
+from .store.db import REQUIRED_TABLES
 from .store.repair import count, integrity_check, rebuild_fts, vector_problem
 from .store.schema import MIGRATIONS, SCHEMA_VERSION
+from .store.transaction import get_setting, set_setting, write
 from .store.vectors import VECTOR_TABLE
 
 

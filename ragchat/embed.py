@@ -181,6 +181,7 @@ class OnnxEmbedder(_BatchingEmbedder):
     def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
         assert location.path is not None
         try:
+            # here: the model runtime loads only when text is embedded
             import onnxruntime as ort
             from tokenizers import Tokenizer
 
@@ -258,6 +259,7 @@ class FastEmbedder(_BatchingEmbedder):
     batches are sorted by character length."""
 
     def __init__(self, location: ModelLocation, batch_size: int = 16) -> None:
+        # here: fastembed (and its runtime) loads only when text is embedded
         from fastembed import TextEmbedding
 
         options: dict[str, Any] = (

@@ -137,8 +137,9 @@ class OllamaBackend:
         return self._new_client()
 
     def _new_client(self) -> ollama.Client:
+        # here, not at the top: the client and pydantic take ~0.15 s to import
         import httpx
-        import ollama  # here, not at the top: the client and pydantic take ~0.15 s to import
+        import ollama
 
         extra = {"transport": self._transport} if self._transport is not None else {}
         limits = self.limits
@@ -344,6 +345,7 @@ class OllamaBackend:
     @contextmanager
     def _mapped_errors(self) -> Iterator[None]:
         """Turn whatever the client or httpx raises into BackendUnavailable with a short reason."""
+        # here: the client loads only when a model is asked
         import httpx
         import ollama
         import pydantic

@@ -113,7 +113,7 @@ class LibraryTools:
         }
 
     def ingest(self, paths: list[str], name: str | None = None) -> dict:
-        from .ingest.pipeline import ingest
+        from .ingest.pipeline import ingest  # here: a server that only reads loads no parsers
 
         report = ingest(
             self.app.db,
@@ -168,6 +168,7 @@ def _source(chunk: RetrievedChunk) -> dict[str, Any]:
 
 def build_server(app: App, *, allow_write: bool = False) -> MCPServer:
     """The MCP server over one library; `allow_write` adds `ingest` and `remove`."""
+    # here: the MCP SDK loads only for `ragchat mcp`
     from mcp.server.mcpserver import MCPServer
 
     tools = LibraryTools(app)

@@ -33,6 +33,9 @@ class FollowupParams:
     decay: float = 0.6
     # a word in most chunks carries no topic: terms need at least this idf
     min_idf: float = 1.0
+    # an older message joins the history window (what the reformulators and the prompt read
+    # beside the last exchange) when its cosine to the question is at least this
+    window_similarity: float = 0.2
     # a name the questions hold outweighs its plain words by this factor (names are referents)
     name_weight: float = 1.2
     # the last answer's first sentences, where its subject is named
@@ -295,7 +298,7 @@ class Params:
 DEFAULT = Params()
 
 
-def names(params: Params = DEFAULT) -> dict[str, Any]:
+def names(params: Params) -> dict[str, Any]:
     """Every parameter by its dotted name ("followup.decay") with its value."""
     return {
         f"{area.name}.{item.name}": getattr(getattr(params, area.name), item.name)
@@ -318,7 +321,7 @@ def with_values(params: Params, assignments: list[str]) -> Params:
 def _parsed(assignment: str) -> tuple[str, int | float]:
     name, equals, text = assignment.partition("=")
     name = name.strip()
-    known = names()
+    known = names(DEFAULT)  # the names and kinds: the same in every Params
     if not equals:
         raise ConfigError(f"--param {assignment!r}: expected NAME=VALUE, e.g. followup.decay=0.5")
     if name not in known:

@@ -188,7 +188,7 @@ def ingest_report(
     if report.reembedded:
         parts.append(f"{report.reembedded} chunks re-embedded")
     if report.left_out:
-        from .ingest.ignore import summary as ignore_summary
+        from .ingest.ignore import summary as ignore_summary  # here: pathspec loads for ingest only
 
         why = ", ".join(
             f"{count} {reason}" for reason, count in ignore_summary(report.left_out).items()
@@ -525,6 +525,7 @@ class StreamPrinter:
         if not self._markdown:
             self._wrap(text)
             return
+        # here: only a streamed answer on a terminal needs it
         from rich.live import Live
 
         self._text += text
@@ -541,6 +542,7 @@ class StreamPrinter:
 def model_markdown(text: str) -> RenderableType:
     """A model's reply as Markdown (lists, emphasis, code blocks as code), its text printable; a
     link shows its address instead of becoming a terminal hyperlink."""
+    # here: markdown-it loads through rich only for a reply shown as Markdown
     from rich.markdown import Markdown
 
     return Markdown(printable(text), code_theme="ansi_dark", hyperlinks=False)
@@ -775,6 +777,7 @@ CODE_FENCE = re.compile(
 def answer_body(text: str, target: Console | None = None) -> None:
     """An answer: prose as plain text (printable, no markup), each fenced code block as code
     (rich Syntax: highlighted by its language, never wrapped or joined into one line)."""
+    # here: pygments loads only for code shown highlighted
     from rich.syntax import Syntax
 
     out = target or console

@@ -13,10 +13,12 @@ from prompt_toolkit.completion import CompleteEvent, Completer, Completion
 from prompt_toolkit.document import Document
 from prompt_toolkit.history import FileHistory, History, InMemoryHistory
 
-from . import render
+from . import catalog, render
 from .app import App
+from .catalog import session_scope_names
 from .conversation.models import RetrievedChunk
 from .errors import RagchatError, SessionError
+from .export import turns_markdown, write_private
 from .ingest.pipeline import ingest
 from .names import readable_text
 from .store import library, sessions
@@ -187,8 +189,6 @@ class Repl:
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
-        from .catalog import session_scope_names
-
         scope = session_scope_names(self.app.db, self.session)
         if scope:
             render.console.print(
@@ -362,8 +362,6 @@ class Repl:
         return True
 
     def _export(self, arg: str) -> bool:
-        from .export import turns_markdown, write_private
-
         try:
             words = shlex.split(arg)
         except ValueError as exc:
@@ -385,8 +383,6 @@ class Repl:
         return True
 
     def _documents(self, arg: str) -> bool:
-        from . import catalog
-
         try:
             names = shlex.split(arg)
         except ValueError as exc:
@@ -395,8 +391,6 @@ class Repl:
         return True
 
     def _in(self, arg: str) -> bool:
-        from . import catalog
-
         try:
             names = shlex.split(arg)
         except ValueError as exc:

@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
 
-from .conversation.followup.lexicon import FILLER, QUESTION_WORDS, STEMMER_LANGUAGE, STOPWORDS
+from .lexicon import FILLER, QUESTION_WORDS, STEMMER_LANGUAGE, STOPWORDS
 
 WORD = re.compile(r"[^\W_]+(?:['’][^\W_]+)*", re.UNICODE)
 
@@ -117,6 +117,7 @@ def sentences(text: str) -> list[str]:
 
 @lru_cache(maxsize=1)
 def _english() -> Any:
+    # here: the stemmer loads on the first word compared
     import snowballstemmer
 
     return snowballstemmer.stemmer(STEMMER_LANGUAGE)

@@ -44,6 +44,7 @@ def _not_the_library(db_path: Path, folders: Sequence[Path]) -> Callable[[Any, s
     """Events of the library's own files (its database, WAL, input history) are not document
     changes; nor is anything in its folder when that folder is inside a watched one (a project's
     `.ragchat/`, which ingest never reads)."""
+    # here: watchfiles loads only for `ingest --watch`
     from watchfiles import DefaultFilter
 
     own = db_path.resolve().parent
@@ -76,6 +77,7 @@ def watch_library(
 ) -> None:
     """Watch `paths` until `stop` is set or Ctrl-C (a KeyboardInterrupt, after the document being
     written is whole). `on_ready` is called once the watch is in place."""
+    # here: watchfiles loads only for `ingest --watch`
     from watchfiles import watch
 
     folders = [p for p in paths if Path(p).exists()]

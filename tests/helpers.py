@@ -9,6 +9,8 @@ from typer.testing import CliRunner
 
 from ragchat.cli import app
 from ragchat.config import Settings, user_cache_dir
+from ragchat.ingest import chunking
+from ragchat.ingest.parsed import ParsedDocument
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -73,3 +75,16 @@ def pdf_bytes(pages: list[list[tuple[str, float, float]]], title: str | None = N
 
 def _pdf_string(text: str) -> bytes:
     return text.replace("\\", "\\\\").replace("(", "\\(").replace(")", "\\)").encode("latin-1")
+
+
+SIZES = Settings()  # the chunk sizes ingest passes unless ragchat.toml sets others
+
+
+def chunk_document(
+    doc: ParsedDocument,
+    target: int = SIZES.chunk_size,
+    max_size: int = SIZES.chunk_max,
+    overlap: int = SIZES.chunk_overlap,
+) -> list[chunking.Chunk]:
+    """`chunking.chunk_document` with the sizes ingest passes by default."""
+    return chunking.chunk_document(doc, target, max_size, overlap)

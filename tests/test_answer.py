@@ -15,6 +15,7 @@ from test_extractive import TANK
 
 from ragchat import render
 from ragchat.evaluate import answers
+from ragchat.params import DEFAULT
 from ragchat.text import split_sentences
 
 # --- answer-quality figures -----------------------------------------------------------------------
@@ -37,19 +38,25 @@ def test_f1_and_recall_on_stemmed_content_words() -> None:
 
 def test_lead_is_cut_to_the_answers_length() -> None:
     assert (
-        answers.lead_answer("Heading\nOne two three four. Five six seven.", 5)
+        answers.lead_answer(
+            "Heading\nOne two three four. Five six seven.", 5, params=DEFAULT.answer
+        )
         == "One two three four. Five"
     )
-    assert answers.lead_answer("One two.", 10) == "One two."
+    assert answers.lead_answer("One two.", 10, params=DEFAULT.answer) == "One two."
 
 
 def test_the_oracle_picks_sentences_greedily_on_f1() -> None:
     chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
     assert (
-        answers.oracle_answer(chunks, "Dogs bark at night and birds sing in the morning.")
+        answers.oracle_answer(
+            chunks, "Dogs bark at night and birds sing in the morning.", params=DEFAULT.answer
+        )
         == "Dogs bark at night. Birds sing in the morning."
     )
-    scored = answers.score_answer("Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.")
+    scored = answers.score_answer(
+        "Cats sleep a lot.", chunks, [7, 8], "Dogs bark at night.", params=DEFAULT.answer
+    )
     assert scored.scores["oracle"][0] == 1.0 and scored.scores["ragchat"][0] == 0.0
     assert scored.scores["lead"] == (0.0, 0.0, 4) and scored.chunk_ids == (7, 8)
 

@@ -10,10 +10,11 @@ import pytest
 
 from ragchat.answer import ANSWER_PARAMS, units
 from ragchat.answer.blocks import blocks
+from ragchat.params import DEFAULT
 
 
 def kinds(text: str) -> list[tuple[str, tuple[str, ...]]]:
-    return [(block.kind, block.lines) for block in blocks(text)]
+    return [(block.kind, block.lines) for block in blocks(text, ANSWER_PARAMS.title_words)]
 
 
 def test_a_chunk_ending_inside_a_code_block_gets_its_closing_fence() -> None:
@@ -22,7 +23,7 @@ def test_a_chunk_ending_inside_a_code_block_gets_its_closing_fence() -> None:
         "code",
         ("```python", "client = httpx.Client()", "client.get(url)", "```"),
     )
-    (unit,) = units(text)
+    (unit,) = units(text, params=DEFAULT.answer)
     assert unit.sentence == "Create the client like this:" and unit.has_code
     assert unit.block == "```python\nclient = httpx.Client()\nclient.get(url)\n```"
 
@@ -43,7 +44,7 @@ def test_a_hard_wrapped_paragraph_is_one_block_and_its_sentences_are_whole() -> 
         "to a maximum of 79 characters."
     )
     assert [kind for kind, _ in kinds(text)] == ["prose"]
-    assert [u.sentence for u in units(text)] == [
+    assert [u.sentence for u in units(text, params=DEFAULT.answer)] == [
         "For flowing long blocks of text with fewer structural restrictions (docstrings or "
         "comments), the line length should be limited to 72 characters.",
         "Limit all lines to a maximum of 79 characters.",
@@ -62,7 +63,7 @@ def test_ingest_lists_nest_by_two_spaces_whatever_the_marker() -> None:
         ("prose", ("The factory does three things:",)),
         ("list", tuple(text.splitlines()[1:])),
     ]
-    (unit,) = units(text)
+    (unit,) = units(text, params=DEFAULT.answer)
     assert (
         unit.kind == "list"
         and unit.block.splitlines()[1] == "  - __name__ is the name of the current module."
@@ -79,7 +80,7 @@ def test_a_chunk_beginning_inside_a_numbered_list_keeps_the_list() -> None:
 
 def test_a_list_nobody_introduces_gives_its_items() -> None:
     text = "Steps\n\n- Download the installer for your system\n- Run it and follow the prompts"
-    assert [(u.kind, u.sentence) for u in units(text)] == [
+    assert [(u.kind, u.sentence) for u in units(text, params=DEFAULT.answer)] == [
         ("title", "Steps"),
         ("item", "- Download the installer for your system"),
         ("item", "- Run it and follow the prompts"),
@@ -92,13 +93,15 @@ def test_ingest_tables_are_cell_lines_without_a_delimiter_row() -> None:
         "3\n\nThat is all there is."
     )
     assert kinds(text)[1] == ("table", ("name | default", "timeout | 5.0", "retries | 3"))
-    assert units(text)[0].kind == "table" and units(text)[0].block.endswith("retries | 3")
+    assert units(text, params=DEFAULT.answer)[0].kind == "table" and units(
+        text, params=DEFAULT.answer
+    )[0].block.endswith("retries | 3")
 
 
 def test_headings_are_left_out_and_short_capitalised_lines_are_titles() -> None:
     text = "## Installing\nWater tanks\nA tank stores rainwater for the dry months."
     assert [kind for kind, _ in kinds(text)] == ["heading", "title", "prose"]
-    assert [(u.kind, u.sentence) for u in units(text)] == [
+    assert [(u.kind, u.sentence) for u in units(text, params=DEFAULT.answer)] == [
         ("title", "Water tanks"),
         ("sentence", "A tank stores rainwater for the dry months."),
     ]
@@ -109,7 +112,7 @@ def test_code_that_lost_its_fences_is_fenced_again() -> None:
         "Open a client first.\nclient = httpx.Client()\nresponse = client.get(url)\nThen "
         "read the body."
     )
-    unit = units(text)[0]
+    unit = units(text, params=DEFAULT.answer)[0]
     assert unit.block == "```\nclient = httpx.Client()\nresponse = client.get(url)\n```"
 
 

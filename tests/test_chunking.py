@@ -7,9 +7,11 @@ import re
 from pathlib import Path
 
 import pytest
+from helpers import chunk_document
 
-from ragchat.ingest.chunking import Chunk, chunk_document, embedding_text
-from ragchat.ingest.loaders import ParsedDocument, Section, load_document
+from ragchat.ingest.chunking import Chunk, embedding_text
+from ragchat.ingest.loaders import load_document
+from ragchat.ingest.parsed import ParsedDocument, Section
 
 # --- helpers ---------------------------------------------------------------------------------
 

@@ -44,19 +44,23 @@ def test_same_query_ignores_case_and_punctuation_only() -> None:
 
 
 def test_trust_follows_how_much_closer_the_rewrite_comes() -> None:
-    values = [trust(Evidence(0.5, best)) for best in (0.3, 0.45, 0.5, 0.55, 0.7)]
+    values = [
+        trust(Evidence(0.5, best), params=DEFAULT.combine) for best in (0.3, 0.45, 0.5, 0.55, 0.7)
+    ]
     assert values == sorted(values) and values[0] == 0.0 and values[-1] == 1.0
-    assert trust(Evidence(0.5, None)) == 0.0
+    assert trust(Evidence(0.5, None), params=DEFAULT.combine) == 0.0
 
 
 def test_no_model_leaves_the_heuristic_alone() -> None:
-    assert combine(heuristic(), None, Evidence(0.4, None)) == heuristic()
+    assert combine(heuristic(), None, Evidence(0.4, None), params=DEFAULT) == heuristic()
 
 
 def test_an_echo_adds_nothing_and_changes_no_decision() -> None:
     """The question back with no flags (or any flags that need the question alone): the
     heuristic's reading stands, and no list of the model's joins."""
-    combined = combine(heuristic(), reading(QUESTION, follow_up=False), Evidence(0.4, None))
+    combined = combine(
+        heuristic(), reading(QUESTION, follow_up=False), Evidence(0.4, None), params=DEFAULT
+    )
     assert combined.model_weight == 0.0 and combined.model_query == ""
     assert (
         combined.context_need,
@@ -70,7 +74,7 @@ def test_an_echo_adds_nothing_and_changes_no_decision() -> None:
 
 
 def test_a_rewrite_that_comes_much_closer_leads_and_carries_the_context() -> None:
-    combined = combine(heuristic(), reading(), Evidence(0.3, 0.6))
+    combined = combine(heuristic(), reading(), Evidence(0.3, 0.6), params=DEFAULT)
     assert combined.model_weight == MODEL_LEAD and combined.model_query == REWRITE
     assert (
         combined.context_need == 0.0
@@ -88,14 +92,20 @@ def test_a_rewrite_that_comes_much_closer_leads_and_carries_the_context() -> Non
 def test_a_rewrite_that_comes_less_close_counts_for_little() -> None:
     """A rewrite that drags an old subject in finds less than the question alone."""
     combined = combine(
-        heuristic(0.2), reading(f"Is a will binding? {QUESTION}"), Evidence(0.7, 0.5)
+        heuristic(0.2),
+        reading(f"Is a will binding? {QUESTION}"),
+        Evidence(0.7, 0.5),
+        params=DEFAULT,
     )
     assert combined.model_weight == 0.0 and combined.context_need == pytest.approx(0.2)
 
 
 def test_the_models_topic_shift_is_followed_unless_the_question_points_back() -> None:
     followed = combine(
-        heuristic(0.4), reading(QUESTION, follow_up=False, shift=True), Evidence(0.6, None)
+        heuristic(0.4),
+        reading(QUESTION, follow_up=False, shift=True),
+        Evidence(0.6, None),
+        params=DEFAULT,
     )
     assert (
         followed.topic_shift
@@ -106,17 +116,28 @@ def test_the_models_topic_shift_is_followed_unless_the_question_points_back() ->
     pointing = heuristic(
         CUE_NEED
     )  # "what age must its witness be?": a pointer back, or the conversation's terms
-    kept = combine(pointing, reading(QUESTION, follow_up=False, shift=True), Evidence(0.3, None))
+    kept = combine(
+        pointing,
+        reading(QUESTION, follow_up=False, shift=True),
+        Evidence(0.3, None),
+        params=DEFAULT,
+    )
     assert not kept.topic_shift and kept.is_follow_up and kept.context_need == CUE_NEED
 
 
 def test_the_models_meta_flag_needs_a_question_that_says_little_alone() -> None:
     weak = combine(
-        heuristic(), reading("Summarize the rules for witnesses", meta=True), Evidence(0.2, 0.2)
+        heuristic(),
+        reading("Summarize the rules for witnesses", meta=True),
+        Evidence(0.2, 0.2),
+        params=DEFAULT,
     )
     assert weak.is_meta and weak.is_follow_up
     strong = combine(
-        heuristic(), reading("Summarize the rules for witnesses", meta=True), Evidence(0.8, 0.5)
+        heuristic(),
+        reading("Summarize the rules for witnesses", meta=True),
+        Evidence(0.8, 0.5),
+        params=DEFAULT,
     )
     assert not strong.is_meta
 

@@ -18,6 +18,7 @@ from ragchat.answer import (
     units,
 )
 from ragchat.answer.extractive import SELECTORS, Answer
+from ragchat.params import DEFAULT
 from ragchat.store.library import StoredChunk
 from ragchat.text import split_sentences
 
@@ -40,7 +41,7 @@ def flat_idf(term: str) -> float:
 
 
 def pick(query: str, sources: list[Source], mode: Mode = Mode.QUESTION, **fields: object) -> Answer:
-    return extractive(mode, Request(query, sources, **fields), flat_idf)  # type: ignore[arg-type]
+    return extractive(mode, Request(query, sources, **fields), flat_idf, params=DEFAULT.answer)  # type: ignore[arg-type]
 
 
 # --- blocks -----------------------------------------------------------------
@@ -56,7 +57,7 @@ Unrelated closing remark about something else entirely."""
 
 
 def test_a_sentence_that_introduces_a_list_brings_it() -> None:
-    found = units(FORMALITIES)
+    found = units(FORMALITIES, params=DEFAULT.answer)
     assert found[0].sentence.startswith("Section 2(1)(a)") and found[0].kind == "list"
     assert found[0].block.splitlines() == [
         "- the will is in writing",
@@ -102,7 +103,7 @@ def test_a_code_block_and_a_table_stay_intact() -> None:
         "Set a timeout on the client.\n```python\nclient = httpx.Client(timeout=10.0)\n"
         "client.get(url)\n```\n\nThe limits are:\n\nname | default\ntimeout | 5.0\n"
     )
-    found = units(text)
+    found = units(text, params=DEFAULT.answer)
     assert (
         found[0].has_code
         and found[0].block == "```python\nclient = httpx.Client(timeout=10.0)\nclient.get(url)\n```"
@@ -117,7 +118,7 @@ def test_headings_and_cut_sentences_are_not_answers() -> None:
         "over the river and far away.\n\nWater tanks\nA tank stores rainwater for dry months. "
         "The overflow pipe must lead"
     )
-    kinds = [(u.kind, u.sentence) for u in units(text)]
+    kinds = [(u.kind, u.sentence) for u in units(text, params=DEFAULT.answer)]
     assert kinds == [
         ("fragment", "over the river and far away."),
         ("title", "Water tanks"),
@@ -234,11 +235,16 @@ def test_tell_me_more_ranks_like_a_question() -> None:
 
 def test_the_pool_and_the_cuts_come_from_the_params() -> None:
     ranked = list(range(20))
-    assert len(answer_pool(ranked, meta=False)) == 4 and len(answer_pool(ranked, meta=True)) == 8
+    assert (
+        len(answer_pool(ranked, meta=False, params=DEFAULT.answer)) == 4
+        and len(answer_pool(ranked, meta=True, params=DEFAULT.answer)) == 8
+    )
     assert len(answer_pool(ranked, meta=True, params=replace(ANSWER_PARAMS, pool=3))) == 6
     strict = replace(ANSWER_PARAMS, min_sentence_chars=200)
     request = Request("tank water", [source(1, TANK)])
-    assert extractive(Mode.QUESTION, request, flat_idf).text.startswith("Rain barrels")
+    assert extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text.startswith(
+        "Rain barrels"
+    )
     assert (
         extractive(Mode.QUESTION, request, flat_idf, strict).text
         == "The sources hold no readable sentences."

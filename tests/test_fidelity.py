@@ -11,9 +11,9 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import pdf_bytes
+from helpers import chunk_document, pdf_bytes
 
-from ragchat.ingest.chunking import Chunk, chunk_document
+from ragchat.ingest.chunking import Chunk
 from ragchat.ingest.ignore import Rules, Scope
 from ragchat.ingest.includes import IncludeResolver
 from ragchat.ingest.loaders import load_document, parse_document

@@ -14,8 +14,8 @@ import numpy as np
 import pytest
 from test_stages import CORPUS, HIVE, PLACES
 
+from ragchat import lexicon
 from ragchat.conversation.corpus import MemoryCorpus
-from ragchat.conversation.followup import lexicon
 from ragchat.conversation.followup.cues import (
     explicit_shift,
     read_cues,
@@ -81,7 +81,7 @@ def test_cues(case: dict[str, Any]) -> None:
 
 @pytest.mark.parametrize("case", rows("decision", "rewrite"), ids=case_id)
 def test_decision_and_rewrite(case: dict[str, Any]) -> None:
-    reformulator = HeuristicReformulator(CORPORA[case["corpus"]])
+    reformulator = HeuristicReformulator(CORPORA[case["corpus"]], params=DEFAULT.followup)
     if "decision" in case:
         assert reformulator.decide(data_of(case)).kind == case["decision"]
     if "rewrite" in case:
@@ -165,7 +165,7 @@ def test_a_question_whose_own_meaning_points_elsewhere_needs_less_context(
     after a 404 answer, on Flask's docs: 0.39 against 0.19)."""
     case = next(c for c in CASES if c["question"] == "what age must a witness be?")
     plain = replace(data_of(case), own_best=0.39)
-    reformulator = HeuristicReformulator(CORPUS)
+    reformulator = HeuristicReformulator(CORPUS, params=DEFAULT.followup)
     before = reformulator.decide(plain)
     data = replace(
         plain, own_anchor_best=anchor_best, own_margin=margin, own_best_anchored=anchored

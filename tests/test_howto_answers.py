@@ -8,6 +8,7 @@ import pytest
 
 from ragchat.answer import Mode, Request, Source, extractive, mode_of, units
 from ragchat.conversation.followup.cues import is_meta_request, meta_subject
+from ragchat.params import DEFAULT
 from ragchat.store.library import StoredChunk
 
 
@@ -25,7 +26,7 @@ def flat_idf(term: str) -> float:
 
 def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: object) -> str:
     sources = [source(i, text) for i, text in enumerate(texts, 1)]
-    return extractive(mode, Request(query, sources, **fields), flat_idf).text  # type: ignore[arg-type]
+    return extractive(mode, Request(query, sources, **fields), flat_idf, params=DEFAULT.answer).text  # type: ignore[arg-type]
 
 
 CALLBACK = """The version option is an option that prints the version of the program.
@@ -94,10 +95,12 @@ def test_a_console_run_is_left_out_unless_the_question_asks_about_what_it_printe
 
 
 def test_a_console_block_is_told_by_its_shape() -> None:
-    code, console = [u for u in units(CALLBACK) if u.block]
+    code, console = [u for u in units(CALLBACK, params=DEFAULT.answer) if u.block]
     assert console.is_console and console.output.startswith("Awesome CLI")
     assert not code.is_console
-    traceback = units("It fails:\n\n```\nTraceback (most recent call last):\n  x\n```")[0]
+    traceback = units(
+        "It fails:\n\n```\nTraceback (most recent call last):\n  x\n```", params=DEFAULT.answer
+    )[0]
     assert traceback.is_console
 
 
@@ -112,7 +115,7 @@ def test_a_sentence_cut_at_its_front_is_never_shown() -> None:
         "Tests are collected from the test folder.\n\n"
         "you can force the running of marked tests with the command line flag."
     )
-    found = units(text)
+    found = units(text, params=DEFAULT.answer)
     assert found[1].kind == "fragment"
     assert "you can force" not in pick("force running marked tests flag", [text])
 
@@ -221,7 +224,7 @@ def test_a_second_block_after_the_first_goes_with_its_lead_in() -> None:
         "Write the command and its test:\n\n```python\ndef sync(): ...\n```\n\n"
         "```python\nfrom click.testing import CliRunner\n```\n\nUnrelated closing words here."
     )
-    (first, *_) = units(text)
+    (first, *_) = units(text, params=DEFAULT.answer)
     assert "def sync" in first.block and "CliRunner" in first.block
     assert "CliRunner" in pick("test the sync command", [text], count=1)
 
@@ -262,7 +265,7 @@ def test_tab_labels_between_the_lead_in_and_its_code_keep_them_one_unit() -> Non
     """Tabs (a platform's name, then its code, twice or more) between the sentence and its
     code: the code keeps its lead-in and its labels, so the install command is what the answer
     shows."""
-    shown = [u for u in units(INSTALL) if u.has_code]
+    shown = [u for u in units(INSTALL, params=DEFAULT.answer) if u.has_code]
     assert len(shown) == 1 and shown[0].sentence.endswith("executed from disk. Linux, macOS:")
     assert "Windows:\n```powershell" in shown[0].block
     answer = pick("how do I install the tool?", [INSTALL])

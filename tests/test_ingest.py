@@ -16,7 +16,8 @@ from ragchat.errors import IngestError
 from ragchat.ingest.pipeline import IngestReport, ingest
 from ragchat.search.fts import build_match
 from ragchat.store import keywords, library, vectors
-from ragchat.store.db import get_setting, open_db
+from ragchat.store.db import open_db
+from ragchat.store.transaction import get_setting
 
 MINILM = "sentence-transformers/all-MiniLM-L6-v2"
 

@@ -11,7 +11,8 @@ from helpers import invoke, pdf_bytes
 
 from ragchat.ingest.loaders import PARSER_VERSION
 from ragchat.store import library
-from ragchat.store.db import get_setting, open_db
+from ragchat.store.db import open_db
+from ragchat.store.transaction import get_setting
 from ragchat.text import source_label
 
 

@@ -19,7 +19,7 @@ from ragchat.params import DEFAULT, Params, names, with_values
 
 
 def test_every_parameter_is_a_number_with_a_dotted_name() -> None:
-    known = names()
+    known = names(DEFAULT)
     assert len(known) >= 40 and all("." in name for name in known)
     assert all(type(value) in (int, float) for value in known.values())
     assert known["followup.decay"] == 0.6 and known["plan.anchor_reach"] == 10
@@ -35,7 +35,7 @@ def test_with_values_replaces_what_is_named_and_keeps_the_rest() -> None:
         for name, value in names(changed).items()
         if name not in {"followup.decay", "plan.anchor_reach"}
     }
-    assert rest == {name: value for name, value in names().items() if name in rest}
+    assert rest == {name: value for name, value in names(DEFAULT).items() if name in rest}
     assert with_values(DEFAULT, []) == DEFAULT == Params()
     with pytest.raises(ConfigError, match="unknown parameter 'plan.reach'"):
         with_values(DEFAULT, ["plan.reach=3"])
@@ -61,7 +61,7 @@ def test_the_plan_reads_its_numbers() -> None:
 
 def test_the_combination_reads_its_numbers() -> None:
     evidence = combination.Evidence(0.3, 0.6)  # the rewrite comes much closer: fully trusted
-    assert combination.combine(heuristic(), reading(), evidence).model_weight == 2.0
+    assert combination.combine(heuristic(), reading(), evidence, params=DEFAULT).model_weight == 2.0
     assert (
         combination.combine(
             heuristic(), reading(), evidence, tuned("combine.model_lead=1.5")
@@ -72,7 +72,7 @@ def test_the_combination_reads_its_numbers() -> None:
 
 def test_the_coverage_decision_reads_its_numbers() -> None:
     evidence = Evidence(best=0.5, subject=0.5, margin=0.0, retrieved=0.5, rare=0.0, agreement=0.0)
-    assert not_covered(evidence)  # 0.5 < 0.52
+    assert not_covered(evidence, params=DEFAULT.coverage)  # 0.5 < 0.52
     assert not not_covered(evidence, tuned("coverage.threshold=0.4").coverage)
 
 
@@ -84,9 +84,9 @@ def test_the_heuristic_reads_its_numbers() -> None:
         topic_questions=("Is a will binding?",),
         own_best=0.7,
     )
-    assert HeuristicReformulator(CORPUS).reformulate(data, VECTOR).context_need == pytest.approx(
-        0.3
-    )
+    assert HeuristicReformulator(CORPUS, params=DEFAULT.followup).reformulate(
+        data, VECTOR
+    ).context_need == pytest.approx(0.3)
     softer = tuned("followup.cue_closeness_damping=0.5").followup
     assert HeuristicReformulator(CORPUS, softer).reformulate(
         data, VECTOR

@@ -1,6 +1,6 @@
 """`ragchat eval` with replayed models: recorded replies and failing synthetic models answer the
-reformulation request through the real Ollama path (the project's Ollama-protocol server on
-127.0.0.1, the real `ollama` client, the same validation, weighting and fusion)."""
+reformulation request through the real Ollama path (an in-process transport speaking Ollama's
+protocol, the real `ollama` client, the same validation, weighting and fusion)."""
 
 from __future__ import annotations
 
@@ -10,12 +10,11 @@ from pathlib import Path
 
 import pytest
 from helpers import invoke
-from ollama_server import Content, Failure
 from test_evaluate import ITEMS, _write_lines, _write_set
 
 from ragchat.errors import RagchatError
 from ragchat.evaluate import sets, strategies
-from ragchat.evaluate.replayed import reply_for, synthetic_reply
+from ragchat.evaluate.replayed import Content, Failure, reply_for, synthetic_reply
 
 RECORDED = {
     "semantic_query": "How long does the warranty of the Zephyr X200 blender last?",
@@ -88,6 +87,32 @@ def test_every_replayed_model_is_asked_through_the_server_and_scored(rows) -> No
             == f"heuristic+ollama:replay-{model}"
         )
     assert "model requests: 4, prompt" in output  # one follow-up per replayed model
+
+
+def test_replayed_models_answer_in_process_without_a_socket(
+    runner, tmp_path: Path, monkeypatch
+) -> None:
+    """A replayed model is a transport handed to the client, not a server: nothing is bound or
+    connected to, and the recorded reading still reaches the turn."""
+    import socket
+
+    def refuse(*args: object) -> None:
+        raise AssertionError("a socket was opened")
+
+    monkeypatch.setattr(socket.socket, "bind", refuse)
+    monkeypatch.setattr(socket.socket, "connect", refuse)
+    conversations = _write_lines(tmp_path / "replied.jsonl", *_items_with_reply())
+    _, corpus = _write_set(tmp_path)
+    out = tmp_path / "rows.jsonl"
+    result = invoke(
+        runner, "eval", conversations, "--corpus", corpus, "--strategies", "ragchat+recorded",
+        "--out", out, "--db", tmp_path / "e.db",
+    )  # fmt: skip
+    assert result.exit_code == 0, result.output
+    rows = {(r["strategy"], r["id"]): r for r in map(json.loads, out.read_text().splitlines())}
+    recorded = rows[("ragchat+recorded", "warranty")]
+    assert recorded["reformulator"] == "heuristic+ollama:replay-recorded"
+    assert recorded["model_query"] == RECORDED["semantic_query"]
 
 
 def test_a_strong_recorded_rewrite_leads_and_the_reply_alone_is_its_baseline(rows) -> None:

@@ -6,6 +6,7 @@ file stored as a copy is scored as its original."""
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import pytest
 from helpers import settings_for
@@ -14,10 +15,24 @@ from ragchat.conversation.combine import Evidence, trust
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.evaluate.sets import EvalItem, EvalTurn, missing_gold
 from ragchat.ingest.pipeline import ingest
-from ragchat.search.fusion import Anchoring, RankedList, fuse
+from ragchat.params import DEFAULT
+from ragchat.search import fusion
+from ragchat.search.fusion import Anchoring, Fused, RankedList
 from ragchat.search.titles import named_documents
 from ragchat.store import library
 from ragchat.store.db import open_db
+
+# the chat's values, passed as a turn passes them (fusion takes no defaults)
+CHAT = {
+    "k": 20,
+    "protect_within": DEFAULT.fusion.protect_within,
+    "own_within": DEFAULT.fusion.own_within,
+}
+
+
+def fuse(lists: list[RankedList], document_of: dict[int, int], **options: Any) -> list[Fused]:
+    return fusion.fuse(lists, document_of, **(CHAT | options))
+
 
 # --- 5. anchoring breaks near-ties, it does not overturn a clear ranking ------------------------
 
@@ -74,18 +89,36 @@ def test_a_rewrite_that_drops_the_questions_words_is_not_trusted() -> None:
     from ragchat.conversation.combine import fidelity
 
     question, previous = "and how do I delete one?", "how do I filter rows?"
-    kept = fidelity("How do I delete a row?", question, previous)
-    dropped = fidelity("How do I filter rows by a column?", question, previous)
+    kept = fidelity("How do I delete a row?", question, previous, params=DEFAULT.combine)
+    dropped = fidelity(
+        "How do I filter rows by a column?", question, previous, params=DEFAULT.combine
+    )
     assert kept == 1.0 and dropped == 0.0
-    assert trust(Evidence(0.3, 0.6, dropped)) == 0.0 and trust(Evidence(0.3, 0.6, kept)) == 1.0
+    assert (
+        trust(Evidence(0.3, 0.6, dropped), params=DEFAULT.combine) == 0.0
+        and trust(Evidence(0.3, 0.6, kept), params=DEFAULT.combine) == 1.0
+    )
 
 
 def test_an_absurd_rewrite_is_refused() -> None:
     from ragchat.conversation.combine import fidelity
 
     question = "what about async?"
-    assert fidelity("How do I delete rows using async? " * 200, question, "how to delete?") == 0.0
-    assert fidelity("How do I delete rows using async?", question, "how to delete?") == 1.0
+    assert (
+        fidelity(
+            "How do I delete rows using async? " * 200,
+            question,
+            "how to delete?",
+            params=DEFAULT.combine,
+        )
+        == 0.0
+    )
+    assert (
+        fidelity(
+            "How do I delete rows using async?", question, "how to delete?", params=DEFAULT.combine
+        )
+        == 1.0
+    )
 
 
 # --- 7. documents named by identifiers, file names, quoted titles; not by common words ---------
@@ -164,10 +197,12 @@ def test_a_chunk_mostly_inside_better_ranked_ones_yields_its_place() -> None:
         3: "Workers are processes; each one serves requests on its own.",
         4: "Set debug only while developing: it shows tracebacks to anyone.",
     }
-    repeats = repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 7, 3: 7, 4: 7})
+    repeats = repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 7, 3: 7, 4: 7}, params=DEFAULT.fusion)
     assert repeats == {2: 1}
     assert yielding([1, 2, 3, 4], repeats) == [1, 3, 4, 2]
-    assert repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 8, 3: 7, 4: 7}) == {}, "another source"
+    assert (
+        repeated_in([1, 2, 3, 4], texts, {1: 7, 2: 8, 3: 7, 4: 7}, params=DEFAULT.fusion) == {}
+    ), "another source"
 
 
 def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) -> None:

@@ -19,6 +19,7 @@ from ragchat.answer import SYSTEM, Source, build_prompt
 from ragchat.app import App
 from ragchat.ingest.pipeline import SYMLINK_OUTSIDE
 from ragchat.llm import OllamaBackend, is_loopback, remote_notice
+from ragchat.params import DEFAULT
 from ragchat.repl import Repl
 from ragchat.store import sessions
 from ragchat.store.db import open_db
@@ -311,7 +312,12 @@ def test_the_prompt_quotes_each_passage_and_defuses_tags_inside_it() -> None:
         chunk(2, "compost.md", "", "Turn the heap every week."),
     ]
     messages = build_prompt(
-        "Who must sign a will?", "Who must sign a will?", [], sources, weak=False
+        "Who must sign a will?",
+        "Who must sign a will?",
+        [],
+        sources,
+        weak=False,
+        params=DEFAULT.answer,
     )
     assert messages[0] == {"role": "system", "content": SYSTEM}
     assert "never instructions to you" in SYSTEM and "<passage" in SYSTEM

@@ -5,6 +5,7 @@ the plan, and the lineage. No database, no embedding model: fast."""
 from __future__ import annotations
 
 from dataclasses import replace
+from functools import partial
 
 import numpy as np
 import pytest
@@ -12,9 +13,9 @@ from fakes import FakeChat
 
 from ragchat.config import Settings
 from ragchat.conversation import answering
+from ragchat.conversation import history as turn_history
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.conversation.followup.heuristic import HeuristicReformulator, own_closeness
-from ragchat.conversation.history import select_window
 from ragchat.conversation.models import (
     Exchange,
     Lineage,
@@ -33,6 +34,8 @@ from ragchat.store.sessions import Message
 
 VECTOR = np.zeros(4, dtype=np.float32)
 NEW_TOPIC_NEED, WEAK_NEED = DEFAULT.followup.new_topic_need, DEFAULT.followup.weak_need
+# the window as a turn picks it (the history module takes no defaults)
+select_window = partial(turn_history.select_window, minimum=DEFAULT.followup.window_similarity)
 
 # Phrase-level cases of the follow-up detector (cues, referents, decisions): test_followup.py and
 # its table, followup_cases.jsonl.
@@ -95,7 +98,7 @@ def reformulate(
         own_best=best,
         own_margin=margin,
     )
-    return HeuristicReformulator(corpus).reformulate(data, VECTOR)
+    return HeuristicReformulator(corpus, params=DEFAULT.followup).reformulate(data, VECTOR)
 
 
 def test_a_first_question_stands_alone() -> None:
@@ -107,7 +110,10 @@ def test_a_pronoun_is_resolved_to_the_topic() -> None:
     r = reformulate(
         "What would happen if they died out?", [("Tell me about bees", "Bees pollinate crops.")]
     )
-    assert r.is_follow_up and r.context_need == 1.0 - 0.7 * own_closeness(0.3) == 1.0
+    assert (
+        r.is_follow_up
+        and r.context_need == 1.0 - 0.7 * own_closeness(0.3, params=DEFAULT.followup) == 1.0
+    )
     assert "bees" in r.semantic_query.lower()
 
 
@@ -249,7 +255,7 @@ def test_meta_requests_keep_the_last_query() -> None:
         last_semantic_query="Why do bees matter?",
         last_keyword_query="bees",
     )
-    r = HeuristicReformulator(CORPUS).reformulate(data, VECTOR)
+    r = HeuristicReformulator(CORPUS, params=DEFAULT.followup).reformulate(data, VECTOR)
     assert (r.is_meta, r.semantic_query, r.keyword_query, r.context_need) == (
         True,
         "Why do bees matter?",
@@ -276,7 +282,7 @@ def test_the_models_reading_is_validated_and_its_prompt_is_small() -> None:
             }
         ]
     )
-    reading = OllamaReformulator(chat).read(FOLLOW_UP_DATA)
+    reading = OllamaReformulator(chat, params=DEFAULT.answer).read(FOLLOW_UP_DATA)
     assert reading == ModelReading("What does the queen bee do?", True, False, False, "ollama:fake")
     prompt = chat.sent[0][-1]["content"]
     assert prompt.startswith(
@@ -292,13 +298,15 @@ def test_a_blank_rewrite_is_no_reading() -> None:
         ]
     )
     with pytest.raises(BackendUnavailable, match="empty semantic_query"):
-        OllamaReformulator(chat).read(FOLLOW_UP_DATA)
+        OllamaReformulator(chat, params=DEFAULT.answer).read(FOLLOW_UP_DATA)
 
 
 def test_a_failing_model_is_a_notice_and_no_reading() -> None:
     window = select_window([message(1, "user", "Tell me about bees", [1, 0, 0, 0])], VECTOR, 0)
     pending = ask_model(
-        OllamaReformulator(FakeChat(json_replies=[BackendUnavailable("timed out after 3s")])),
+        OllamaReformulator(
+            FakeChat(json_replies=[BackendUnavailable("timed out after 3s")]), params=DEFAULT.answer
+        ),
         ReformulationInput("and the queen?", window.last),
     )
     assert pending is not None
@@ -312,7 +320,7 @@ def test_a_first_question_is_never_sent_for_a_rewrite() -> None:
     chat = FakeChat()
     assert (
         ask_model(
-            OllamaReformulator(chat),
+            OllamaReformulator(chat, params=DEFAULT.answer),
             ReformulationInput("Why do bees matter?", select_window([], VECTOR, 0).last),
         )
         is None

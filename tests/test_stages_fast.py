@@ -23,6 +23,7 @@ from ragchat.conversation.models import (
 from ragchat.conversation.plan import Ablations, plan
 from ragchat.conversation.reading import LoadedChunks, TurnContext, read_turn, window_of
 from ragchat.conversation.retrieve import retrieve
+from ragchat.params import DEFAULT
 from ragchat.store import library, sessions, vectors
 from ragchat.store.db import open_db
 from ragchat.store.library import ChunkRecord, DocumentRecord
@@ -105,7 +106,9 @@ def chunk_of(db: Database, text: str) -> int:
 def context(db: Database, embedder: HashedWords, question: str, session: str = "s") -> TurnContext:
     vector = embedder.embed_query(question)
     opened = sessions.open_turn(db, session, question, embedding=vector)
-    window = window_of(opened.history, vector, SETTINGS.history_window)
+    window = window_of(
+        opened.history, vector, SETTINGS.history_window, DEFAULT.followup.window_similarity
+    )
     found = read_turn(db, question, vector, opened.history, window=window, depth=DEPTH)
     return replace(found, turn=opened.number)
 

@@ -16,8 +16,9 @@ from sqlite_utils import Database
 from ragchat.errors import ModelMismatchError, StoreError
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import vectors
-from ragchat.store.db import BUSY_TIMEOUT_MS, get_setting, open_db
+from ragchat.store.db import BUSY_TIMEOUT_MS, open_db
 from ragchat.store.schema import KNOWN, MIGRATIONS
+from ragchat.store.transaction import get_setting
 
 FIRST_MIGRATIONS = ["m001_library", "m002_conversation", "m003_keyword_vectors"]
 TABLES = {

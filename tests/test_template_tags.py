@@ -5,10 +5,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from helpers import chunk_document
 from typer.testing import CliRunner
 
 from ragchat.cli import app
-from ragchat.ingest.chunking import chunk_document
 from ragchat.ingest.loaders import load_document
 from ragchat.store.db import open_db
 

@@ -8,8 +8,9 @@ from helpers import settings_for
 
 from ragchat.app import App
 from ragchat.ingest.pipeline import ingest
-from ragchat.search.titles import name_words, question_terms
+from ragchat.search.titles import question_terms
 from ragchat.store.db import open_db
+from ragchat.store.titles import name_words
 
 PEPS = {
     "pep-0001.rst": """PEP: 1

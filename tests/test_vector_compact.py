@@ -14,8 +14,9 @@ from helpers import settings_for
 from ragchat.embed import Embedder
 from ragchat.ingest.pipeline import ingest
 from ragchat.store import compact, library, vectors
-from ragchat.store.db import open_db, write
+from ragchat.store.db import open_db
 from ragchat.store.library import ChunkRecord, DocumentRecord
+from ragchat.store.transaction import write
 
 DIM = 384
 MODEL = "generated"

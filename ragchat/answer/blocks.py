@@ -20,8 +20,6 @@ from markdown_it import MarkdownIt
 from markdown_it.ruler import RuleOptionsType
 from markdown_it.rules_block import StateBlock
 
-from .params import ANSWER_PARAMS
-
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
@@ -49,7 +47,7 @@ class Block:
 
 
 @lru_cache(maxsize=4096)  # the same chunks come back turn after turn
-def blocks(text: str, title_words: int = ANSWER_PARAMS.title_words) -> tuple[Block, ...]:
+def blocks(text: str, title_words: int) -> tuple[Block, ...]:
     """The top-level blocks of a chunk in reading order."""
     lines = text.splitlines()
     found: list[Block] = []
@@ -175,7 +173,7 @@ def _pipe_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
     return _push(state, "pipe_table", start, line)
 
 
-def is_title(line: str, following: str, title_words: int = ANSWER_PARAMS.title_words) -> bool:
+def is_title(line: str, following: str, title_words: int) -> bool:
     """A short line without end punctuation before a capitalised line (or none): a heading or a
     navigation label, not part of a sentence."""
     return (

@@ -15,10 +15,10 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..conversation.followup.lexicon import DEMONSTRATIVES
+from ..lexicon import DEMONSTRATIVES
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
-from .params import ANSWER_PARAMS, AnswerParams
+from .params import AnswerParams
 from .prompt import CITATION, Source
 from .units import Unit, is_boilerplate, units
 
@@ -73,15 +73,11 @@ class Answer:
     used: frozenset[int]  # source numbers the answer stands on
 
 
-def extractive(
-    mode: Mode, request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
-) -> Answer:
+def extractive(mode: Mode, request: Request, idf: Idf, params: AnswerParams) -> Answer:
     return SELECTORS[mode](request, idf, params)
 
 
-def answer_pool(
-    sources: Sequence[T], meta: bool, params: AnswerParams = ANSWER_PARAMS
-) -> Sequence[T]:
+def answer_pool(sources: Sequence[T], meta: bool, params: AnswerParams) -> Sequence[T]:
     """The sources (ranked) an extractive answer draws from: the first `pool`, more for a
     meta-request (its first ones are the last answer's)."""
     return sources[: params.pool * (params.meta_pool_factor if meta else 1)]
@@ -90,7 +86,7 @@ def answer_pool(
 # --- the selectors -----------------------------------------------------------------
 
 
-def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """The units that best answer the query: ranked by its words (idf-weighted, stem-matched)
     and their chunk's relevance; the best unit of the first source always in; units sharing no
     word with the query only fill places the others leave."""
@@ -129,7 +125,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS
     )
 
 
-def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """Examples (code blocks, sentences with an example cue) and only examples while the sources
     hold some: the best code block, after the first source's best unit when that is an example
     too ("give me an example" after a list of converters opens with code, not another list).
@@ -159,7 +155,7 @@ def by_example(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS)
     return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
 
 
-def by_centrality(request: Request, idf: Idf, params: AnswerParams = ANSWER_PARAMS) -> Answer:
+def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """A summary: the units most like the others (shared idf-weighted stems), with a little of
     the query's relevance; the most central unit of each source in `cover` first. What earlier
     answers said may be said again."""

@@ -11,7 +11,7 @@ from typing import Any
 from ..store.library import StoredChunk
 from ..store.sessions import Message
 from ..text import source_label
-from .params import ANSWER_PARAMS, AnswerParams
+from .params import AnswerParams
 
 CITATION = re.compile(r"\[(\d{1,2})\]")
 
@@ -85,7 +85,7 @@ def fit_prompt(
     sources: Sequence[Source],
     weak: bool,
     budget_chars: int,
-    params: AnswerParams = ANSWER_PARAMS,
+    params: AnswerParams,
 ) -> Prompt:
     """The prompt, fitted to `budget_chars` (the model's context less room for its answer, as
     characters): the system rules and the question always; then the sources in rank order (the
@@ -159,7 +159,7 @@ def build_prompt(
     window: Sequence[Message],
     sources: Sequence[Source],
     weak: bool,
-    params: AnswerParams = ANSWER_PARAMS,
+    params: AnswerParams,
 ) -> list[dict[str, str]]:
     """System rules, the recent history as chat turns, then the numbered sources and the question
     (the user's own words; the reformulation only as a hint)."""

@@ -8,7 +8,7 @@ from collections.abc import Iterator
 import numpy as np
 
 from ..llm import ChatBackend
-from .params import ANSWER_PARAMS, AnswerParams
+from .params import AnswerParams
 
 
 def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str]:
@@ -19,7 +19,7 @@ def stream(backend: ChatBackend, messages: list[dict[str, str]]) -> Iterator[str
 def supported_by(
     answer_vector: np.ndarray,
     chunk_vectors: dict[int, np.ndarray],
-    params: AnswerParams = ANSWER_PARAMS,
+    params: AnswerParams,
 ) -> set[int]:
     """Chunks an uncited answer stands on: the most similar to it, and any close behind. An
     answer like none of them ("I do not have that information.") stands on nothing."""

@@ -8,7 +8,7 @@ from dataclasses import dataclass, replace
 
 from ..text import split_sentences
 from .blocks import END_PUNCTUATION, blocks
-from .params import ANSWER_PARAMS, AnswerParams
+from .params import AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
 _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
@@ -57,7 +57,7 @@ def is_console(block: str) -> bool:
     return any(_PROMPT_LINE.match(line) or _TRACEBACK.match(line) for line in lines[:3])
 
 
-def units(text: str, params: AnswerParams = ANSWER_PARAMS) -> list[Unit]:
+def units(text: str, params: AnswerParams) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
     (the sentence that introduces it); a list nobody introduces gives its items one by one."""
     found: list[Unit] = []
@@ -150,14 +150,14 @@ def _fragments_marked(found: list[Unit]) -> list[Unit]:
     return found
 
 
-def lead_text(text: str) -> str:
+def lead_text(text: str, params: AnswerParams) -> str:
     """A chunk's text as the units would show it, from the start (the lead baseline)."""
     return " ".join(
-        unit.text for unit in units(text) if unit.kind not in ("title", "label", "fragment")
+        unit.text for unit in units(text, params) if unit.kind not in ("title", "label", "fragment")
     )
 
 
-def is_boilerplate(sentence: str, params: AnswerParams = ANSWER_PARAMS) -> bool:
+def is_boilerplate(sentence: str, params: AnswerParams) -> bool:
     """Navigation and footer text: a run of capitalised labels without a sentence's small
     words, or a copyright or licence notice ("This document has been placed in the public
     domain.", which ends every PEP)."""

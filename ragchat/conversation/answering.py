@@ -78,7 +78,7 @@ def llm_answer(
     inputs: AnswerInputs,
     on_token: TokenSink | None,
     params: AnswerParams,
-    num_ctx: int = 8192,
+    num_ctx: int,
     on_thinking: TokenSink | None = None,
 ) -> Answered:
     """Streamed; raises BackendUnavailable when nothing usable came. What was shown is kept when

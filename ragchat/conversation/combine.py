@@ -27,7 +27,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..params import DEFAULT, CombineParams, Params
+from ..params import CombineParams, Params
 from ..text import stem, subject_words, words
 from .followup.heuristic import own_closeness, own_weakness
 from .models import Reformulation
@@ -65,7 +65,7 @@ def _normalised(text: str) -> str:
     return " ".join(re.findall(r"\w+", text.casefold()))
 
 
-def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
+def trust(evidence: Evidence, params: CombineParams) -> float:
     """0..1: how much closer the rewrite's best chunk comes than the question's (none: 0), times
     how much of the question it keeps."""
     if evidence.rewrite_best is None:
@@ -74,9 +74,7 @@ def trust(evidence: Evidence, params: CombineParams = DEFAULT.combine) -> float:
     return min(max(gain / params.trust_span, 0.0), 1.0) * evidence.fidelity
 
 
-def fidelity(
-    rewrite: str, question: str, previous: str, params: CombineParams = DEFAULT.combine
-) -> float:
+def fidelity(rewrite: str, question: str, previous: str, params: CombineParams) -> float:
     """1, or 0 for a rewrite that keeps none of the question's own words (content words and
     identifiers, by stem: it answers another question, "filter rows" for "and how do I delete
     one?") or is absurd, longer than `rewrite_growth` times the question and the previous one
@@ -95,7 +93,7 @@ def combine(
     heuristic: Reformulation,
     reading: ModelReading | None,
     evidence: Evidence,
-    params: Params = DEFAULT,
+    params: Params,
 ) -> Reformulation:
     """The turn's reformulation: the heuristic's, with the model's rewrite and flags weighed in."""
     if reading is None:

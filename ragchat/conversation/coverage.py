@@ -24,7 +24,7 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..params import DEFAULT, CoverageParams
+from ..params import CoverageParams
 from ..text import content_words, stem, stems
 from .corpus import CorpusStats
 
@@ -97,7 +97,7 @@ def gather(
     chunks: Sequence[Ranked],
     texts: Sequence[str],
     corpus: CorpusStats,
-    params: CoverageParams = DEFAULT.coverage,
+    params: CoverageParams,
 ) -> Evidence:
     top = params.top
     retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
@@ -112,17 +112,17 @@ def gather(
     )
 
 
-def not_covered(evidence: Evidence, params: CoverageParams = DEFAULT.coverage) -> bool:
+def not_covered(evidence: Evidence, params: CoverageParams) -> bool:
     """The documents do not cover the question: the question, read with its subject, comes only
     loosely close to any chunk, and the top chunks lack its distinctive words."""
     return evidence.subject + params.rare_weight * evidence.rare < params.threshold
 
 
 def search_evidence(
-    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams = DEFAULT.coverage
+    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams
 ) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
-    from .corpus import CorpusView
+    from .corpus import CorpusView  # here: numpy loads only when a search is judged
 
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
     return gather(

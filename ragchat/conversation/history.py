@@ -39,7 +39,7 @@ def last_exchange(history: list[Message]) -> list[Message]:
 
 
 def select_window(
-    history: list[Message], question: np.ndarray, size: int, minimum: float = 0.2
+    history: list[Message], question: np.ndarray, size: int, minimum: float
 ) -> HistoryWindow:
     """Up to `size` older messages by cosine similarity to the question (at least `minimum`),
     never repeating the last exchange, returned in chronological order."""

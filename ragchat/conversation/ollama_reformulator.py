@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from ..answer.prompt import neutralised
 from ..errors import BackendUnavailable
 from ..llm import ChatBackend
-from ..params import DEFAULT, AnswerParams
+from ..params import AnswerParams
 from .history import _cut
 from .models import ReformulationInput
 
@@ -56,9 +56,7 @@ class ModelReading:
     model: str
 
 
-def build_messages(
-    data: ReformulationInput, params: AnswerParams = DEFAULT.answer
-) -> list[dict[str, str]]:
+def build_messages(data: ReformulationInput, params: AnswerParams) -> list[dict[str, str]]:
     """The prompt: the earlier conversation in order with its roles, the recent exchange, what
     the library holds there, the heuristic's reading, and the latest message as the user typed
     it (each text cut at a word at `params.reading_*_chars`)."""
@@ -91,9 +89,7 @@ def build_messages(
     ]
 
 
-def read_reply(
-    reply: dict, model: str, max_chars: int = DEFAULT.answer.reading_query_chars
-) -> ModelReading:
+def read_reply(reply: dict, model: str, max_chars: int) -> ModelReading:
     """The reply as a reading; a blank rewrite is no reading at all."""
     semantic = " ".join(str(reply["semantic_query"]).split())
     if not semantic:
@@ -110,7 +106,7 @@ def read_reply(
 class OllamaReformulator:
     """Asks the backend's model for its reading of a turn that has history."""
 
-    def __init__(self, backend: ChatBackend, params: AnswerParams = DEFAULT.answer) -> None:
+    def __init__(self, backend: ChatBackend, params: AnswerParams) -> None:
         self.backend = backend
         self.name = f"ollama:{backend.model}"
         self.params = params

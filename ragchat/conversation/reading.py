@@ -210,8 +210,10 @@ def probe(
     return Probe(tuple(ids), similarity, best, best - other)
 
 
-def window_of(history: tuple[Message, ...], vector: np.ndarray, window_size: int) -> HistoryWindow:
-    return select_window(list(history), vector, window_size)
+def window_of(
+    history: tuple[Message, ...], vector: np.ndarray, window_size: int, minimum: float
+) -> HistoryWindow:
+    return select_window(list(history), vector, window_size, minimum)
 
 
 def read_turn(

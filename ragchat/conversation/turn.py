@@ -150,7 +150,10 @@ class Conversation:
         session_id, user_id = opened.session_id, opened.message_id
         within = self._within = session_scope(self.db, self.session)
         window = window_of(
-            opened.history, vector, self.settings.history_window if self.ablations.use_window else 0
+            opened.history,
+            vector,
+            self.settings.history_window if self.ablations.use_window else 0,
+            self.settings.params.followup.window_similarity,
         )
         context = read_turn(
             self.db,

@@ -9,28 +9,27 @@ most, until none does; an upper bound for picking whole sentences).
 
 from __future__ import annotations
 
+from collections import Counter
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
+from ..answer import answer_pool, lead_text, units
 from ..conversation.models import TurnResult
 from ..params import AnswerParams
 from ..store import library
+from ..text import WORD, content_words, stem, words
 
 ANSWER_SYSTEMS = ("ragchat", "lead", "oracle")
 
 
 def answer_tokens(text: str) -> list[str]:
-    from ..text import content_words, stem
-
     return [stem(w) for w in content_words(text)]
 
 
 def overlap_scores(answer: Sequence[str], reference: Sequence[str]) -> tuple[float, float]:
     """(F1, recall) of answer tokens against reference tokens, counted with multiplicity."""
-    from collections import Counter
-
     common = sum((Counter(answer) & Counter(reference)).values())
     if not common:
         return 0.0, 0.0
@@ -38,22 +37,17 @@ def overlap_scores(answer: Sequence[str], reference: Sequence[str]) -> tuple[flo
     return 2 * precision * recall / (precision + recall), recall
 
 
-def lead_answer(top_chunk_text: str, length: int) -> str:
+def lead_answer(top_chunk_text: str, length: int, params: AnswerParams) -> str:
     """The first `length` words of the top chunk (its first sentences, the lead baseline)."""
-    from ..answer import lead_text
-    from ..text import WORD
-
-    matches = list(WORD.finditer(lead_text(top_chunk_text)))
-    text = lead_text(top_chunk_text)
+    matches = list(WORD.finditer(lead_text(top_chunk_text, params)))
+    text = lead_text(top_chunk_text, params)
     return text if len(matches) <= length else text[: matches[length - 1].end()] if length else ""
 
 
-def oracle_answer(chunk_texts: Sequence[str], reference: str) -> str:
+def oracle_answer(chunk_texts: Sequence[str], reference: str, params: AnswerParams) -> str:
     """Greedy on F1: from all sentences (and their blocks) of the chunks, add the one that raises
     F1 against the reference most, until none does; shown in reading order."""
-    from ..answer import units
-
-    pool = [unit.text for text in chunk_texts for unit in units(text)]
+    pool = [unit.text for text in chunk_texts for unit in units(text, params)]
     tokens = [answer_tokens(text) for text in pool]
     wanted = answer_tokens(reference)
     chosen: list[int] = []
@@ -97,17 +91,19 @@ class AnswerScore:
 
 
 def score_answer(
-    answer: str, chunk_texts: Sequence[str], chunk_ids: Sequence[int], reference: str
+    answer: str,
+    chunk_texts: Sequence[str],
+    chunk_ids: Sequence[int],
+    reference: str,
+    params: AnswerParams,
 ) -> AnswerScore:
     """Score an answer, the lead baseline and the oracle from the same ranked chunks."""
-    from ..text import words
-
     wanted = answer_tokens(reference)
     length = len(words(answer))
     texts = {
         "ragchat": answer,
-        "lead": lead_answer(chunk_texts[0], length) if chunk_texts else "",
-        "oracle": oracle_answer(chunk_texts, reference),
+        "lead": lead_answer(chunk_texts[0], length, params) if chunk_texts else "",
+        "oracle": oracle_answer(chunk_texts, reference, params),
     }
     scores = {
         name: (*overlap_scores(answer_tokens(text), wanted), len(words(text)))
@@ -121,10 +117,10 @@ def answer_of(
 ) -> AnswerScore:
     """A turn's answer scored on the chunks it could draw from (as the extractive answer does:
     the search's own, not the chunks brought in beside them)."""
-    from ..answer import answer_pool
 
     ranked = sorted((c for c in result.lineage.chunks if c.beside is None), key=lambda c: c.rank)
     chunks = answer_pool(ranked, result.lineage.plan == "reuse", params)
     stored = library.chunks_by_ids(db, [c.chunk_id for c in chunks])
     kept = [c.chunk_id for c in chunks if c.chunk_id in stored]
-    return score_answer(result.answer, [stored[i].text for i in kept], kept, reference)
+    texts = [stored[i].text for i in kept]
+    return score_answer(result.answer, texts, kept, reference, params)

@@ -27,7 +27,7 @@ from ..llm import ChatBackend
 from ..store import library, sessions
 from .answers import AnswerScore, answer_of
 from .metrics import DEFAULT_KS, distinct_files, metric_names, score
-from .replayed import REPLAYED, ReplayServer, replay_server, reply_for
+from .replayed import REPLAYED, ReplayedModels, replayed_models, reply_for
 from .sets import EvalItem
 from .strategies import Strategy, answers_strategy
 
@@ -130,7 +130,7 @@ def replay(
     answers: bool = False,
 ) -> EvalRun:
     """Replay every item with every strategy; one embedder and one connection for all. `backend`
-    is the user's Ollama (the `ragchat+ollama` strategy); replayed models are served on loopback."""
+    is the user's Ollama (the `ragchat+ollama` strategy); replayed models answer in-process."""
     base = Conversation(
         db,
         CachingEmbedder(embedder),
@@ -144,31 +144,33 @@ def replay(
     done = 0
     models = [s.model for s in strategies if s.model in REPLAYED]
     with (
-        replay_server(models, settings.ollama_timeout)
+        replayed_models(models, settings.ollama_timeout)
         if models
-        else contextlib.nullcontext() as server
+        else contextlib.nullcontext() as replayed
     ):
         for strategy in strategies:
             started = time.perf_counter()
-            model = _with_model(base, strategy, server, backend)
+            model = _with_model(base, strategy, replayed, backend)
             for item in (i for i in items if strategy.applies_to(i)):
                 if on_progress:
                     on_progress(done, total, f"{strategy.name} {item.id}")
                 run.turns.extend(
-                    replay_item(model, strategy, item, ks, answers=answers, server=server)
+                    replay_item(model, strategy, item, ks, answers=answers, replayed=replayed)
                 )
                 done += 1
             run.seconds[strategy.name] = round(time.perf_counter() - started, 2)
-        if server is not None:
-            server.flush()
-            run.prompt_chars = server.prompt_chars
+        if replayed is not None:
+            run.prompt_chars = replayed.prompt_chars
     if on_progress:
         on_progress(done, total, "done")
     return run
 
 
 def _with_model(
-    base: Conversation, strategy: Strategy, server: ReplayServer | None, backend: ChatBackend | None
+    base: Conversation,
+    strategy: Strategy,
+    replayed: ReplayedModels | None,
+    backend: ChatBackend | None,
 ) -> Conversation:
     """The conversation a strategy replays with: its model's backend, if it has one."""
     if strategy.model is None:
@@ -176,7 +178,7 @@ def _with_model(
     chosen = (
         backend
         if strategy.model == "ollama"
-        else (server.backend(strategy.model) if server else None)
+        else (replayed.backend(strategy.model) if replayed else None)
     )
     if chosen is None:
         raise RagchatError(f"strategy {strategy.name!r} has no model to talk to")
@@ -196,7 +198,7 @@ def replay_item(
     ks: Sequence[int],
     *,
     answers: bool = False,
-    server: ReplayServer | None = None,
+    replayed: ReplayedModels | None = None,
 ) -> list[ScoredTurn]:
     """One item in a fresh session: every turn through `Conversation.ask`, the scored ones scored
     (with `answers`, a ragchat strategy answers the scored turns that have a reference); a
@@ -216,9 +218,9 @@ def replay_item(
             and bool(turn.reference)
         )
         conversation.recorded_answer = None if answering else turn.assistant or ""
-        if server is not None and strategy.model in REPLAYED:
+        if replayed is not None and strategy.model in REPLAYED:
             questions = [t.user for t in item.turns[: index + 1]]
-            server.answer_with(reply_for(str(strategy.model), questions, turn.llm_reply))
+            replayed.answer_with(reply_for(str(strategy.model), questions, turn.llm_reply))
         result = conversation.ask(turn.user)
         if strategy.scores(turn):
             ranked = tuple(distinct_files(chunk.document for chunk in result.lineage.chunks))

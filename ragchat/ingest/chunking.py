@@ -30,7 +30,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ragchat.ingest.loaders import ParsedDocument, Section
+from ragchat.ingest.parsed import ParsedDocument, Section
 from ragchat.text import CHUNK_SENTENCES, sentence_spans
 
 _Span = tuple[int, int]
@@ -53,9 +53,7 @@ class Chunk:
     page_end: int | None = None
 
 
-def chunk_document(
-    doc: ParsedDocument, target: int = 1000, max_size: int = 1200, overlap: int = 150
-) -> list[Chunk]:
+def chunk_document(doc: ParsedDocument, target: int, max_size: int, overlap: int) -> list[Chunk]:
     """Chunks of every section in document order, numbered from 0."""
     if not 0 < target <= max_size or overlap < 0:
         raise ValueError("chunk sizes need 0 < target <= max_size and overlap >= 0")

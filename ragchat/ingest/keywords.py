@@ -12,10 +12,11 @@ import re
 from collections import Counter
 from collections.abc import Mapping
 
-from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
+from ..lexicon import QUESTION_WORDS, STOPWORDS
 from ..text import words
 
 MAX_CANDIDATES = 300
+KEYWORDS_PER_DOCUMENT = 12  # the terms kept per document (the keyword index, set at ingest)
 CLAUSE = re.compile(r"[.,;:!?()\[\]{}\"“”]|\s[-–—]\s|\n\s*\n")
 
 
@@ -62,7 +63,7 @@ def _singular(term: str) -> str:
 
 
 def select_keywords(
-    documents: Mapping[int, Mapping[str, int]], per_document: int = 12
+    documents: Mapping[int, Mapping[str, int]], per_document: int
 ) -> dict[int, list[str]]:
     """The `per_document` best tf-idf terms of each document, phrases favoured, no repeats of a
     word already inside a chosen phrase."""

@@ -16,7 +16,7 @@ from collections.abc import Mapping
 from dataclasses import replace
 
 from .formats.sphinx import LABEL_CLOSE, LABEL_OPEN, without_inventory
-from .loaders import ParsedDocument, Section
+from .parsed import ParsedDocument, Section
 
 _RST_LABEL = re.compile(r"^\.\.[ \t]+_([^:`\n][^:\n]*|`[^`\n]+`):[ \t]*$")
 _MYST_LABEL = re.compile(r"^\(([^()\s][^()\n]*)\)=[ \t]*$")

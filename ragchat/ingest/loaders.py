@@ -34,7 +34,9 @@ from .formats.markdown import parse_markdown
 from .formats.pdf import parse_pdf
 from .formats.rst import parse_rst
 from .formats.text import parse_text
+from .labels import resolve
 from .limits import DEFAULT_LIMITS, Limits
+from .parsed import ParsedDocument, Section
 
 SUPPORTED_SUFFIXES: frozenset[str] = frozenset(
     {".md", ".markdown", ".txt", ".rst", ".html", ".htm", ".pdf", ".docx"}
@@ -55,34 +57,6 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 PARSER_VERSION = 8
 
 
-@dataclass(frozen=True)
-class Section:
-    """The body text under one heading path: `ParsedDocument.text[start:end]` (no heading line)."""
-
-    heading_path: tuple[str, ...]
-    start: int
-    end: int
-
-
-@dataclass(frozen=True)
-class ParsedDocument:
-    """A loaded file. `encoding` is "utf-8" (always for PDFs) unless a fallback was needed."""
-
-    title: str
-    text: str
-    sections: tuple[Section, ...]
-    encoding: str = "utf-8"
-    pages: tuple[tuple[int, int], ...] = ()  # (offset in text, page number) where each page starts
-
-    def page_range(self, start: int, end: int) -> tuple[int, int] | None:
-        """The first and last page of text[start:end], for documents with pages (PDFs)."""
-        if not self.pages:
-            return None
-        first = next((n for offset, n in reversed(self.pages) if offset <= start), self.pages[0][1])
-        last = next((n for offset, n in reversed(self.pages) if offset < end), first)
-        return first, max(first, last)
-
-
 def is_supported(path: Path) -> bool:
     return path.suffix.lower() in SUPPORTED_SUFFIXES
 
@@ -93,8 +67,6 @@ def load_document(
     """Read and parse `path` by its suffix; raise UnreadableFile with a short reason on failure.
     References to other documents' sections show their labels (ingest resolves them across the
     library: labels.py)."""
-    from .labels import resolve
-
     return resolve(parse_document(path, read_file(path, max_bytes), includes), {})
 
 

@@ -20,16 +20,17 @@ from ..errors import IngestError, UnreadableFile
 from ..lazy import lazy_module
 from ..names import name_bytes, shown_name, stored_path
 from ..store import keywords, library, vectors
-from ..store.db import set_setting, write
 from ..store.library import ChunkRecord, DocumentRecord, FileName
+from ..store.transaction import set_setting, write
 from .chunking import Chunk, chunk_document, embedding_text
 from .documents import Survey, is_markup, is_surveyed, not_a_document, survey
 from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
-from .keywords import select_keywords, term_counts
+from .keywords import KEYWORDS_PER_DOCUMENT, select_keywords, term_counts
 from .labels import references, resolve, title_of
 from .limits import Limits
-from .loaders import PARSER_VERSION, ParsedDocument, is_supported, read_file
+from .loaders import PARSER_VERSION, is_supported, read_file
+from .parsed import ParsedDocument
 from .releases import (
     NOTICE_SHARE,
     RELEASE_KINDS,
@@ -643,7 +644,7 @@ def _below_title(path: tuple[str, ...], title: str) -> tuple[str, ...]:
 
 
 def refresh_keywords(db: Database) -> None:
-    keywords.set_keywords(db, select_keywords(library.term_counts(db)))
+    keywords.set_keywords(db, select_keywords(library.term_counts(db), KEYWORDS_PER_DOCUMENT))
 
 
 def _exists(row: dict) -> bool:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from .loaders import ParsedDocument
+    from .parsed import ParsedDocument
 
 RELEASE_NOTES = "release-notes"  # documents.kind: one document holding many releases
 RELEASE_SERIES = "release-series"  # documents.kind: one page a release, in a folder of such pages

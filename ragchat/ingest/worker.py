@@ -29,7 +29,8 @@ from pathlib import Path
 
 from ..errors import UnreadableFile
 from .limits import MB, WORKER_MEMORY_MB, Limits
-from .loaders import Includes, ParsedDocument, parse_document
+from .loaders import Includes, parse_document
+from .parsed import ParsedDocument
 
 IN_PROCESS = frozenset({".txt"})
 IN_PROCESS_BYTES = 64 * 1024

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-from ..conversation.followup.lexicon import STOPWORDS
+from ..lexicon import STOPWORDS
 from ..text import words
 
 MAX_TERMS = 16

@@ -66,7 +66,7 @@ def _ranks(ids: Sequence[int]) -> dict[int, int]:
     return ranks
 
 
-def rrf_scores(lists: Sequence[RankedList], *, k: int = 20) -> dict[int, float]:
+def rrf_scores(lists: Sequence[RankedList], *, k: int) -> dict[int, float]:
     """Normalised weighted RRF of ranked id lists (lists of weight 0 count for nothing)."""
     total = sum(max(item.weight, 0.0) for item in lists)
     if total <= 0:
@@ -92,12 +92,12 @@ def fuse(
     lists: Sequence[RankedList],
     document_of: Mapping[int, int],
     *,
-    k: int = 20,
+    k: int,
     anchoring: Anchoring = Anchoring(),
     protect: int | None = None,
-    protect_within: int = DEFAULT.fusion.protect_within,
+    protect_within: int,
     own: Collection[int] = (),
-    own_within: int = DEFAULT.fusion.own_within,
+    own_within: int,
     own_firm: bool = False,
 ) -> list[Fused]:
     """All chunks of the lists, best first (ties by id). `own`: the question's own first hits,

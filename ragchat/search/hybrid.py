@@ -16,8 +16,8 @@ from ..config import Settings
 from ..embed import Embedder
 from ..params import SCALE
 from ..store import library, terms, vectors
-from ..store.db import get_setting
 from ..store.library import Scope, StoredChunk
+from ..store.transaction import get_setting
 from .fts import match_terms, rarer_terms, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
@@ -176,7 +176,13 @@ def search(
     lists = [replace(item, ids=tuple(i for i in item.ids if i in chunks)) for item in lists]
     if not any(item.ids and item.weight > 0 for item in lists):
         return []
-    fused = fuse(lists, {i: c.document_id for i, c in chunks.items()}, k=settings.rrf_k)
+    fused = fuse(
+        lists,
+        {i: c.document_id for i, c in chunks.items()},
+        k=settings.rrf_k,
+        protect_within=settings.params.fusion.protect_within,
+        own_within=settings.params.fusion.own_within,
+    )
     return [
         Hit(
             rank,

@@ -14,7 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping, Sequence
 
-from ..params import DEFAULT, FusionParams
+from ..params import FusionParams
 
 SHINGLE = 6  # words a run: long enough that shared runs are shared text, not common phrases
 _WORD = re.compile(r"\w+")
@@ -32,7 +32,7 @@ def repeated_in(
     order: Sequence[int],
     texts: Mapping[int, str],
     document_of: Mapping[int, int],
-    params: FusionParams = DEFAULT.fusion,
+    params: FusionParams,
 ) -> dict[int, int]:
     """Per chunk that repeats: the better-ranked chunk of its document holding most of its runs.
     A chunk repeats when at least `repeat_share` of its runs are in the chunks of its document

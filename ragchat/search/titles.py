@@ -1,9 +1,9 @@
 """Documents found by their title and file name: "What is PEP 723 about?" names pep-0723.rst,
 "the deployment guide" names deployment-guide.md.
 
-Every document's title and file name (its stem, split at '-', '_', '.' and between letters and
-digits) are indexed in `documents_fts`; a number is indexed as written and without its leading
-zeros, and a question's numbers are searched without them, so "pep 8" finds pep-0008.rst.
+Every document's title and file name are indexed in `documents_fts` (`store/titles.py`), a number
+as written and without its leading zeros; a question's numbers are searched without them, so
+"pep 8" finds pep-0008.rst.
 
 A question names a document when the document's title and name hold most of the question's
 words, each word weighted by its rarity among the titles (idf): "pep" is in every PEP's name and
@@ -19,14 +19,15 @@ import math
 import re
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 import numpy as np
 from sqlite_utils import Database
 
-from ..conversation.followup.lexicon import QUESTION_WORDS, STOPWORDS
+from ..lexicon import QUESTION_WORDS, STOPWORDS
 from ..store import library
 from ..store import terms as terms_store
+from ..store import titles as title_index
+from ..store.titles import SPLIT, number_form
 from ..store.vectors import vectors_of
 from ..text import words
 from .fts import _quote, phrase_match
@@ -36,35 +37,13 @@ NAME_RARITY = 0.05  # the words a title shares with a question must be together 
 # word found in this share of the library's chunks: words every page uses name nothing
 MAX_DOCUMENTS = 3  # documents a question may name
 CHUNKS_PER_DOCUMENT = 2  # each named document's chunks closest to the question, in the list
-_SPLIT = re.compile(r"(?<=[^\W\d_])(?=\d)|(?<=\d)(?=[^\W\d_])")
-
-
-def _number(word: str) -> str:
-    return word.lstrip("0") or "0" if word.isdigit() else word
-
-
-def name_words(path: str) -> str:
-    """A file name as words: `pep-0723.rst` -> "pep 0723 723", `deployment_guide.md`
-    -> "deployment guide"."""
-    stem = PurePosixPath(path.replace("\\", "/")).stem
-    return indexed_text(_SPLIT.sub(" ", stem))
-
-
-def indexed_text(text: str) -> str:
-    """Text as indexed: each number also without its leading zeros."""
-    out: list[str] = []
-    for word in words(_SPLIT.sub(" ", text)):
-        out.append(word)
-        if word.isdigit() and _number(word) != word:
-            out.append(_number(word))
-    return " ".join(out)
 
 
 def question_terms(question: str) -> list[str]:
     """The words of a question that can name a document (numbers without leading zeros)."""
     found = [
-        _number(w)
-        for w in words(_SPLIT.sub(" ", question))
+        number_form(w)
+        for w in words(SPLIT.sub(" ", question))
         if w not in STOPWORDS and w not in QUESTION_WORDS and (len(w) > 1 or w.isdigit())
     ]
     return list(dict.fromkeys(found))
@@ -91,7 +70,7 @@ def named_documents(
     path, by a quoted title, by an identifier (a word with its number: "ADR 3", "PEP 8"), else by
     the rare words of its title and name; among the documents `within` only, when given (a
     scoped question)."""
-    total = library.titled_documents(db)
+    total = title_index.titled_documents(db)
     if total is None:
         return []
     exact = _by_identifier(db, question, total)
@@ -133,7 +112,7 @@ def _numbered(question: str) -> list[list[str]]:
 def _holding_all(db: Database, terms: list[str]) -> set[int]:
     """Documents whose title or name holds every term, each within two words of the next
     ("adr 0003 3" holds "adr 3"; "Special needs of a 6 year old" does not hold "special 6")."""
-    return library.title_holders(db, f"NEAR({' '.join(_quote(term) for term in terms)}, 2)")
+    return title_index.title_holders(db, f"NEAR({' '.join(_quote(term) for term in terms)}, 2)")
 
 
 def _by_words(
@@ -146,7 +125,7 @@ def _by_words(
     if not terms:
         return []
     chunks = max(terms_store.chunk_count(db), 1)
-    holders = {term: library.title_holders(db, _quote(term)) for term in terms}
+    holders = {term: title_index.title_holders(db, _quote(term)) for term in terms}
     weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())
     if mass <= 0:

@@ -322,7 +322,7 @@ def _write_arrays(
 ) -> int:
     """Write each encoded block at its place in every array; the number of vectors written."""
 
-    def put(name: str, array: np.ndarray, first: int, row_bytes: int, stride: int = 0) -> None:
+    def put(name: str, array: np.ndarray, first: int, row_bytes: int, stride: int) -> None:
         offset = _HEADER + layout[name]["offset"] + first * row_bytes + stride
         os.pwrite(handle, np.ascontiguousarray(array).tobytes(), offset)
 
@@ -333,17 +333,17 @@ def _write_arrays(
         size = len(part.ids)
         ids[at : at + size] = part.ids
         dim = part.codes.shape[1]
-        put("ids", part.ids.astype("<i8"), at, 8)
-        put("inverse_norms", _inverse(part.norms), at, 4)
+        put("ids", part.ids.astype("<i8"), at, 8, 0)
+        put("inverse_norms", _inverse(part.norms), at, 4, 0)
         for word in range(part.bits.shape[1]):  # column layout: one row of n words per word
-            put("bits", part.bits[:, word], at, 8, stride=word * count * 8)
-        put("codes", part.codes, at, dim)
-        put("floats", part.floats.astype("<f4"), at, dim * 4)
+            put("bits", part.bits[:, word], at, 8, word * count * 8)
+        put("codes", part.codes, at, dim, 0)
+        put("floats", part.floats.astype("<f4"), at, dim * 4, 0)
         at += size
     if part is not None:
-        put("mean", part.mean, 0, 0)
-        put("scale", part.scale, 0, 0)
-        put("by_id", np.argsort(ids[:at], kind="stable").astype("<i8"), 0, 0)
+        put("mean", part.mean, 0, 0, 0)
+        put("scale", part.scale, 0, 0, 0)
+        put("by_id", np.argsort(ids[:at], kind="stable").astype("<i8"), 0, 0, 0)
     return at
 
 

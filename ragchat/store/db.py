@@ -1,4 +1,5 @@
-"""Opening the one SQLite file: extension loading, pragmas, migrations, write transactions."""
+"""Opening the one SQLite file: extension loading, pragmas, migrations (write transactions and
+settings: transaction.py)."""
 
 from __future__ import annotations
 
@@ -7,7 +8,6 @@ import errno
 import os
 import re
 import urllib.parse
-from collections.abc import Iterator
 from pathlib import Path
 
 import sqlite_utils
@@ -16,6 +16,7 @@ from sqlite_utils import Database
 
 from ..errors import LibraryMissing, StoreError
 from .schema import MIGRATIONS, SCHEMA_VERSION, check_schema_version
+from .transaction import get_setting, set_setting, write
 
 SQLITE_HEADER = b"SQLite format 3\x00"
 BUSY_TIMEOUT_MS = 30_000
@@ -45,6 +46,7 @@ def _load_vec(db: Database) -> None:
             "--enable-loadable-sqlite-extensions"
         )
     try:
+        # here: after the checks above, which need no extension
         import sqlite_vec
 
         conn.enable_load_extension(True)
@@ -305,35 +307,3 @@ def apply_migrations(db: Database) -> None:
         if MIGRATIONS.pending(db):  # another process may have migrated while we waited
             MIGRATIONS.apply(db)
             set_setting(db, "schema_version", str(SCHEMA_VERSION))
-
-
-@contextlib.contextmanager
-def write(db: Database) -> Iterator[Database]:
-    """A write transaction taken with BEGIN IMMEDIATE, so concurrent writers queue on the busy
-    timeout instead of failing with 'database is locked' on a read-to-write upgrade."""
-    if db.conn.in_transaction:
-        with db.atomic():
-            yield db
-        return
-    db.execute("BEGIN IMMEDIATE")
-    try:
-        yield db
-    except BaseException:
-        db.rollback()
-        raise
-    db.execute("COMMIT")
-
-
-def get_setting(db: Database, key: str) -> str | None:
-    if not db["settings"].exists():
-        return None
-    row = db.execute("SELECT value FROM settings WHERE key = ?", [key]).fetchone()
-    return row[0] if row else None
-
-
-def set_setting(db: Database, key: str, value: str) -> None:
-    db.execute(
-        "INSERT INTO settings(key, value) VALUES (?, ?) "
-        "ON CONFLICT(key) DO UPDATE SET value = excluded.value",
-        [key, value],
-    )

@@ -10,8 +10,8 @@ from typing import TYPE_CHECKING
 from sqlite_utils import Database
 
 from ..lazy import lazy_module
-from .db import write
 from .library import documents_by_ids
+from .transaction import write
 from .vectors import to_blob
 
 if TYPE_CHECKING:

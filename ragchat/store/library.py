@@ -13,7 +13,8 @@ from sqlite_utils import Database
 
 from ..errors import StoreError
 from ..lazy import lazy_module
-from .db import get_setting, set_setting, write
+from .titles import index_title
+from .transaction import get_setting, set_setting, write
 from .vectors import VECTOR_TABLE, has_vectors, to_blob, vectors_changed
 
 if TYPE_CHECKING:
@@ -207,30 +208,6 @@ def replace_document(
         _insert_chunks(db, document_id, record.title, chunks, vectors)
         index_title(db, int(document_id), record.title, record.path)
     return int(document_id)
-
-
-def index_title(db: Database, document_id: int, title: str, path: str) -> None:
-    """A document's title and file name in `documents_fts`, for finding documents by name."""
-    from ..search.titles import indexed_text, name_words
-
-    db.execute("DELETE FROM documents_fts WHERE rowid = ?", [document_id])
-    db.execute(
-        "INSERT INTO documents_fts(rowid, title, name) VALUES (?, ?, ?)",
-        [document_id, indexed_text(title or ""), name_words(path)],
-    )
-
-
-def titled_documents(db: Database) -> int | None:
-    """How many documents the title index holds (None: a database from before it)."""
-    if not db["documents_fts"].exists():
-        return None
-    return db.execute("SELECT count(*) FROM documents_fts").fetchone()[0]
-
-
-def title_holders(db: Database, match: str) -> set[int]:
-    """The ids of the documents whose title or file name matches an FTS5 MATCH expression."""
-    rows = db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?", [match])
-    return {row[0] for row in rows}
 
 
 def documents_at(db: Database, name: str) -> set[int]:

@@ -10,6 +10,8 @@ from sqlite_utils import Database
 from sqlite_utils.migrations import Migrations
 
 from ..errors import StoreError
+from .library import name_new_collections
+from .titles import index_title
 
 MIGRATIONS = Migrations("ragchat")
 
@@ -136,9 +138,7 @@ def m007_i22a_document_identity(db: Database) -> None:
 @MIGRATIONS()
 def m008_i21_document_titles(db: Database) -> None:
     # each document's title and file name as words, so a question can name a document ("PEP 723",
-    # "the deployment guide"); rowid = documents.id (see search/titles.py)
-    from .library import index_title
-
+    # "the deployment guide"); rowid = documents.id (see store/titles.py)
     db.execute(
         "CREATE VIRTUAL TABLE documents_fts USING fts5("
         "title, name, tokenize = 'porter unicode61 remove_diacritics 2')"
@@ -157,8 +157,6 @@ def m009_i28_document_kind(db: Database) -> None:
 def m010_i32_collections(db: Database) -> None:
     # each ingested folder (a document's `root`) is a collection with a name the user can change;
     # a library from before gets one per folder it holds, named after the folder
-    from .library import name_new_collections
-
     db.table("collections").create(
         {"id": int, "name": str, "root": str, "created_at": str},
         pk="id",

@@ -11,8 +11,8 @@ from sqlite_utils import Database
 from ..errors import SessionError
 from ..lazy import lazy_module
 from ..params import SCALE
-from .db import write
 from .library import now
+from .transaction import write
 from .vectors import to_blob
 
 if TYPE_CHECKING:

@@ -17,7 +17,7 @@ from ..errors import ModelMismatchError
 from ..lazy import lazy_module
 from ..params import SCALE
 from . import compact
-from .db import get_setting, set_setting, write
+from .transaction import get_setting, set_setting, write
 
 if TYPE_CHECKING:
     import numpy as np

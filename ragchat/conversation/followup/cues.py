@@ -16,8 +16,7 @@ import re
 from dataclasses import dataclass, field
 from typing import Literal
 
-from ...text import words
-from .lexicon import (
+from ...lexicon import (
     BE,
     CAPITALISED_INSIDE,
     DEFINITE_ARTICLE,
@@ -43,6 +42,7 @@ from .lexicon import (
     TOPIC_SHIFT,
     WHAT_ABOUT,
 )
+from ...text import words
 
 CueKind = Literal["meta", "shift", "anaphora", "deixis", "ellipsis", "what_about", "discourse"]
 # pointing words that stand alone ("it", "such"): not determiners (their noun may follow), not a

@@ -6,7 +6,7 @@ context-expanded queries in the fusion, next to the question's own queries, whic
 in full (see `plan.py`); a wrong guess therefore costs little. The builders then write the
 queries: the question with its pointer replaced by its referent (`referents.py`), the
 conversation's terms (`terms.py`) and a keyword query in the corpus's words. The English is in
-`lexicon.py`, the numbers in `ragchat/params.py` (`FollowupParams`).
+`ragchat/lexicon.py`, the numbers in `ragchat/params.py` (`FollowupParams`).
 """
 
 from __future__ import annotations
@@ -16,7 +16,8 @@ from typing import Literal
 
 import numpy as np
 
-from ...params import DEFAULT, FollowupParams
+from ...lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
+from ...params import FollowupParams
 from ...text import content_words, stem, stems, subject_words, words
 from ..corpus import CorpusStats
 from ..models import Reformulation, ReformulationInput
@@ -28,7 +29,6 @@ from .cues import (
     read_signals,
     what_about_subject,
 )
-from .lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from .referents import (
     held_by_question,
     named_referent,
@@ -41,25 +41,25 @@ from .terms import conversation_terms, names, pick_terms
 DecisionKind = Literal["first", "shift", "meta", "follow_up", "new_topic", "continues"]
 
 
-def own_closeness(best: float, params: FollowupParams = DEFAULT.followup) -> float:
+def own_closeness(best: float, params: FollowupParams) -> float:
     """0..1: how close the question alone comes to some chunk (cosine 0.4 -> 0, 0.7 -> 1): how
     well it stands alone, whether one document or several answer it."""
     return min(max((best - params.close_from) / params.close_span, 0.0), 1.0)
 
 
-def own_confidence(best: float, margin: float, params: FollowupParams = DEFAULT.followup) -> float:
+def own_confidence(best: float, margin: float, params: FollowupParams) -> float:
     """0..1: how clearly the question alone finds *one* document (a close chunk, well ahead of
     the next document): what it takes to name a new subject."""
     return own_closeness(best, params) * min(max(margin / params.confident_margin, 0.0), 1.0)
 
 
-def own_weakness(best: float, params: FollowupParams = DEFAULT.followup) -> float:
+def own_weakness(best: float, params: FollowupParams) -> float:
     """0..1: how little the question alone finds: 1 when its best chunk is barely related
     (cosine <= 0.35), 0 from a plausible match (>= 0.45) up."""
     return min(max((params.weak_below - best) / params.weak_span, 0.0), 1.0)
 
 
-def own_elsewhere(data: ReformulationInput, params: FollowupParams = DEFAULT.followup) -> float:
+def own_elsewhere(data: ReformulationInput, params: FollowupParams) -> float:
     """0..1: how clearly the question alone points away from the last answer's documents: its
     best chunk lies outside them, leads the best of theirs (a lead of 0.05 -> 0, 0.15 -> 1) and
     its document leads the next (confident_margin). Meaning, not words: "What is the g object
@@ -107,7 +107,7 @@ class ConversationSoFar:
 class HeuristicReformulator:
     name = "heuristic"
 
-    def __init__(self, corpus: CorpusStats, params: FollowupParams = DEFAULT.followup) -> None:
+    def __init__(self, corpus: CorpusStats, params: FollowupParams) -> None:
         self.corpus = corpus
         self.params = params
 

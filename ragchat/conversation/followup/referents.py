@@ -11,10 +11,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-from ...params import FollowupParams
-from ...text import stem, stems, subject_words, words
-from ..corpus import CorpusStats
-from .lexicon import (
+from ...lexicon import (
     DEFINITE_ARTICLE,
     DEICTIC_NOUNS,
     DEMONSTRATIVES,
@@ -27,6 +24,9 @@ from .lexicon import (
     looks_plural,
     possessive,
 )
+from ...params import FollowupParams
+from ...text import stem, stems, subject_words, words
+from ..corpus import CorpusStats
 from .terms import Term, answer_names, names
 
 PARENTHESIS = re.compile(r"\s*\([^()]*\)\s*$")  # the context terms appended to a query

@@ -11,10 +11,10 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from ...lexicon import NAME, POSSESSIVE_ENDINGS, QUESTION_WORDS, STOPWORDS
 from ...params import FollowupParams
 from ...text import sentences, stem, stems, subject_words
 from ..corpus import CorpusStats
-from .lexicon import NAME, POSSESSIVE_ENDINGS, QUESTION_WORDS, STOPWORDS
 
 
 @dataclass(frozen=True)

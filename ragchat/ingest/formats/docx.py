@@ -30,6 +30,7 @@ _LIST_STYLE = re.compile(r"^list\b(?:.*?(\d))?", re.I)
 def parse_docx(data: bytes, limits: Limits = DEFAULT_LIMITS) -> Outline:
     _check_expansion(data, limits)
     document = _open(data)
+    # here: python-docx loads only for .docx files
     from docx.table import Table
     from docx.text.paragraph import Paragraph
 
@@ -92,6 +93,7 @@ def _check_expansion(data: bytes, limits: Limits) -> None:
 def _style_names(document: Document) -> Callable[[Paragraph], str]:
     """A paragraph's style name, looked up in a table built once (python-docx's own lookup scans
     the styles for every paragraph: minutes on a file of many short paragraphs)."""
+    # here: python-docx loads only for .docx files
     from docx.enum.style import WD_STYLE_TYPE
 
     names = {

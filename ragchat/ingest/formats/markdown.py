@@ -20,6 +20,7 @@ from __future__ import annotations
 
 import functools
 import re
+from html import unescape
 from typing import TYPE_CHECKING
 
 from ..includes import split_braces_include
@@ -32,6 +33,7 @@ from .common import (
     looks_like_code,
     not_in_library,
 )
+from .rst import parse_rst
 from .shortcodes import read_template_tags
 from .sphinx import (
     ADMONITION_TITLES,
@@ -307,8 +309,6 @@ def _myst_include(
     if name == "include" and found.markdown:
         return parse_markdown(found.text, None, nesting + 1).blocks
     if name == "include" and path.lower().endswith((".rst", ".rest")):
-        from .rst import parse_rst
-
         return parse_rst(found.text, None).blocks
     return [code_fence(found.text, options.get("language", "") or found.language)]
 
@@ -395,8 +395,6 @@ class _Renderer:
         if name in INCLUDE_DIRECTIVES:
             return _myst_include(name, argument.strip(), options, self.includes, self.nesting)
         if name == "eval-rst":
-            from .rst import parse_rst  # docutils is imported only for pages that need it
-
             return parse_rst(body, self.includes).blocks
         if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
             signature = api_signature(name, argument, bool(body.strip()))
@@ -456,8 +454,6 @@ _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)
 
 
 def _strip_html(html: str) -> str:
-    from html import unescape
-
     return unescape(_TAG.sub("", html))
 
 

@@ -214,6 +214,7 @@ PARSING_WORK = (
 @contextmanager
 def _bounded(limits: Limits) -> Iterator[None]:
     """pypdf's own limits on inflated streams, set to ours."""
+    # here: pypdf loads only for PDFs
     from pypdf import apply_configuration
 
     size = limits.expanded
@@ -231,6 +232,7 @@ def _bounded(limits: Limits) -> Iterator[None]:
 
 def _limit_reached(exc: Exception, limits: Limits) -> UnreadableFile | None:
     """A stream pypdf refused to inflate past the limit: a refusal that says so."""
+    # here: pypdf loads only for PDFs
     from pypdf.errors import LimitReachedError
 
     if not isinstance(exc, LimitReachedError):

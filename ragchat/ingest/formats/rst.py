@@ -16,8 +16,9 @@ import functools
 import io
 import re
 from collections.abc import Callable, Iterator
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
+from ...lazy import lazy_module
 from .common import (
     Block,
     Heading,
@@ -37,6 +38,12 @@ from .sphinx import (
     is_api_directive,
     role_text,
 )
+from .text import parse_text
+
+if TYPE_CHECKING:
+    from docutils import nodes
+else:  # on first use: a library of Markdown pages never loads docutils
+    nodes = lazy_module("docutils.nodes")
 
 _HEADER_FIELD = re.compile(r"^([A-Za-z][\w-]*):(?:[ \t]+(.*))?$")
 _HEADER_SHOWN = ("Author", "Status", "Type", "Created", "Python-Version")
@@ -66,8 +73,6 @@ def parse_rst(text: str, includes: Includes | None = None) -> Outline:
     except (
         Exception
     ):  # docutils on hostile input (deep nesting, odd markup): the text is still there
-        from .text import parse_text
-
         return parse_text(text)
     blocks = _header_blocks(header) + list(_Walker().blocks(tree))
     return Outline(blocks, _header_title(header) or _lone_top_title(blocks))
@@ -132,6 +137,7 @@ _EMAIL = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>|\s*\([^()@\s]+@[^()\s]+\)")
 
 
 def _doctree(text: str, includes: Includes | None) -> Any:
+    # here: docutils loads only for RST pages
     from docutils.core import publish_doctree
 
     _register()
@@ -144,6 +150,7 @@ def _doctree(text: str, includes: Includes | None) -> Any:
 def _register() -> None:
     """Once per process: Sphinx's common roles and directives, and a fallback for unknown ones
     (docutils' own lookup returns None for them, which would turn their text into an error)."""
+    # here: docutils loads only for RST pages
     from docutils.parsers.rst import directives, roles
 
     for name in ("pep", "rfc"):
@@ -184,7 +191,6 @@ class _AnyOptions(dict):
 
 def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
     """A docutils role showing what `sphinx.role_text` says a reader sees: code as a literal."""
-    from docutils import nodes
 
     def role(
         _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
@@ -199,6 +205,7 @@ def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
 def _directive_base() -> Any:
     """A directive that accepts what any document gives it: content, one free-form argument, any
     options (so an unknown option never turns into an error message in the text)."""
+    # here: docutils loads only for RST pages
     from docutils.parsers.rst import Directive
 
     class Permissive(Directive):
@@ -214,7 +221,6 @@ def _directive_base() -> Any:
 def _content_directive() -> type:
     """An unknown or Sphinx directive: its argument (a signature, an admonition's title) as a
     paragraph, then its content parsed as RST."""
-    from docutils import nodes
 
     class ContentDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
@@ -240,7 +246,6 @@ def _content_directive() -> type:
 def _api_directive() -> type:
     """An object description (`.. py:function:: get(url)`, `.. autoclass:: pkg.Client`): its
     signature as code, then its body; an autodoc directive without a body shows nothing."""
-    from docutils import nodes
 
     class ApiDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
@@ -267,8 +272,6 @@ def _dropped_directive() -> type:
 
 @functools.cache
 def _code_directive() -> type:
-    from docutils import nodes
-
     class CodeDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
             language = self.arguments[0].split()[0] if self.arguments else ""
@@ -302,7 +305,6 @@ def _file_directive() -> type:
 def _literal_include_directive() -> type:
     """`.. literalinclude:: path`: the file through the document's includes (inside the library
     only), else one line naming it."""
-    from docutils import nodes
 
     class LiteralInclude(_file_directive()):  # type: ignore[misc]
         def run(self) -> list[Any]:
@@ -325,7 +327,6 @@ def _include_directive() -> type:
     """`.. include:: path`: an RST file's text read in place (as docutils does, its titles are
     the page's sections), `:literal:`/`:code:` or a Markdown file as a block; a file outside the
     library becomes one line naming it; a file already read for this page is not read again."""
-    from docutils import nodes
 
     class Include(_file_directive()):  # type: ignore[misc]
         def run(self) -> list[Any]:
@@ -372,8 +373,6 @@ class _Walker:
         self.depth = 0
 
     def blocks(self, node: Any) -> Iterator[Block]:
-        from docutils import nodes
-
         for child in node.children:
             kind = child.tagname
             if kind in _SKIPPED or (kind == "topic" and "contents" in child.get("classes", [])):
@@ -409,8 +408,6 @@ class _Walker:
                 yield from self.blocks(child)
 
     def _section(self, section: Any) -> Iterator[Block]:
-        from docutils import nodes
-
         self.depth += 1
         title = next((c for c in section.children if isinstance(c, nodes.title)), None)
         if title is not None:
@@ -419,8 +416,6 @@ class _Walker:
         self.depth -= 1
 
     def _admonition(self, node: Any) -> Iterator[Block]:
-        from docutils import nodes
-
         title = next((c for c in node.children if isinstance(c, nodes.title)), None)
         yield (
             inline_text(title) if title is not None else node.tagname.replace("_", " ").capitalize()
@@ -428,8 +423,6 @@ class _Walker:
         yield from self.blocks(_without(node, nodes.title))
 
     def _definitions(self, node: Any) -> Iterator[Block]:
-        from docutils import nodes
-
         for item in node.findall(nodes.definition_list_item):
             term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
             body = [
@@ -448,8 +441,6 @@ class _Walker:
                 yield from body
 
     def _list(self, node: Any, depth: int) -> list[str]:
-        from docutils import nodes
-
         lines: list[str] = []
         enumerated = isinstance(node, nodes.enumerated_list)
         for number, item in enumerate(c for c in node.children if isinstance(c, nodes.list_item)):
@@ -472,16 +463,12 @@ class _Walker:
 
 
 def _wrap(node: Any) -> Any:
-    from docutils import nodes
-
     holder = nodes.container()
     holder.children = [node]
     return holder
 
 
 def _without(node: Any, kind: type) -> Any:
-    from docutils import nodes
-
     holder = nodes.container()
     holder.children = [c for c in node.children if not isinstance(c, kind)]
     return holder
@@ -506,8 +493,6 @@ _GONE = "\x00"  # a dropped inline node (never in parsed text: control character
 
 
 def _inline_parts(node: Any) -> Iterator[str]:
-    from docutils import nodes
-
     for child in node.children:
         if isinstance(child, nodes.Text):
             yield str(child)
@@ -522,8 +507,6 @@ def _inline_parts(node: Any) -> Iterator[str]:
 
 
 def _fields(node: Any) -> Iterator[str]:
-    from docutils import nodes
-
     for field in node.children:
         if isinstance(field, nodes.field):
             name, body = field.children[0], field.children[1]
@@ -537,7 +520,5 @@ def _fields(node: Any) -> Iterator[str]:
 
 
 def _table_rows(node: Any) -> Iterator[str]:
-    from docutils import nodes
-
     for row in node.findall(nodes.row):
         yield " | ".join(" ".join(inline_text(p) for p in entry.children) for entry in row.children)

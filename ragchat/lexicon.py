@@ -1,9 +1,11 @@
-"""The English of the follow-up detector: every word list, pattern and word-form rule it reads,
-each once, named for what it recognises. To read another language, swap this file (and keep
-the names); nothing else in `followup/` holds a word of English.
+"""ragchat's English, on the ground floor: every word list, pattern and word-form rule the
+follow-up detector (`conversation/followup/`) reads, each once, named for what it recognises.
+To read another language, swap this file (and keep the names); nothing else holds a word of
+English.
 
 Stop words, question scaffolding and chat filler are also what keyword extraction, FTS query
-building and title matching skip (`text.py`, `search/`, `ingest/keywords.py` import them here).
+building, title matching and extractive answers skip (`text.py`, `search/`, `ingest/keywords.py`,
+`answer/extractive.py` import them here): this module imports nothing of ragchat.
 """
 
 from __future__ import annotations
