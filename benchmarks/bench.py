@@ -1440,7 +1440,7 @@ def _sections(
     ]
     rows_turn = (
         []
-        if not turn
+        if not turn or "slow_model_ms" not in turn  # an earlier run's turns (--update) lack it
         else [
             _target_row("turn p50 @10k, ms", figures, targets),
             ("  embedding (question, query), ms", *_p(turn["turn_question_embedding_ms_10k"]), ""),
