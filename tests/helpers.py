@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 from pathlib import Path
+from typing import Any
 
 from typer.testing import CliRunner
 
@@ -11,6 +12,9 @@ from ragchat.cli import app
 from ragchat.config import Settings, user_cache_dir
 from ragchat.ingest import chunking
 from ragchat.ingest.parsed import ParsedDocument
+from ragchat.params import DEFAULT
+from ragchat.search import fusion
+from ragchat.search.fusion import Fused, RankedList
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -88,3 +92,15 @@ def chunk_document(
 ) -> list[chunking.Chunk]:
     """`chunking.chunk_document` with the sizes ingest passes by default."""
     return chunking.chunk_document(doc, target, max_size, overlap)
+
+
+# fusion with the chat's values, passed as a turn passes them (fusion takes no defaults)
+CHAT = {
+    "k": 20,
+    "protect_within": DEFAULT.fusion.protect_within,
+    "own_within": DEFAULT.fusion.own_within,
+}
+
+
+def fuse(lists: list[RankedList], document_of: dict[int, int], **options: Any) -> list[Fused]:
+    return fusion.fuse(lists, document_of, **(CHAT | options))

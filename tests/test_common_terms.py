@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import pytest
+from sqlite_utils import Database
 
 from ragchat.search import hybrid
 from ragchat.search.fts import match_terms, rarer_terms, split_by_postings
@@ -19,19 +20,24 @@ from ragchat.store.db import open_db
 from ragchat.store.library import ChunkRecord, DocumentRecord
 
 
-def build(path: Path) -> None:
-    db = open_db(path)
+def put_notes(db: Database, folder: str, texts: list[str]) -> None:
+    """Each text a one-chunk document in `folder`, on a library of 4-dimension vectors."""
     vectors.ensure_vector_table(db, "generated", 4)
-    texts = [f"Gardening notes {i}: the gardens need watering in summer." for i in range(30)]
-    texts[7] = "Gardening notes: an espalier pear along the wall."
-    texts[12] = "Espaliered trees need a wire frame, pruned in winter."
     for number, text in enumerate(texts):
         record = DocumentRecord(
-            f"/g/{number}.md", f"{number}.md", "/g", f"note {number}", str(number), 1, 0.0,
+            f"{folder}/{number}.md", f"{number}.md", folder, f"note {number}", str(number), 1, 0.0,
             "utf-8", {},
         )  # fmt: skip
         chunk = ChunkRecord(0, text, "", 0, len(text))
         library.replace_document(db, record, [chunk], np.ones((1, 4), dtype=np.float32))
+
+
+def build(path: Path) -> None:
+    texts = [f"Gardening notes {i}: the gardens need watering in summer." for i in range(30)]
+    texts[7] = "Gardening notes: an espalier pear along the wall."
+    texts[12] = "Espaliered trees need a wire frame, pruned in winter."
+    db = open_db(path)
+    put_notes(db, "/g", texts)
     db.close()
 
 
@@ -76,14 +82,7 @@ def build_orchard(path: Path) -> dict[str, int]:
     texts["espalier and watering"] = "An espalier on the wall, watering it by hand."
     texts["espalier"] = "An espalier on the south wall, tied to wires."
     db = open_db(path)
-    vectors.ensure_vector_table(db, "generated", 4)
-    for number, text in enumerate(texts.values()):
-        record = DocumentRecord(
-            f"/o/{number}.md", f"{number}.md", "/o", f"note {number}", str(number), 1, 0.0,
-            "utf-8", {},
-        )  # fmt: skip
-        chunk = ChunkRecord(0, text, "", 0, len(text))
-        library.replace_document(db, record, [chunk], np.ones((1, 4), dtype=np.float32))
+    put_notes(db, "/o", list(texts.values()))
     ids = {
         name: db.execute("SELECT id FROM chunks WHERE text = ?", [text]).fetchone()[0]
         for name, text in texts.items()

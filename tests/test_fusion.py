@@ -3,25 +3,12 @@
 from __future__ import annotations
 
 from functools import partial
-from typing import Any
 
 import pytest
+from helpers import fuse
 
-from ragchat.params import DEFAULT
 from ragchat.search import fusion
 from ragchat.search.fusion import Anchoring, Fused, RankedList
-
-# the chat's values, passed as a turn passes them (fusion takes no defaults)
-CHAT = {
-    "k": 20,
-    "protect_within": DEFAULT.fusion.protect_within,
-    "own_within": DEFAULT.fusion.own_within,
-}
-
-
-def fuse(lists: list[RankedList], document_of: dict[int, int], **options: Any) -> list[Fused]:
-    return fusion.fuse(lists, document_of, **(CHAT | options))
-
 
 rrf_scores = partial(fusion.rrf_scores, k=20)
 

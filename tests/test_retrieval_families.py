@@ -6,33 +6,19 @@ file stored as a copy is scored as its original."""
 from __future__ import annotations
 
 from pathlib import Path
-from typing import Any
 
 import pytest
-from helpers import settings_for
+from helpers import fuse, settings_for
 
 from ragchat.conversation.combine import Evidence, trust
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.evaluate.sets import EvalItem, EvalTurn, missing_gold
 from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
-from ragchat.search import fusion
-from ragchat.search.fusion import Anchoring, Fused, RankedList
+from ragchat.search.fusion import Anchoring, RankedList
 from ragchat.search.titles import named_documents
 from ragchat.store import library
 from ragchat.store.db import open_db
-
-# the chat's values, passed as a turn passes them (fusion takes no defaults)
-CHAT = {
-    "k": 20,
-    "protect_within": DEFAULT.fusion.protect_within,
-    "own_within": DEFAULT.fusion.own_within,
-}
-
-
-def fuse(lists: list[RankedList], document_of: dict[int, int], **options: Any) -> list[Fused]:
-    return fusion.fuse(lists, document_of, **(CHAT | options))
-
 
 # --- 5. anchoring breaks near-ties, it does not overturn a clear ranking ------------------------
 
