@@ -694,3 +694,29 @@ def test_changing_an_included_file_reingests_the_page_that_includes_it(
     texts = [row["text"] for row in db.query("SELECT text FROM chunks")]
     db.close()
     assert any("like this:\n\n```python\nanswer = 42\n```" in text for text in texts)
+
+
+def test_diagram_sources_give_way_to_their_captions(tmp_path: Path) -> None:
+    """A diagram is drawn as a picture on the published page: its caption is text, its source is
+    not (RST directives, MyST directive fences and plain Markdown fences alike)."""
+    rst = tmp_path / "hooks.rst"
+    rst.write_text(
+        "Hooks\n=====\n\nThe hooks fire in this order:\n\n.. mermaid::\n   :caption: Hook order\n\n"
+        "   flowchart TD\n       start --> register[tox_register]\n\n"
+        ".. graphviz::\n\n   digraph g { a -> b }\n\nThen the environments run.\n",
+        encoding="utf-8",
+    )
+    md = tmp_path / "flow.md"
+    md.write_text(
+        "# Flow\n\nA request goes through:\n\n"
+        "```mermaid\nsequenceDiagram\n    A->>B: hello\n```\n\n"
+        "```{mermaid}\n:alt: Client and server\ngraph LR\n  C --> S\n```\n\n"
+        "```python\nprint('kept')\n```\n",
+        encoding="utf-8",
+    )
+    rst_text, md_text = load_document(rst).text, load_document(md).text
+    assert "The hooks fire in this order:" in rst_text and "Hook order" in rst_text, rst_text
+    assert "Then the environments run." in rst_text, rst_text
+    assert "print('kept')" in md_text and "Client and server" in md_text, md_text
+    for source in ("flowchart", "-->", "digraph", "sequenceDiagram", "->>", "graph LR"):
+        assert source not in rst_text + md_text, (source, rst_text, md_text)

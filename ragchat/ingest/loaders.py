@@ -53,8 +53,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # markdown-include `{!path!}`, snippet markers gone; 7: Sphinx object descriptions as signatures,
 # `only` and tab content kept, `:ref:` labels resolved across the library, front matter titles
 # first, an RST page of several top-level sections titled by its file name, fragments and page
-# templates not documents, release notes; 8: mkdocs icon shortcodes and attribute lists gone
-PARSER_VERSION = 8
+# templates not documents, release notes; 8: mkdocs icon shortcodes and attribute lists gone;
+# 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions
+PARSER_VERSION = 9
 
 
 def is_supported(path: Path) -> bool:

@@ -38,6 +38,9 @@ from .shortcodes import read_template_tags
 from .sphinx import (
     ADMONITION_TITLES,
     CODE_DIRECTIVES,
+    DIAGRAM_CAPTIONS,
+    DIAGRAM_DIRECTIVES,
+    DIAGRAM_LANGUAGES,
     DROPPED_DIRECTIVES,
     INCLUDE_DIRECTIVES,
     MEDIA_DIRECTIVES,
@@ -375,7 +378,8 @@ class _Renderer:
                     self._block(block)
         elif kind in ("fence", "code_block"):
             language = token.info.strip().split()[0] if token.info.strip() else ""
-            self._block(code_fence(token.content, language.strip("{}.")))
+            if language.strip("{}.").lower() not in DIAGRAM_LANGUAGES:  # a diagram is a picture
+                self._block(code_fence(token.content, language.strip("{}.")))
         elif kind == "html_block":
             if text := _strip_html(token.content).strip():
                 self._text(text)
@@ -390,6 +394,9 @@ class _Renderer:
         if name in CODE_DIRECTIVES:
             language = (argument.split() or [options.get("language", "")])[0]
             return [code_fence(body, language)]
+        if name in DIAGRAM_DIRECTIVES:  # drawn as a picture: its caption, never its source
+            shown = next((options[k] for k in DIAGRAM_CAPTIONS if options.get(k)), "")
+            return [shown] if shown else []
         if name in DROPPED_DIRECTIVES or self.nesting >= _MAX_NESTING:
             return [] if name in DROPPED_DIRECTIVES else [body]
         if name in INCLUDE_DIRECTIVES:

@@ -31,6 +31,8 @@ from .common import (
 )
 from .sphinx import (
     CODE_DIRECTIVES,
+    DIAGRAM_CAPTIONS,
+    DIAGRAM_DIRECTIVES,
     DROPPED_DIRECTIVES,
     api_signature,
     directive_title,
@@ -170,6 +172,8 @@ def _register() -> None:
             return _include_directive(), []
         if name.lower() in DROPPED_DIRECTIVES:
             return _dropped_directive(), []
+        if name.lower() in DIAGRAM_DIRECTIVES:
+            return _diagram_directive(), []
         if is_api_directive(name):  # before docutils' own `class`: in Sphinx it is `py:class`
             return _api_directive(), []
         found, messages = original_directive(name, *args)
@@ -268,6 +272,19 @@ def _dropped_directive() -> type:
             return []
 
     return DroppedDirective
+
+
+@functools.cache
+def _diagram_directive() -> type:
+    """A diagram (`.. mermaid::`, `.. graphviz::`): the page shows a picture, so a reader gets its
+    caption (or its alternative text), never its source."""
+
+    class DiagramDirective(_directive_base()):  # type: ignore[misc]
+        def run(self) -> list[Any]:
+            shown = next((self.options[k] for k in DIAGRAM_CAPTIONS if self.options.get(k)), "")
+            return [nodes.paragraph(shown, shown)] if shown else []
+
+    return DiagramDirective
 
 
 @functools.cache

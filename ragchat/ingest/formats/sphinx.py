@@ -29,6 +29,14 @@ API_OBJECTS = frozenset(
 _CLI_OBJECTS = frozenset("option envvar confval".split())
 _AUTODOC = re.compile(r"^auto\w+$")  # autofunction, autoclass, automodule, autopydantic_model...
 INCLUDE_DIRECTIVES = frozenset("include literalinclude".split())
+# a diagram's source (`.. mermaid::`, `.. graphviz::`, a ```mermaid fence) is drawn as a picture on
+# the published page: a reader sees the picture and its caption, never the source
+DIAGRAM_DIRECTIVES = frozenset(
+    "mermaid graphviz graph digraph plantuml uml inheritance-diagram blockdiag seqdiag actdiag "
+    "nwdiag packetdiag rackdiag kroki d2".split()
+)
+DIAGRAM_LANGUAGES = frozenset("mermaid plantuml puml dot graphviz d2 kroki".split())
+DIAGRAM_CAPTIONS = ("caption", "alt")  # the options a diagram directive's text is in
 CODE_DIRECTIVES = frozenset("code code-block sourcecode code-cell code-tab".split())
 MEDIA_DIRECTIVES = frozenset("image figure".split())  # the argument is a file, not text
 VERSION_LABELS = {
