@@ -131,6 +131,22 @@ def stem(word: str) -> str:
     return _english().stemWord(word)
 
 
+# a compound joined by hyphens ("one-off", "read-only", "built-in"): one term, even when its parts
+# are words too common to search alone
+_COMPOUND = re.compile(r"[^\W_]+(?:-[^\W_]+)+", re.UNICODE)
+
+
+def compounds(text: str) -> list[str]:
+    """The hyphenated compounds of a text, lower-cased, whose parts are not all content words
+    ("one-off", "read-only"; not "fail-fast", whose words already search as a phrase)."""
+    found = (m.group(0).lower() for m in _COMPOUND.finditer(text))
+    return list(dict.fromkeys(c for c in found if not all(is_content_word(w) for w in words(c))))
+
+
+def is_compound(term: str) -> bool:
+    return bool(_COMPOUND.fullmatch(term.strip()))
+
+
 def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 

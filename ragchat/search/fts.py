@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 
 from ..lexicon import STOPWORDS
-from ..text import words
+from ..text import compounds, is_compound, words
 
 MAX_TERMS = 16
 
@@ -25,7 +25,9 @@ def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
     terms: list[str] = []
     for part in re.split(r"[,;\n]", query):
         tokens = [w for w in words(part) if w not in STOPWORDS]
-        if len(tokens) >= 2 and len(tokens) <= 4:
+        # a compound of common words ("one-off", "read-only") is searched as its phrase
+        terms += [_quote(" ".join(words(c))) for c in compounds(part)]
+        if len(tokens) >= 2 and len(tokens) <= 4 and not is_compound(part):
             terms.append(_quote(" ".join(tokens)))
         terms.extend(_quote(token) for token in tokens)
     unique = list(dict.fromkeys(terms))
@@ -73,6 +75,6 @@ def phrase_match(term: str) -> str | None:
     name is as rare as the name, not as common as its most common word), or None when it holds
     nothing searchable."""
     tokens = words(term)
-    if not any(token not in STOPWORDS for token in tokens):
+    if not is_compound(term) and not any(token not in STOPWORDS for token in tokens):
         return None
     return _quote(" ".join(tokens))

@@ -18,7 +18,7 @@ import numpy as np
 
 from ...lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
 from ...params import FollowupParams
-from ...text import content_words, stem, stems, subject_words, words
+from ...text import compounds, content_words, is_compound, stem, stems, subject_words, words
 from ..corpus import CorpusStats
 from ..models import Reformulation, ReformulationInput
 from .cues import (
@@ -339,7 +339,7 @@ class HeuristicReformulator:
         phrases, unknown = self._phrases(
             question, subject_words(question) if subject is None else subject
         )
-        phrases.sort(key=lambda p: -max(self.corpus.idf(w) for w in p.split()))
+        phrases.sort(key=self._rarity, reverse=True)
         terms = phrases[: self.params.keyword_phrases]
         covered = set().union(*(stems(t) for t in terms)) if terms else set()
         for term in context[: self.params.keyword_context_terms]:
@@ -372,4 +372,12 @@ class HeuristicReformulator:
             if run:
                 phrases.append(" ".join(run[: self.params.max_phrase_words]))
             run = []
+        # a compound of common words ("one-off") is a term of its own when the corpus uses it
+        phrases += [c for c in compounds(question) if self.corpus.chunk_frequency(c) > 0]
         return list(dict.fromkeys(phrases)), unknown
+
+    def _rarity(self, phrase: str) -> float:
+        """A phrase's weight: its rarest word's idf; a compound's own (its words are common)."""
+        if is_compound(phrase):
+            return self.corpus.idf(phrase)
+        return max(self.corpus.idf(w) for w in phrase.split())
