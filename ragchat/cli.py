@@ -523,15 +523,9 @@ def ask(
         printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
+        answer = message.content if message else result.answer
         render.json_lines(
-            [
-                render.inspect_data(
-                    result.lineage,
-                    result.assistant_message_id,
-                    result.lineage.turn,
-                    message.content if message else result.answer,
-                )
-            ]
+            [result.lineage.trace(result.assistant_message_id, result.lineage.turn, answer)]
         )
         return
     render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
@@ -553,7 +547,7 @@ def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool)
 
     name = ctx.session_name(session)
     chosen = ctx.turn(name, number)
-    data = render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
+    data = chosen.lineage.trace(chosen.message_id, chosen.number, chosen.answer)
     data["session"] = name
     render.json_lines([data]) if as_json else render.inspect_view(data)
 

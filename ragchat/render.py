@@ -32,7 +32,7 @@ from rich.text import Text
 
 from .conversation.models import Lineage, RetrievedChunk, TurnResult
 from .ingest.releases import section_label
-from .text import PrintableStream, inert_char, printable, source_label
+from .text import PrintableStream, inert_char, printable, snippet, source_label
 
 if (
     TYPE_CHECKING
@@ -232,35 +232,8 @@ def ingest_report(
         console.print(f"  [dim]{report.ignored} file(s) of other types ignored[/]")
 
 
-def snippet(text: str, width: int = 140) -> str:
-    flat = " ".join(text.split())
-    return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"
-
-
 def _rank(value: int | None) -> str:
     return "-" if value is None else str(value)
-
-
-def hit_row(hit: Hit) -> dict:
-    return {
-        "rank": hit.rank,
-        "chunk_id": hit.chunk.id,
-        "score": round(hit.score, 4),
-        "vector_rank": hit.vector_rank,
-        "fts_rank": hit.fts_rank,
-        "similarity": None if hit.similarity is None else round(hit.similarity, 4),
-        "boost": hit.boost,
-        "anchored": hit.anchored,
-        "document": hit.chunk.path,
-        "page_start": hit.chunk.page_start,
-        "page_end": hit.chunk.page_end,
-        "source": source_label(hit.chunk.path, hit.chunk.page_start, hit.chunk.page_end),
-        "heading": hit.chunk.heading,
-        "snippet": snippet(hit.chunk.text, 200),
-        "document_id": hit.chunk.document_id,
-        "collection": hit.chunk.collection,
-        "absolute_path": hit.chunk.source,
-    }
 
 
 def short_path(path: str, limit: int) -> str:
@@ -296,7 +269,7 @@ def _place(
 
 def search_hits(hits: list[Hit], as_json: bool) -> None:
     if as_json:
-        json_lines(hit_row(hit) for hit in hits)
+        json_lines(hit.to_dict() for hit in hits)
         return
     if not hits:
         console.print("[dim]No matching chunks.[/]")
@@ -350,16 +323,7 @@ def documents_table(rows: list[library.Listed], as_json: bool) -> None:
 
 def collections_table(rows: list[library.Collection], as_json: bool) -> None:
     if as_json:
-        json_lines(
-            {
-                "name": row.name,
-                "folder": row.root,
-                "documents": row.documents,
-                "chunks": row.chunks,
-                "created_at": row.created_at,
-            }
-            for row in rows
-        )
+        json_lines(row.to_dict() for row in rows)
         return
     if not rows:
         console.print("[dim]No collections: `ragchat ingest FOLDER` makes one per folder.[/]")
@@ -876,21 +840,6 @@ def prompt_summary(prompt: dict) -> str:
     if prompt.get("thinking_chars"):
         parts.append(f"thinking: {prompt['thinking_chars']:,} characters, hidden")
     return "; ".join(parts)
-
-
-def inspect_data(lineage: Lineage, message_id: int, turn_number: int, answer: str) -> dict:
-    """The inspect JSON: the lineage's own keys, plus where the turn is and its answer."""
-    data = lineage.to_dict()
-    data.update(
-        {
-            "turn": turn_number,
-            "message_id": message_id,
-            "weak_match": data.pop("weak"),
-            "answer": answer,
-            "answered": lineage.answer_mode not in ("pending", "unanswered") and bool(answer),
-        }
-    )
-    return data
 
 
 def _hanging(rows: list[tuple[str, str]]) -> Table:

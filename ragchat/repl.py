@@ -345,9 +345,7 @@ class Repl:
         if arg and not arg.isdigit():
             raise SessionError(f"/inspect wants a turn number, not {arg!r} (usage: /inspect [N])")
         chosen = self.app.turn(self.session, int(arg) if arg else None)
-        render.inspect_view(
-            render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
-        )
+        render.inspect_view(chosen.lineage.trace(chosen.message_id, chosen.number, chosen.answer))
         return True
 
     def _history(self, arg: str) -> bool:
