@@ -482,7 +482,7 @@ def ask(
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session (with its scope:
     `--in` is remembered for the session's next questions)."""
-    from . import catalog, render
+    from . import catalog, render, runner
     from .conversation.turn import EMPTY_QUESTION
     from .store import sessions
 
@@ -506,29 +506,19 @@ def ask(
             f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
             soft_wrap=True,
         )
-    conversation = ctx.conversation(
-        session, on_notice=render.notice if not as_json else lambda m: None
-    )
-    streaming = not as_json and problem is None
-    backend = conversation.backend_in_use() if streaming else None
     # one question: no warm-up request, so whether the model is loaded is not known
-    printer = render.StreamPrinter(
-        render.Waiting(backend.model) if backend else None, markdown=True
+    result = runner.run_turn(
+        runner.open_conversation(ctx, session, quiet=as_json),
+        question,
+        quiet=as_json,
+        show_thinking=ctx.settings.ollama_show_thinking,
     )
-    if ctx.settings.ollama_show_thinking:
-        conversation.on_thinking = printer.thinking
-    try:
-        result = conversation.ask(question, on_token=printer if streaming else None)
-    finally:
-        printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
         answer = message.content if message else result.answer
         render.json_lines(
             [result.lineage.trace(result.assistant_message_id, result.lineage.turn, answer)]
         )
-        return
-    render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
 
 inspect_app = typer.Typer(

@@ -21,6 +21,7 @@ from .errors import RagchatError, SessionError
 from .export import turns_markdown, write_private
 from .ingest.pipeline import ingest
 from .names import readable_text
+from .runner import open_conversation, run_turn
 from .store import library, sessions
 from .text import printable
 
@@ -132,7 +133,7 @@ class Repl:
         self._start_conversation()
 
     def _start_conversation(self) -> None:
-        self.conversation = self.app.conversation(self.session, on_notice=render.notice)
+        self.conversation = open_conversation(self.app, self.session)
 
     def _read(self) -> Iterator[str]:
         """What the user typed, one line at a time: from the prompt, or from a pipe (echoed, so the
@@ -219,29 +220,18 @@ class Repl:
             )
 
     def _ask(self, text: str, retry: str | None = None) -> None:
-        backend = self.conversation.backend_in_use()
-        streaming = backend is not None
-        printer = render.StreamPrinter(
-            render.Waiting(backend.model, getattr(backend, "warmed", None)) if backend else None,
-            markdown=True,
-        )
-        self.conversation.on_thinking = (
-            printer.thinking if self.app.settings.ollama_show_thinking else None
-        )
         try:
-            result = self.conversation.ask(
-                text, on_token=printer if streaming else None, retry=retry
+            run_turn(
+                self.conversation,
+                text,
+                retry=retry,
+                show_thinking=self.app.settings.ollama_show_thinking,
+                warmed=True,  # the banner asked the model to load
             )
-            printer.close()
         except KeyboardInterrupt:
-            printer.close()
             render.notice("cancelled")
-            return
         except RagchatError as exc:
-            printer.close()
             render.error(str(exc))
-            return
-        render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
     # --- slash commands: each returns False to leave ---------------------------------------
 
