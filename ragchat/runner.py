@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from . import render
+from .render import turns
 
 if TYPE_CHECKING:  # annotations only: the turn pipeline loads when a conversation is opened
     from .app import App
@@ -38,8 +39,8 @@ def run_turn(
     `retry`: the chat's `/retry X` (see Conversation.ask)."""
     backend = None if quiet else conversation.backend_in_use()
     loaded = getattr(backend, "warmed", None) if warmed else None
-    printer = render.StreamPrinter(
-        render.Waiting(backend.model, loaded) if backend else None, markdown=True
+    printer = turns.StreamPrinter(
+        turns.Waiting(backend.model, loaded) if backend else None, markdown=True
     )
     conversation.on_thinking = printer.thinking if show_thinking and not quiet else None
     try:
@@ -49,6 +50,6 @@ def run_turn(
     finally:
         printer.close()
     if not quiet:
-        streamed = backend is not None and result.lineage.answer_mode in render.MODEL_MODES
-        render.turn(result, streamed=streamed)
+        streamed = backend is not None and result.lineage.answer_mode in turns.MODEL_MODES
+        turns.turn(result, streamed=streamed)
     return result
