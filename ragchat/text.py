@@ -155,7 +155,7 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
-def snippet(text: str, width: int = 140) -> str:
+def snippet(text: str, width: int) -> str:
     """The text on one line, cut at a word with an ellipsis past `width` characters."""
     flat = " ".join(text.split())
     return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"

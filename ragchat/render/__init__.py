@@ -27,7 +27,8 @@ VIEWS = ("turns", "listings", "trace", "progress", "evaluation", "chat")
 
 
 def __getattr__(name: str) -> Any:
-    """A view's function or class by its name, its module loaded on first use (`render.turn`)."""
+    """A view's function or class by its name (`render.turn`): the views are imported in order,
+    on first use, until one has it."""
     for view in VIEWS:
         module = import_module(f"{__name__}.{view}")
         if name in vars(module):
@@ -56,8 +57,6 @@ class PrintableConsole(Console):
 
 
 console = PrintableConsole(highlight=False)
-
-
 err_console = PrintableConsole(stderr=True, highlight=False)
 
 

@@ -276,7 +276,7 @@ class _WordWrap:
         render.console.print(text, end="", markup=False, highlight=False, soft_wrap=True)
 
 
-def preview(text: str, limit: int = 400) -> Text:
+def preview(text: str, limit: int) -> Text:
     """The start of an answer for the resume line: its own line breaks kept (bullets
     stay on their lines), spaces inside a line collapsed, cut at a word with an ellipsis
     past `limit` characters."""
