@@ -174,13 +174,8 @@ class Repl:
         chat.title(self.session, docs, chunks)
         problem = self.app.backend_problem()
         if problem is None:
-            answer_mode = "Ollama answers"
             self.app.warm_model()  # loads it while the first question is typed
-        elif self.app.settings.ollama == "off":  # the user's choice: nothing to warn about
-            answer_mode = "Extractive answers"
-        else:
-            answer_mode = f"{problem}: heuristic reformulation, extractive answers"
-        chat.answers_by(answer_mode)
+        chat.answers_by(problem, chosen=self.app.settings.ollama == "off")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()

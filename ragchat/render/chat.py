@@ -23,8 +23,15 @@ def title(session: str, documents: int, chunks: int) -> None:
     )
 
 
-def answers_by(mode: str) -> None:
-    """Who answers (Ollama, or extractive answers and why)."""
+def answers_by(problem: str | None, *, chosen: bool) -> None:
+    """Who answers: Ollama, or extractive answers and why (`chosen`: the user turned Ollama off,
+    nothing to warn about)."""
+    if problem is None:
+        mode = "Ollama answers"
+    elif chosen:
+        mode = "Extractive answers"
+    else:
+        mode = f"{problem}: heuristic reformulation, extractive answers"
     render.console.print(f"[dim]{escape(mode)}. /help for commands.[/]")
 
 
