@@ -289,6 +289,7 @@ def ingest(
     from . import render
     from .embed import load_embedder
     from .ingest.pipeline import ingest as run_ingest
+    from .render import listings, progress
     from .store import library
 
     ctx = make_app(db=db, create=True)
@@ -297,7 +298,7 @@ def ingest(
     loader = (lambda: load_embedder(ctx.settings)) if reembed else (lambda: ctx.embedder)
     before = library.ingest_marks(ctx.db)
     try:
-        with render.IngestProgress() as progress:
+        with progress.IngestProgress() as bar:
             report = run_ingest(
                 ctx.db,
                 ctx.settings,
@@ -306,7 +307,7 @@ def ingest(
                 reembed_all=reembed,
                 prune_missing=prune,
                 follow_symlinks=follow_symlinks,
-                progress=progress,
+                progress=bar,
                 exclude=exclude or (),
                 hidden=hidden,
                 name=readable_text(name) if name is not None else None,
@@ -316,7 +317,7 @@ def ingest(
         if problem is None:
             raise
         raise RagchatError(f"{problem}; {_documents_written(ctx.db, before)}") from None
-    render.ingest_report(report, ctx.settings.db, verbose=verbose)
+    listings.ingest_report(report, ctx.settings.db, verbose=verbose)
     if report.interrupted:  # the summary says what was kept; the exit is a Ctrl-C's, as everywhere
         render.error("interrupted")
         raise typer.Exit(130)
@@ -327,26 +328,24 @@ def ingest(
 def _watch(
     ctx: App, paths: list[Path], exclude: Sequence[str], hidden: bool, follow_symlinks: bool
 ) -> None:
-    from . import render
+    from .render import listings
     from .watch import watch_library
 
-    render.console.print(
-        "[dim]watching for changes (Ctrl-C stops; the library stays consistent)[/]"
-    )
+    listings.watching()
     try:
         watch_library(
             ctx.db,
             ctx.settings,
             paths,
             lambda: ctx.embedder,
-            on_change=render.watch_line,
+            on_change=listings.watch_line,
             exclude=exclude,
             hidden=hidden,
             follow_symlinks=follow_symlinks,
         )
     except KeyboardInterrupt:
         pass
-    render.console.print("[dim]stopped watching[/]")
+    listings.stopped_watching()
 
 
 def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
@@ -403,6 +402,7 @@ def search(
 ) -> None:
     """Search the library once, without a conversation."""
     from . import catalog, render
+    from .render import listings
     from .search.hybrid import SearchRequest
     from .search.hybrid import search as run_search
 
@@ -415,7 +415,7 @@ def search(
     scope = catalog.scope_of(ctx.db, [readable_text(name) for name in within or []])
     request = SearchRequest(query, query, k=k or ctx.settings.top_k, mode=mode.value, within=scope)
     hits = run_search(ctx.db, embedder, ctx.settings, request)
-    render.search_hits(hits, as_json)
+    listings.search_hits(hits, as_json)
     if not as_json and mode is not SearchMode.fts:
         from .conversation.coverage import not_covered, search_evidence
 
@@ -440,7 +440,7 @@ def show(
     db: DbOption = None,
 ) -> None:
     """Print the whole section behind a chunk, with its path, title and pages (paged when long)."""
-    from . import render
+    from .render import listings
     from .store import library
 
     shown = str(chunk) if len(str(chunk)) <= 20 else str(chunk)[:17] + "..."
@@ -449,7 +449,7 @@ def show(
     found = library.section(make_app(db=db).db, chunk)
     if found is None:
         raise RagchatError(f"no chunk {shown} in the library (it may have been re-ingested since)")
-    render.section_view(found)
+    listings.section_view(found)
 
 
 SessionOption = Annotated[
@@ -482,8 +482,9 @@ def ask(
 ) -> None:
     """Ask one question, non-interactively; the turn is saved in the session (with its scope:
     `--in` is remembered for the session's next questions)."""
-    from . import catalog, render
+    from . import catalog, render, runner
     from .conversation.turn import EMPTY_QUESTION
+    from .render import turns
     from .store import sessions
 
     question, session = readable_text(question), readable_text(session)
@@ -502,39 +503,20 @@ def ask(
     problem = ctx.backend_problem()
     # "on": each fallback says why; "off": the user chose it, nothing to say
     if problem and not as_json and ctx.settings.ollama == "auto":
-        render.console.print(
-            f"[dim]({render.escape(problem)}: heuristic reformulation, extractive answers)[/]",
-            soft_wrap=True,
-        )
-    conversation = ctx.conversation(
-        session, on_notice=render.notice if not as_json else lambda m: None
-    )
-    streaming = not as_json and problem is None
-    backend = conversation.backend_in_use() if streaming else None
+        turns.without_model(problem)
     # one question: no warm-up request, so whether the model is loaded is not known
-    printer = render.StreamPrinter(
-        render.Waiting(backend.model) if backend else None, markdown=True
+    result = runner.run_turn(
+        runner.open_conversation(ctx, session, quiet=as_json),
+        question,
+        quiet=as_json,
+        show_thinking=ctx.settings.ollama_show_thinking,
     )
-    if ctx.settings.ollama_show_thinking:
-        conversation.on_thinking = printer.thinking
-    try:
-        result = conversation.ask(question, on_token=printer if streaming else None)
-    finally:
-        printer.close()
     if as_json:
         message = sessions.message_by_id(ctx.db, result.assistant_message_id)
+        answer = message.content if message else result.answer
         render.json_lines(
-            [
-                render.inspect_data(
-                    result.lineage,
-                    result.assistant_message_id,
-                    result.lineage.turn,
-                    message.content if message else result.answer,
-                )
-            ]
+            [result.lineage.trace(result.assistant_message_id, result.lineage.turn, answer)]
         )
-        return
-    render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
 
 inspect_app = typer.Typer(
@@ -550,12 +532,13 @@ app.add_typer(
 
 def _show_turn(ctx: App, session: str | None, number: int | None, as_json: bool) -> None:
     from . import render
+    from .render import trace
 
     name = ctx.session_name(session)
     chosen = ctx.turn(name, number)
-    data = render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
+    data = chosen.lineage.trace(chosen.message_id, chosen.number, chosen.answer)
     data["session"] = name
-    render.json_lines([data]) if as_json else render.inspect_view(data)
+    render.json_lines([data]) if as_json else trace.inspect_view(data)
 
 
 @inspect_app.command("last-turn", cls=RagchatCommand)
@@ -600,12 +583,13 @@ def list_sessions(
 ) -> None:
     """List sessions: turns, last activity, first question."""
     from . import render
+    from .render import listings
     from .store import sessions
 
     ctx.obj = db  # `ragchat sessions --db X rm NAME` means the same database as `rm NAME --db X`
     if ctx.invoked_subcommand is None:
         rows = sessions.sessions(make_app(db=db).db)
-        render.json_lines(rows) if as_json else render.sessions_table(rows)
+        render.json_lines(rows) if as_json else listings.sessions_table(rows)
 
 
 @sessions_app.command("rm", cls=RagchatCommand)
@@ -621,9 +605,7 @@ def remove_session(
     from .store import sessions
 
     turns = sessions.delete_session(make_app(db=db or ctx.obj).db, name)
-    render.console.print(
-        f"Removed session {render.escape(name)} ({turns} turn(s)).", soft_wrap=True
-    )
+    render.said(f"Removed session {name} ({turns} turn(s)).")
 
 
 @sessions_app.command("rename", cls=RagchatCommand)
@@ -640,9 +622,7 @@ def rename_session(
     from .store import sessions
 
     sessions.rename_session(make_app(db=db or ctx.obj).db, old, new)
-    render.console.print(
-        f"Renamed session {render.escape(old)} to {render.escape(new)}.", soft_wrap=True
-    )
+    render.said(f"Renamed session {old} to {new}.")
 
 
 documents_app = typer.Typer(
@@ -664,12 +644,13 @@ def list_documents(
     db: DbOption = None,
 ) -> None:
     """List documents: collection, path, title, chunks, pages, when ingested."""
-    from . import catalog, render
+    from . import catalog
+    from .render import listings
 
     ctx.obj = db
     if ctx.invoked_subcommand is None:
         rows = catalog.documents(make_app(db=db).db, [readable_text(n) for n in within or []])
-        render.documents_table(rows, as_json)
+        listings.documents_table(rows, as_json)
 
 
 @documents_app.command("rm", cls=RagchatCommand)
@@ -690,11 +671,12 @@ def remove_documents(
 
     Their chunks, vectors and index rows go with them. The files stay; a later ingest of their
     folder adds them back unless --exclude leaves them out."""
-    from . import catalog, render
+    from . import catalog
+    from .render import listings
 
     app_ = make_app(db=db or ctx.obj)
     _require_writable(app_)
-    render.removed(catalog.remove_documents(app_.db, [readable_text(p) for p in patterns]))
+    listings.removed(catalog.remove_documents(app_.db, [readable_text(p) for p in patterns]))
 
 
 collections_app = typer.Typer(
@@ -715,12 +697,12 @@ def list_collections(
     db: DbOption = None,
 ) -> None:
     """List collections: name, folder, documents, chunks."""
-    from . import render
+    from .render import listings
     from .store import library
 
     ctx.obj = db
     if ctx.invoked_subcommand is None:
-        render.collections_table(library.collections(make_app(db=db).db), as_json)
+        listings.collections_table(library.collections(make_app(db=db).db), as_json)
 
 
 @collections_app.command("rename", cls=RagchatCommand)
@@ -739,9 +721,7 @@ def rename_collection(
     app_ = make_app(db=db or ctx.obj)
     _require_writable(app_)
     library.rename_collection(app_.db, readable_text(old), readable_text(new))
-    render.console.print(
-        f"Renamed collection {render.escape(old)} to {render.escape(new)}.", soft_wrap=True
-    )
+    render.said(f"Renamed collection {old} to {new}.")
 
 
 @collections_app.command("rm", cls=RagchatCommand)
@@ -756,12 +736,13 @@ def remove_collection(
 
     The files stay."""
     from . import catalog, render
+    from .render import listings
 
     app_ = make_app(db=db or ctx.obj)
     _require_writable(app_)
     done = catalog.remove_collection(app_.db, readable_text(name))
-    render.removed(done)
-    render.console.print(f"Removed collection {render.escape(name)}.", soft_wrap=True)
+    listings.removed(done)
+    render.said(f"Removed collection {name}.")
 
 
 @app.command(cls=RagchatCommand, short_help="Write a session as Markdown.")
@@ -795,9 +776,7 @@ def export(
         sys.stdout.write(text)
         return
     write_private(output, text, force=force)
-    render.console.print(
-        f"Wrote {render.escape(str(output))} ({len(ctx.turns(session))} turn(s)).", soft_wrap=True
-    )
+    render.said(f"Wrote {output} ({len(ctx.turns(session))} turn(s)).")
 
 
 @app.command(cls=RagchatCommand, short_help="Chat interactively (/help lists the commands).")
@@ -852,10 +831,10 @@ def mcp_command(
 )
 def config(db: DbOption = None) -> None:
     """Show the effective settings, where each value came from, and which database is in use."""
-    from . import render
+    from .render import listings
 
     ctx = make_app(db=db)
-    render.config_table(ctx.settings, ctx.origins)
+    listings.config_table(ctx.settings, ctx.origins)
 
 
 @app.command(
@@ -877,7 +856,7 @@ def doctor(
     wrong and how to recover. Exit status 1 while a problem remains (Ollama's only with
     `ollama = on`)."""
     from . import doctor as checks
-    from . import render
+    from .render import listings
     from .store.db import open_db
 
     ctx = make_app(db=db)
@@ -887,33 +866,13 @@ def doctor(
     ) as handle:
         findings = checks.diagnose(handle, settings.db)
         if repair and any(f.repair for f in findings):
-            for line in checks.repair(handle, findings):
-                render.console.print(f"repaired: {render.escape(line)}", soft_wrap=True)
+            listings.repaired(checks.repair(handle, findings))
             findings = checks.diagnose(handle, settings.db)
     # the model: a problem with `ollama = on`; with `auto` a note (answers are extractive then)
     model_findings, working = (
         checks.ollama(ctx.backend, settings.ollama_num_ctx) if ctx.backend else ([], "")
     )
-    label = "[red]problem:[/]" if settings.ollama == "on" else "[yellow]ollama:[/]"
-    for finding in model_findings:
-        render.console.print(
-            f"{label} {render.escape(finding.problem)} [dim]· fix: {render.escape(finding.fix)}[/]",
-            soft_wrap=True,
-        )
-    if working:
-        render.console.print(render.escape(working), soft_wrap=True)
-    elif ctx.backend is None:
-        render.console.print("[dim]Ollama is off (setting ollama = off)[/]", soft_wrap=True)
-    for finding in findings:
-        render.console.print(
-            f"[red]problem:[/] {render.escape(finding.problem)} [dim]· fix: "
-            f"{render.escape(finding.fix)}[/]",
-            soft_wrap=True,
-        )
-    if not findings:
-        render.console.print(
-            f"{render.escape(str(settings.db))}: no problems found", soft_wrap=True
-        )
+    listings.doctor_report(model_findings, working, settings.ollama, findings, settings.db)
     if findings or (model_findings and settings.ollama == "on"):
         raise typer.Exit(1)
 
@@ -1012,6 +971,7 @@ def eval_command(
     (with --answers, the answers too)."""
     from . import evaluate, render
     from .params import DEFAULT, with_values
+    from .render import evaluation, listings, progress
 
     params = with_values(DEFAULT, param or [])  # checked before anything is read or ingested
     items = evaluate.load_conversations(conversations)
@@ -1026,15 +986,15 @@ def eval_command(
         try:
             if llm and ctx.backend_problem():
                 raise RagchatError(f"--llm: {ctx.backend_problem()}")
-            with render.IngestProgress() as progress:
+            with progress.IngestProgress() as ingesting:
                 report = evaluate.prepare_library(
-                    ctx.db, ctx.settings, corpus, lambda: ctx.embedder, progress
+                    ctx.db, ctx.settings, corpus, lambda: ctx.embedder, ingesting
                 )
-            render.ingest_report(report)
+            listings.ingest_report(report)
             missing = evaluate.missing_gold(ctx.db, items)
             if missing:
                 render.notice(f"{len(missing)} gold file(s) not in the corpus (e.g. {missing[0]})")
-            with render.EvalProgress() as bar:
+            with progress.EvalProgress() as bar:
                 run = evaluate.replay(
                     ctx.db,
                     ctx.embedder,
@@ -1057,22 +1017,16 @@ def eval_command(
             )
         finally:
             ctx.close()
-    render.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
+    evaluation.eval_tables(evaluate.summarize(run, groups), run.metric_names, run.seconds)
     if run.prompt_chars:
-        mean = sum(run.prompt_chars) / len(run.prompt_chars)
-        render.console.print(
-            f"[dim]model requests: {len(run.prompt_chars)}, prompt {mean:.0f} characters "
-            f"(~{mean / 4:.0f} tokens) on average[/]"
-        )
+        evaluation.model_requests(run.prompt_chars)
     if answers:
-        render.answer_tables(evaluate.summarize_answers(run, groups))
+        evaluation.answer_tables(evaluate.summarize_answers(run, groups))
     if covered is not None:
-        render.coverage_line(covered)
+        evaluation.coverage_line(covered)
     if out:
         evaluate.write_rows(out, run)
-        render.console.print(
-            f"[dim]{len(run.turns)} scored turn(s) written to {render.escape(str(out))}[/]"
-        )
+        evaluation.rows_written(len(run.turns), out)
 
 
 def main() -> None:

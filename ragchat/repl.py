@@ -21,6 +21,8 @@ from .errors import RagchatError, SessionError
 from .export import turns_markdown, write_private
 from .ingest.pipeline import ingest
 from .names import readable_text
+from .render import chat, listings, progress, trace, turns
+from .runner import open_conversation, run_turn
 from .store import library, sessions
 from .text import printable
 
@@ -132,7 +134,7 @@ class Repl:
         self._start_conversation()
 
     def _start_conversation(self) -> None:
-        self.conversation = self.app.conversation(self.session, on_notice=render.notice)
+        self.conversation = open_conversation(self.app, self.session)
 
     def _read(self) -> Iterator[str]:
         """What the user typed, one line at a time: from the prompt, or from a pipe (echoed, so the
@@ -141,11 +143,7 @@ class Repl:
             for line in self.lines:
                 text = readable_text(line.rstrip("\r\n"))
                 if text.strip():
-                    echo = render.snippet(text, render.ECHO_LIMIT)
-                    render.console.print(
-                        f"[bold]{render.escape(self.session)}>[/] {render.escape(echo)}",
-                        soft_wrap=True,
-                    )
+                    chat.echo(self.session, text)
                 yield text
             return
         while True:
@@ -169,33 +167,21 @@ class Repl:
                     break
                 continue
             self._ask(text)
-        render.console.print("[dim]bye[/]")
+        chat.bye()
 
     def _banner(self) -> None:
         docs, chunks = len(library.documents(self.app.db)), library.chunk_count(self.app.db)
-        render.console.print(
-            f"[bold]ragchat[/] · session [bold]{render.escape(self.session)}[/] · "
-            f"{docs} documents, {chunks} chunks"
-        )
+        chat.title(self.session, docs, chunks)
         problem = self.app.backend_problem()
         if problem is None:
-            answer_mode = "Ollama answers"
             self.app.warm_model()  # loads it while the first question is typed
-        elif self.app.settings.ollama == "off":  # the user's choice: nothing to warn about
-            answer_mode = "Extractive answers"
-        else:
-            answer_mode = f"{problem}: heuristic reformulation, extractive answers"
-        render.console.print(f"[dim]{render.escape(answer_mode)}. /help for commands.[/]")
+        chat.answers_by(problem, chosen=self.app.settings.ollama == "off")
         if docs == 0:
             render.notice("the library is empty: /ingest PATH adds documents")
         self._resume()
         scope = session_scope_names(self.app.db, self.session)
         if scope:
-            render.console.print(
-                f"[dim]questions search {render.escape(printable(', '.join(scope)))} "
-                "(/in all: every collection)[/]",
-                soft_wrap=True,
-            )
+            chat.scope(scope, hint=True)
 
     def _resume(self) -> None:
         history = sessions.messages(self.app.db, sessions.session_id(self.app.db, self.session))
@@ -205,43 +191,22 @@ class Repl:
         reply = next(
             (m for m in history if m.role == "assistant" and m.turn == last_user.turn), None
         )
-        render.console.print(
-            f"[dim]resuming: {sum(m.role == 'user' for m in history)} earlier turn(s); the last "
-            "was:[/]"
-        )
-        render.console.print(
-            f"[dim]> {render.escape(render.snippet(last_user.content, render.ECHO_LIMIT))}[/]",
-            width=render.width(),
-        )
-        if reply:
-            render.console.print(
-                render.preview(reply.content, 400), style="dim", width=render.width()
-            )
+        earlier = sum(m.role == "user" for m in history)
+        chat.resumed(earlier, last_user.content, reply.content if reply else None)
 
     def _ask(self, text: str, retry: str | None = None) -> None:
-        backend = self.conversation.backend_in_use()
-        streaming = backend is not None
-        printer = render.StreamPrinter(
-            render.Waiting(backend.model, getattr(backend, "warmed", None)) if backend else None,
-            markdown=True,
-        )
-        self.conversation.on_thinking = (
-            printer.thinking if self.app.settings.ollama_show_thinking else None
-        )
         try:
-            result = self.conversation.ask(
-                text, on_token=printer if streaming else None, retry=retry
+            run_turn(
+                self.conversation,
+                text,
+                retry=retry,
+                show_thinking=self.app.settings.ollama_show_thinking,
+                warmed=True,  # the banner asked the model to load
             )
-            printer.close()
         except KeyboardInterrupt:
-            printer.close()
             render.notice("cancelled")
-            return
         except RagchatError as exc:
-            printer.close()
             render.error(str(exc))
-            return
-        render.turn(result, streamed=streaming and result.lineage.answer_mode in render.MODEL_MODES)
 
     # --- slash commands: each returns False to leave ---------------------------------------
 
@@ -264,12 +229,12 @@ class Repl:
 
     def _help(self, arg: str) -> bool:
         self._no_argument("/help", arg)
-        render.console.print(HELP, markup=False)
+        chat.help_text(HELP)
         return True
 
     def _clear(self, arg: str) -> bool:
         self._no_argument("/clear", arg)
-        render.console.clear()
+        chat.clear()
         return True
 
     def _ingest(self, arg: str) -> bool:
@@ -280,18 +245,18 @@ class Repl:
         except ValueError as exc:  # an unclosed quote
             raise RagchatError(f"/ingest: {exc}") from None
         try:
-            with render.IngestProgress() as progress:
+            with progress.IngestProgress() as bar:
                 report = ingest(
                     self.app.db,
                     self.app.settings,
                     paths,
                     lambda: self.app.embedder,
-                    progress=progress,
+                    progress=bar,
                 )
         except KeyboardInterrupt:  # before the walk finished: nothing was written
             render.notice("ingest interrupted")
             return True
-        render.ingest_report(report, self.app.settings.db)
+        listings.ingest_report(report, self.app.settings.db)
         return True
 
     def _sources(self, arg: str) -> bool:
@@ -299,7 +264,7 @@ class Repl:
             raise RagchatError(f"/sources wants a source number, not {arg!r} (usage: /sources [N])")
         last = self.app.turn(self.session)
         if not arg:
-            render.console.print(render.lineage_sources(last.lineage))
+            turns.sources(last.lineage)
             return True
         chunk = self._source(last.lineage.chunks, arg)
         stored = library.chunks_by_ids(self.app.db, [chunk.chunk_id]).get(chunk.chunk_id)
@@ -307,7 +272,7 @@ class Repl:
             raise RagchatError(
                 f"source {arg} is gone: its document was removed or changed since that turn"
             )
-        render.passage(chunk, stored.text, last.answer)
+        turns.passage(chunk, stored.text, last.answer)
         return True
 
     @staticmethod
@@ -334,7 +299,7 @@ class Repl:
             raise RagchatError(
                 f"source {arg} is gone: its document was removed or changed since that turn"
             )
-        render.section_view(found)
+        listings.section_view(found)
         return True
 
     def _retry(self, arg: str) -> bool:
@@ -345,9 +310,7 @@ class Repl:
         if arg and not arg.isdigit():
             raise SessionError(f"/inspect wants a turn number, not {arg!r} (usage: /inspect [N])")
         chosen = self.app.turn(self.session, int(arg) if arg else None)
-        render.inspect_view(
-            render.inspect_data(chosen.lineage, chosen.message_id, chosen.number, chosen.answer)
-        )
+        trace.inspect_view(chosen.lineage.trace(chosen.message_id, chosen.number, chosen.answer))
         return True
 
     def _history(self, arg: str) -> bool:
@@ -355,10 +318,9 @@ class Repl:
             raise SessionError(f"/history wants a turn number, not {arg!r} (usage: /history [N])")
         if arg:
             chosen = self.app.turn(self.session, int(arg))
-            render.history_turn(chosen)
+            turns.history_turn(chosen)
             return True
-        turns = self.app.turns(self.session)
-        render.history_list(self.session, turns)
+        turns.history_list(self.session, self.app.turns(self.session))
         return True
 
     def _export(self, arg: str) -> bool:
@@ -370,16 +332,14 @@ class Repl:
         names = [w for w in words if w != "--force"]
         if len(names) > 1:
             raise RagchatError("usage: /export [FILE] [--force]")
-        turns = self.app.turns(self.session)
-        if not turns:
+        done = self.app.turns(self.session)
+        if not done:
             raise SessionError(f"session {self.session!r} has no turns yet: nothing to export")
         path = Path(names[0]).expanduser() if names else Path(default_export_name(self.session))
         if (path.exists() or path.is_symlink()) and not force:
             raise RagchatError(f"{path} exists; /export {path} --force overwrites it")
-        write_private(path, turns_markdown(self.session, turns), force=force)
-        render.console.print(
-            f"Wrote {render.escape(printable(str(path)))} ({len(turns)} turn(s)).", soft_wrap=True
-        )
+        write_private(path, turns_markdown(self.session, done), force=force)
+        render.said(f"Wrote {path} ({len(done)} turn(s)).")
         return True
 
     def _documents(self, arg: str) -> bool:
@@ -387,7 +347,7 @@ class Repl:
             names = shlex.split(arg)
         except ValueError as exc:
             raise RagchatError(f"/documents: {exc}") from None
-        render.documents_table(catalog.documents(self.app.db, names), as_json=False)
+        listings.documents_table(catalog.documents(self.app.db, names), as_json=False)
         return True
 
     def _in(self, arg: str) -> bool:
@@ -397,17 +357,13 @@ class Repl:
             raise RagchatError(f"/in: {exc}") from None
         if names:
             catalog.set_session_scope(self.app.db, self.session, names)
-        scope = catalog.session_scope_names(self.app.db, self.session)
-        shown = ", ".join(scope) if scope else "all collections"
-        render.console.print(
-            f"[dim]questions search {render.escape(printable(shown))}[/]", soft_wrap=True
-        )
+        chat.scope(catalog.session_scope_names(self.app.db, self.session))
         return True
 
     def _switch(self, name: str) -> None:
         self.session = name
         self._start_conversation()
-        render.console.print(f"[bold]session {render.escape(name)}[/]")
+        chat.switched(name)
 
     def _new(self, arg: str) -> bool:
         if not arg:
@@ -416,7 +372,7 @@ class Repl:
         if existing is not None and existing["turns"]:
             render.notice(
                 f"session {arg} exists already ({existing['turns']} turn(s), last used "
-                f"{render.ago(existing['updated_at'])}): /resume {arg} continues it, "
+                f"{listings.ago(existing['updated_at'])}): /resume {arg} continues it, "
                 "or /new with another name starts afresh"
             )
             return True
@@ -436,5 +392,5 @@ class Repl:
 
     def _sessions(self, arg: str) -> bool:
         self._no_argument("/sessions", arg)
-        render.sessions_table(sessions.sessions(self.app.db))
+        listings.sessions_table(sessions.sessions(self.app.db))
         return True

@@ -171,6 +171,12 @@ def one_line(text: str, limit: int | None = None) -> str:
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
 
 
+def snippet(text: str, width: int) -> str:
+    """The text on one line, cut at a word with an ellipsis past `width` characters."""
+    flat = " ".join(text.split())
+    return flat if len(flat) <= width else flat[: width - 1].rsplit(" ", 1)[0] + "…"
+
+
 # --- making untrusted text printable ----------------------------------------------------------
 # File names, document text, session names, model output and error messages reach the terminal;
 # none of them may move the cursor, clear the screen, set the title or write the clipboard.

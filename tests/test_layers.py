@@ -15,6 +15,7 @@ PACKAGE = Path(__file__).resolve().parent.parent / "ragchat"
 LAYERS = [
     {"cli"},
     {"repl"},
+    {"runner"},
     {"render", "export", "mcp_server"},
     {"app", "evaluate"},
     {"conversation"},

@@ -19,8 +19,6 @@ ALLOWED = {
     ("ingest/formats/markdown.py", "__init__", "nesting"): "where a recursion starts",
     ("ingest/formats/pdf.py", "__init__", "extracted"): "a running count's start",
     ("mcp_server.py", "search", "k"): "the MCP tool's published argument default",
-    ("render.py", "snippet", "width"): "how much of a chunk a table shows",
-    ("render.py", "preview", "limit"): "how much of a text a view shows",
     ("store/repair.py", "integrity_check", "most"): "how many problems a report names",
     ("text.py", "sentence_spans", "start"): "the offset of the text in its document",
 }

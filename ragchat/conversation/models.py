@@ -252,6 +252,21 @@ class Lineage:
             "scope": list(self.scope),
         }
 
+    def trace(self, message_id: int, turn: int, answer: str) -> dict[str, Any]:
+        """A turn as `ask --json` and `inspect --json` give it: the lineage's own keys (`weak` as
+        `weak_match`), plus where the turn is and its answer."""
+        data = self.to_dict()
+        data.update(
+            {
+                "turn": turn,
+                "message_id": message_id,
+                "weak_match": data.pop("weak"),
+                "answer": answer,
+                "answered": self.answer_mode not in ("pending", "unanswered") and bool(answer),
+            }
+        )
+        return data
+
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> Lineage:
         """Read a stored lineage; version 1 (before the typed lineage) stored anchor ids under

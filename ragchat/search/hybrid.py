@@ -18,6 +18,7 @@ from ..params import SCALE
 from ..store import library, terms, vectors
 from ..store.library import Scope, StoredChunk
 from ..store.transaction import get_setting
+from ..text import snippet, source_label
 from .fts import match_terms, rarer_terms, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
@@ -46,6 +47,29 @@ class Hit:
     boost: float
     score: float
     anchored: bool
+
+    def to_dict(self) -> dict[str, object]:
+        """The hit as `search --json` gives it, one JSON line each."""
+        chunk = self.chunk
+        return {
+            "rank": self.rank,
+            "chunk_id": chunk.id,
+            "score": round(self.score, 4),
+            "vector_rank": self.vector_rank,
+            "fts_rank": self.fts_rank,
+            "similarity": None if self.similarity is None else round(self.similarity, 4),
+            "boost": self.boost,
+            "anchored": self.anchored,
+            "document": chunk.path,
+            "page_start": chunk.page_start,
+            "page_end": chunk.page_end,
+            "source": source_label(chunk.path, chunk.page_start, chunk.page_end),
+            "heading": chunk.heading,
+            "snippet": snippet(chunk.text, 200),
+            "document_id": chunk.document_id,
+            "collection": chunk.collection,
+            "absolute_path": chunk.source,
+        }
 
 
 def vector_ranking(

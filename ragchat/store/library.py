@@ -629,6 +629,16 @@ class Collection:
     chunks: int
     created_at: str
 
+    def to_dict(self) -> dict[str, object]:
+        """The collection as `collections --json` gives it."""
+        return {
+            "name": self.name,
+            "folder": self.root,
+            "documents": self.documents,
+            "chunks": self.chunks,
+            "created_at": self.created_at,
+        }
+
 
 def collections(db: Database) -> list[Collection]:
     """Every collection by name, with how many documents (copies included) and chunks it holds."""
