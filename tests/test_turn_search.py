@@ -243,13 +243,12 @@ def test_the_baselines_single_query_is_the_probe_not_a_second_search(
 def test_a_query_asked_again_is_handed_the_same_list(db: Database, words: HashedWords) -> None:
     search = TurnSearch(db, words, depth=2, embed_chars=DEFAULT.answer.embed_chars)
     wills = tuple(sorted(chunks_of(db, "wills.md")))
-    first = search.vector("how do I revoke a will?", wills)
-    again = search.vector("how do I revoke a will?", wills)
-    top = search.vector("how do I revoke a will?")
-    assert again == first and top.ids == first.ids[:2]
-    assert search.fts("revoke will", wills).ids[: len(search.fts("revoke will").ids)] == (
-        search.fts("revoke will").ids
-    )
+    revoke = "how do I revoke a will?"
+    first = search.vector(revoke, wills)
+    assert search.vector(revoke, wills) == first
+    assert search.vector(revoke).ids == first.ids[:2], "without extras: the same search's top"
+    keywords = search.fts("revoke will")
+    assert search.fts("revoke will", wills).ids[: len(keywords.ids)] == keywords.ids
     assert [(r.kind, r.depth, bool(r.extra)) for r in search.runs] == [
         ("vector", 2, False),
         ("vector", 2, True),
@@ -273,6 +272,9 @@ QUERIES = (
 def test_the_lists_are_the_hybrid_rankings_of_each_query(
     library_db: Path, embedder: Embedder
 ) -> None:
+    """Each list, asked with and without the anchor chunks, scoped or not, at a shallow and the
+    chat's depth, is what `vector_ranking` and `fts_ranking` give for the query (as the turn
+    searched before it had a search object), and each query ran once."""
     db = open_db(library_db)
     try:
         documents = {row["path"]: row["id"] for row in db.query("SELECT id, path FROM documents")}
