@@ -12,19 +12,21 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any
 
 import click
+import sqlite_utils.utils
 import typer
 from typer.core import TyperCommand, TyperGroup
 
 from .config import CONFIG_FILE, MAX_NEIGHBOURS, UntrustedProjectConfig, load_settings, trust_folder
 from .errors import RagchatError
 from .names import readable_text
+from .params import DEFAULT, with_values
 
 if TYPE_CHECKING:
     from .app import App
 
-# Each command imports what it needs when it runs (start-up time): the model, sqlite, rich and
-# the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never
-# load the model.
+# Each command imports what it needs when it runs (start-up time): the model, the store, rich
+# and the Ollama client are not loaded for `--help`, and `config`, `sessions`, `inspect` never
+# load the model. (sqlite-utils and the parameters are loaded with the package and its settings.)
 
 
 class RagchatGroup(TyperGroup):
@@ -64,9 +66,6 @@ class RagchatGroup(TyperGroup):
 
 def _database_error(exc: Exception) -> str | None:
     """A SQLite error (read-only, disk full, damaged) as a sentence about the database, or None."""
-    # here: sqlite-utils loads only once a command touches the database
-    import sqlite_utils.utils
-
     if not isinstance(exc, sqlite_utils.utils.sqlite3.Error):
         return None
     from .store.db import explain
@@ -970,7 +969,6 @@ def eval_command(
     """Replay conversations through the chat's turn pipeline and score retrieval per strategy
     (with --answers, the answers too)."""
     from . import evaluate, render
-    from .params import DEFAULT, with_values
     from .render import evaluation, listings, progress
 
     params = with_values(DEFAULT, param or [])  # checked before anything is read or ingested

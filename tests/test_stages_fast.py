@@ -23,6 +23,7 @@ from ragchat.conversation.models import (
 from ragchat.conversation.plan import Ablations, plan
 from ragchat.conversation.reading import LoadedChunks, TurnContext, read_turn, window_of
 from ragchat.conversation.retrieve import retrieve
+from ragchat.conversation.searching import TurnSearch
 from ragchat.params import DEFAULT
 from ragchat.store import library, sessions, vectors
 from ragchat.store.db import open_db
@@ -109,7 +110,14 @@ def context(db: Database, embedder: HashedWords, question: str, session: str = "
     window = window_of(
         opened.history, vector, SETTINGS.history_window, DEFAULT.followup.window_similarity
     )
-    found = read_turn(db, question, vector, opened.history, window=window, depth=DEPTH)
+    search = TurnSearch(
+        db,
+        embedder,
+        depth=DEPTH,
+        embed_chars=DEFAULT.answer.embed_chars,
+        embedded={question: vector},
+    )
+    found = read_turn(db, question, vector, opened.history, window=window, search=search)
     return replace(found, turn=opened.number)
 
 
@@ -229,7 +237,7 @@ def test_a_standalone_question_is_searched_through_its_probe(
         (Source.QUESTION, Index.FTS, False),
     ]
     embedder.queries.clear()
-    retrieval = retrieve(db, embedder, SETTINGS, chosen, found)
+    retrieval = retrieve(db, SETTINGS, chosen, found)
     assert embedder.queries == [], "the question's vector list is its probe: nothing embedded again"
     assert retrieval.chunks[0].chunk_id == chunk_of(db, "The tax return is due")
     assert retrieval.chunks[0].document == "tax.md" and retrieval.chunks[0].vector_rank == 1
@@ -255,7 +263,7 @@ def test_context_lists_are_embedded_and_weighted_by_the_need(
     assert names["context/vector"].weight == pytest.approx(SETTINGS.vector_weight * 0.5)
     assert chosen.kind == "anchored_search"
     embedder.queries.clear()
-    retrieval = retrieve(db, embedder, SETTINGS, chosen, found)
+    retrieval = retrieve(db, SETTINGS, chosen, found)
     assert "how old must witnesses of a will be?" in embedder.queries
     assert found.question not in embedder.queries
     top = retrieval.chunks[0]
@@ -280,7 +288,7 @@ def test_a_meta_request_puts_the_last_answers_chunks_first(
         SETTINGS,
     )
     assert chosen.reuse and chosen.kind == "reuse"
-    retrieval = retrieve(db, embedder, SETTINGS, chosen, found)
+    retrieval = retrieve(db, SETTINGS, chosen, found)
     assert retrieval.chunks[0].chunk_id == used and retrieval.chunks[0].reused
     assert not any(c.reused for c in retrieval.chunks[1:])
     assert used in retrieval.stored
@@ -298,7 +306,7 @@ def test_one_query_per_index_reports_the_similarity_to_its_own_query(
         "context/vector",
         "keywords/fts",
     ] and not chosen.fusion
-    retrieval = retrieve(db, embedder, SETTINGS, chosen, found)
+    retrieval = retrieve(db, SETTINGS, chosen, found)
     top = retrieval.chunks[0]
     assert top.chunk_id == chunk_of(db, "Water the vegetable beds")
     own = float(
@@ -313,9 +321,7 @@ def test_a_title_the_question_names_joins_the_fusion_as_its_own_list(
     db: Database, embedder: HashedWords
 ) -> None:
     found = context(db, embedder, "Garden?")  # all its words name the document
-    retrieval = retrieve(
-        db, embedder, SETTINGS, plan(found, standalone(found.question), SETTINGS), found
-    )
+    retrieval = retrieve(db, SETTINGS, plan(found, standalone(found.question), SETTINGS), found)
     assert [(q.source, q.index, q.name) for q in retrieval.extra] == [
         (Source.QUESTION, Index.TITLE, "question/title")
     ]

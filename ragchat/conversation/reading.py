@@ -2,8 +2,8 @@
 
 The history window, the lineage of the last turns, the documents the last answer stood on (the
 anchors, resolved once: ids, paths, chunk ids, sections already said) and a *probe*: the
-question's own vector ranking, which tells how well it stands alone and is reused as the
-question's list in the fusion.
+question's own vector ranking (asked of the turn's searches, searching.py, which hand the same
+list to the fusion), which tells how well it stands alone.
 """
 
 from __future__ import annotations
@@ -15,12 +15,12 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..names import readable_text
-from ..search.hybrid import fts_ranking, vector_ranking
 from ..store import library
 from ..store.library import Scope, StoredChunk
 from ..store.sessions import Message
 from .history import HistoryWindow, select_window
 from .models import Lineage
+from .searching import Ranking, TurnSearch
 
 MAX_QUESTION_CHARS = 4000
 EMPTY_QUESTION = "empty question: type a question about your documents"
@@ -85,12 +85,10 @@ class TurnContext:
     anchors: Anchors
     probe: Probe
     notices: tuple[str, ...] = ()
-    rewrite_probe: Probe = Probe()  # a model's rewrite, searched on its own (empty: none)
-    keyword_ranking: KeywordRanking | None = (
-        None  # the question's own FTS list, when searched ahead
-    )
+    rewrite_best: float | None = None  # a model's rewrite searched on its own: its best cosine
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
     within: Scope | None = None  # the collections the question is asked in (None: all)
+    search: TurnSearch | None = None  # the turn's searches (None: a context made without them)
 
     def loaded(self, db: Database) -> LoadedChunks:
         return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)
@@ -99,35 +97,11 @@ class TurnContext:
         """The chunks of `ids` that exist, each loaded once per turn."""
         return self.loaded(db).get(ids)
 
-
-@dataclass(frozen=True)
-class KeywordRanking:
-    """The question's own FTS ranking for `query`, found while a model thinks: the top chunks,
-    and the anchor chunks it matches (appended only when the turn is anchored)."""
-
-    query: str
-    ids: tuple[int, ...]
-    anchored: tuple[int, ...]
-
-    def with_anchors(self, anchored: bool) -> list[int]:
-        seen = set(self.ids)
-        return (
-            [*self.ids, *(i for i in self.anchored if i not in seen)]
-            if anchored
-            else list(self.ids)
-        )
-
-
-def keyword_ranking(
-    db: Database,
-    query: str,
-    depth: int,
-    anchor_chunks: tuple[int, ...],
-    within: Scope | None = None,
-) -> KeywordRanking:
-    ids = fts_ranking(db, query, depth, within=within)
-    anchored = fts_ranking(db, query, 0, anchor_chunks) if anchor_chunks and ids else []
-    return KeywordRanking(query, tuple(ids), tuple(anchored))
+    def searches(self) -> TurnSearch:
+        """The turn's searches (`read_turn` makes them)."""
+        if self.search is None:
+            raise ValueError("this turn context was made without its searches")
+        return self.search
 
 
 def clean_question(question: str) -> tuple[str, tuple[str, ...]]:
@@ -189,15 +163,10 @@ def resolve_anchors(
     )
 
 
-def probe(
-    chunks: LoadedChunks,
-    db: Database,
-    vector: np.ndarray,
-    depth: int,
-    anchor_chunks: tuple[int, ...],
-    within: Scope | None = None,
-) -> Probe:
-    ids, similarity = vector_ranking(db, vector, depth, anchor_chunks, within)
+def probe(chunks: LoadedChunks, found: Ranking, depth: int) -> Probe:
+    """What a vector ranking (the question's, or a rewrite's, with the anchor chunks below its
+    top) tells: its best cosine and that chunk's lead over another document's."""
+    ids, similarity = found.ids, found.similarity
     if not ids:
         return Probe()
     top = chunks.get(ids[:depth])
@@ -207,7 +176,7 @@ def probe(
     other = next(
         (similarity[i] for i in ids[1:depth] if i in top and top[i].document_id != first_doc), 0.0
     )
-    return Probe(tuple(ids), similarity, best, best - other)
+    return Probe(ids, dict(similarity), best, best - other)
 
 
 def window_of(
@@ -223,10 +192,11 @@ def read_turn(
     history: tuple[Message, ...],
     *,
     window: HistoryWindow,
-    depth: int,
+    search: TurnSearch,
     notices: tuple[str, ...] = (),
-    within: Scope | None = None,
 ) -> TurnContext:
+    """The turn's context; `search` holds its searches (its scope is the question's)."""
+    within = search.within
     turns = lineages(history)
     last = turns[-1] if turns else None
     searching = next((t for t in reversed(turns) if t.plan != "reuse"), None)
@@ -247,8 +217,9 @@ def read_turn(
         searching=searching,
         topic_questions=topic_questions(history, turns),
         anchors=anchors,
-        probe=probe(chunks, db, vector, depth, anchors.chunk_ids, within),
+        probe=probe(chunks, search.vector(question, anchors.chunk_ids), search.depth),
         notices=(*notices, *gone),
         chunks=chunks,
         within=within,
+        search=search,
     )

@@ -22,7 +22,6 @@ from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
-from ..search.hybrid import vector_ranking
 from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
@@ -35,17 +34,10 @@ from .history import model_history
 from .models import Lineage, Reformulation, ReformulationInput, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .plan import Ablations, RetrievalPlan, plan
-from .reading import (
-    EMPTY_QUESTION,
-    TurnContext,
-    clean_question,
-    keyword_ranking,
-    probe,
-    read_turn,
-    window_of,
-)
+from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
+from .searching import TurnSearch
 
 __all__ = ["Conversation", "Ablations", "EMPTY_QUESTION"]
 
@@ -155,21 +147,22 @@ class Conversation:
             self.settings.history_window if self.ablations.use_window else 0,
             self.settings.params.followup.window_similarity,
         )
-        context = read_turn(
+        search = TurnSearch(
             self.db,
-            text,
-            vector,
-            opened.history,
-            window=window,
+            self.embedder,
             depth=max(self.settings.candidates, self.settings.top_k),
-            notices=notices,
+            embed_chars=self.params.answer.embed_chars,
             within=within,
+            embedded={text: vector},
+        )
+        context = read_turn(
+            self.db, text, vector, opened.history, window=window, search=search, notices=notices
         )
         context, reformulation, pending = self._reformulate(
             replace(context, turn=opened.number), typed
         )
         chosen = plan(context, reformulation, self.settings, self.ablations)
-        retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
+        retrieval = retrieve(self.db, self.settings, chosen, context)
         lineage = replace(
             self._lineage(context, reformulation, chosen, retrieval, started, pending),
             correction=typed,
@@ -291,21 +284,12 @@ class Conversation:
         heuristic = reformulate(context, self._reformulator(), anchor_keywords)
         pending = self._ask_model(context, typed, heuristic, anchor_keywords)
         if pending is not None:  # the question's own keyword search, while the model thinks
-            depth = max(self.settings.candidates, self.settings.top_k)
-            context = replace(
-                context,
-                keyword_ranking=keyword_ranking(
-                    self.db,
-                    without_deixis(context.question),
-                    depth,
-                    context.anchors.chunk_ids,
-                    context.within,
-                ),
-            )
+            context.searches().fts(without_deixis(context.question), context.anchors.chunk_ids)
         reading, fallback = pending.result() if pending else (None, "")
         context = self._with_rewrite(context, reading)
-        rewrite_best = context.rewrite_probe.best if context.rewrite_probe.ids else None
-        evidence = Evidence(context.probe.best, rewrite_best, self._fidelity(context, reading))
+        evidence = Evidence(
+            context.probe.best, context.rewrite_best, self._fidelity(context, reading)
+        )
         reformulation = combine(heuristic, reading, evidence, self.params)
         if fallback:
             reformulation = replace(reformulation, fallback=fallback)
@@ -319,21 +303,14 @@ class Conversation:
 
     def _with_rewrite(self, context: TurnContext, reading: ModelReading | None) -> TurnContext:
         """The context with the model's rewrite searched on its own (when it is not the
-        question)."""
+        question): its best cosine (none when it finds nothing)."""
         earlier = tuple(m.content for m in context.history if m.role == "user")
         if reading is None or repeats_the_user(reading.semantic_query, context.question, earlier):
             return context
-        vector = self.embedder.embed_query(reading.semantic_query[: self.params.answer.embed_chars])
-        depth = max(self.settings.candidates, self.settings.top_k)
-        found = probe(
-            context.loaded(self.db),
-            self.db,
-            vector,
-            depth,
-            context.anchors.chunk_ids,
-            context.within,
-        )
-        return replace(context, rewrite_probe=found)
+        search = context.searches()
+        found = search.vector(reading.semantic_query, context.anchors.chunk_ids)
+        rewrite = probe(context.loaded(self.db), found, search.depth)
+        return replace(context, rewrite_best=rewrite.best if rewrite.ids else None)
 
     def _lineage(
         self,
@@ -392,14 +369,13 @@ class Conversation:
         subject from the conversation, or a model's rewrite (the question's own best when it was
         read as typed)."""
         best = context.probe.best
-        if context.rewrite_probe.ids:
-            best = max(best, context.rewrite_probe.best)
+        if context.rewrite_best is not None:
+            best = max(best, context.rewrite_best)
         read = reformulation.semantic_query.strip()
         if not read or read == context.question.strip():
             return best
-        vector = self.embedder.embed_query(read[: self.params.answer.embed_chars])
-        ids, similarity = vector_ranking(self.db, vector, 1, (), context.within)
-        return max(best, similarity[ids[0]]) if ids else best
+        found = context.searches().vector(read, depth=1)
+        return max(best, found.similarity[found.ids[0]]) if found.ids else best
 
     def _answer(
         self,
