@@ -373,9 +373,21 @@ class _Ranking:
         return bool(a) and _key(a) == _key(b)
 
     def _similar(self, i: int, j: int) -> bool:
-        """Nearly the same unit (most of the shorter one's words are in the other)."""
-        a, b = self.stems[i], self.stems[j]
-        return bool(a and b) and len(a & b) / min(len(a), len(b)) >= self.params.duplicate_overlap
+        """Nearly the same unit: most of the shorter one's words are in the other, part by part.
+        Sentences are compared with sentences and blocks with blocks: two lead-ins that say
+        different things are two units even when their code is nearly the same (a page's
+        examples grow one step at a time, and the step is what was asked: `is_eager=True`
+        added, `Literal[...]` in place of an Enum class)."""
+        a, b = self.candidates[i][1], self.candidates[j][1]
+        parts = [(_stems(a.sentence), _stems(b.sentence))] if a.sentence and b.sentence else []
+        if a.block and b.block:
+            parts.append((_stems(a.block), _stems(b.block)))
+        if not parts:  # a sentence beside a bare block: their words
+            parts = [(self.stems[i], self.stems[j])]
+        return all(
+            bool(x and y) and len(x & y) / min(len(x), len(y)) >= self.params.duplicate_overlap
+            for x, y in parts
+        )
 
     def _leads_into_block(self, i: int) -> int | None:
         """The candidate right after sentence `i` in the same chunk when it is the lead-in of a
@@ -453,7 +465,11 @@ def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:
 
 
 def _unit_stems(unit: Unit) -> set[str]:
-    return {stem(w) for w in words(unit.text)}
+    return _stems(unit.text)
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
 
 
 def _format(chosen: list[tuple[int, Unit]]) -> str:

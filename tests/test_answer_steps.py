@@ -1,0 +1,83 @@
+"""The unit that carries the how-to (issue 30, third round): a page's examples that grow one
+step at a time are different units when their lead-ins say different things; a code block whose
+lead-in ended the chunk before comes with the sentence after it that describes it; the words a
+user typed weigh more than the ones brought from the conversation."""
+
+from __future__ import annotations
+
+from ragchat.answer import Mode, Request, Source, extractive
+from ragchat.params import DEFAULT
+from ragchat.store.library import StoredChunk
+
+
+def source(number: int, text: str) -> Source:
+    chunk = StoredChunk(
+        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
+        ordinal=0,
+    )  # fmt: skip
+    return Source(number, chunk)
+
+
+def flat_idf(term: str) -> float:
+    return 1.0
+
+
+def pick(query: str, texts: list[str], **fields: object) -> str:
+    sources = [source(i, text) for i, text in enumerate(texts, 1)]
+    request = Request(query, sources, **fields)  # type: ignore[arg-type]
+    return extractive(Mode.QUESTION, request, flat_idf, DEFAULT.answer).text
+
+
+ENUM_STEP = """To take a value from a fixed set of choices, declare a standard Python enum class:
+
+```python
+from typing import Annotated
+import typer
+
+class Network(str, Enum):
+    simple = "simple"
+    conv = "conv"
+
+app = typer.Typer()
+
+@app.command()
+def main(network: Annotated[Network, typer.Option()] = Network.simple):
+    print(f"Training neural network of type: {network}")
+
+
+if __name__ == "__main__":
+    app()
+```
+"""
+
+LITERAL_STEP = """You can also use Literal for the choices, without writing an enum class at all:
+
+```python
+from typing import Annotated
+import typer
+
+app = typer.Typer()
+
+@app.command()
+def main(network: Annotated[Literal["simple", "conv"], typer.Option()] = "simple"):
+    print(f"Training neural network of type: {network}")
+
+
+if __name__ == "__main__":
+    app()
+```
+"""
+
+
+def test_a_next_step_with_nearly_the_same_code_is_its_own_unit() -> None:
+    """The second example differs from the first by one line of code, and that line is what
+    the question asks for: its lead-in says something else, so it is no repeat of the first."""
+    answer = pick("can I skip writing an enum class for the choices?", [ENUM_STEP, LITERAL_STEP])
+    assert "class Network(str, Enum)" in answer
+    assert 'Literal["simple", "conv"]' in answer
+
+
+def test_the_same_lead_in_and_code_twice_is_still_a_repeat() -> None:
+    copy = LITERAL_STEP.replace("at all", "at all here")
+    answer = pick("can I skip writing an enum class for the choices?", [LITERAL_STEP, copy])
+    assert answer.count("Literal[") == 1
