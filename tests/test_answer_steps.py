@@ -81,3 +81,42 @@ def test_the_same_lead_in_and_code_twice_is_still_a_repeat() -> None:
     copy = LITERAL_STEP.replace("at all", "at all here")
     answer = pick("can I skip writing an enum class for the choices?", [LITERAL_STEP, copy])
     assert answer.count("Literal[") == 1
+
+
+PACKAGE_LOADER = """```python
+from jinja2 import Environment, PackageLoader
+env = Environment(loader=PackageLoader("yourapp"))
+```
+
+This will create a template environment with a loader that looks up templates in the templates
+folder inside the yourapp Python package.
+
+Different loaders are available to load templates in other ways or from other locations.
+
+You can also write your own loader if your templates live in a database.
+"""
+
+CONSOLE_FIRST = """```console
+$ python main.py
+Loaded 3 templates from the templates folder
+```
+
+This shows how many templates were loaded from the folder of the package.
+
+Different loaders are available to load templates in other ways or from other locations.
+"""
+
+
+def test_a_block_whose_lead_in_ended_the_last_chunk_comes_with_the_sentence_after_it() -> None:
+    """The chunk starts with the code (its lead-in closed the chunk before); the sentence right
+    after it says what it does: the code comes with it, not the sentence alone or nothing."""
+    answer = pick(
+        "how do I load templates from the templates folder of my package?", [PACKAGE_LOADER]
+    )
+    assert 'PackageLoader("yourapp")' in answer
+    assert answer.index("PackageLoader") < answer.index("This will create")
+
+
+def test_a_console_run_before_such_a_sentence_stays_out() -> None:
+    answer = pick("how do I load templates from the folder of my package?", [CONSOLE_FIRST])
+    assert "$ python main.py" not in answer

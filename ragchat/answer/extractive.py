@@ -332,11 +332,19 @@ class _Ranking:
             ):
                 chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
-            if scores[i - 1] > -math.inf:  # the block it points at comes along ...
-                chosen.append(i - 1)
+            if scores[i - 1] > -math.inf or self._described_after(i - 1):
+                chosen.append(i - 1)  # the block it points at comes along ...
             elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
                 chosen.remove(i)
         return chosen
+
+    def _described_after(self, i: int) -> bool:
+        """A code block with no lead-in of its own (its chunk starts with it: the sentence that
+        introduced it ended the chunk before) is introduced by the sentence right after it that
+        points back at it ("This will create a template environment ..."), unless it is a
+        console nobody asked about."""
+        unit = self.candidates[i][1]
+        return unit.has_code and not unit.sentence and self.allowed[i]
 
     def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
         """ "This example would output ...", "These two lines show ...": a sentence that opens
