@@ -1,7 +1,6 @@
 """The unit that carries the how-to (issue 30, third round): a page's examples that grow one
 step at a time are different units when their lead-ins say different things; a code block whose
-lead-in ended the chunk before comes with the sentence after it that describes it; the words a
-user typed weigh more than the ones brought from the conversation."""
+lead-in ended the chunk before comes with the sentence after it that describes it."""
 
 from __future__ import annotations
 
