@@ -332,11 +332,19 @@ class _Ranking:
             ):
                 chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
-            if scores[i - 1] > -math.inf:  # the block it points at comes along ...
-                chosen.append(i - 1)
+            if scores[i - 1] > -math.inf or self._described_after(i - 1):
+                chosen.append(i - 1)  # the block it points at comes along ...
             elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
                 chosen.remove(i)
         return chosen
+
+    def _described_after(self, i: int) -> bool:
+        """A code block with no lead-in of its own (its chunk starts with it: the sentence that
+        introduced it ended the chunk before) is introduced by the sentence right after it that
+        points back at it ("This will create a template environment ..."), unless it is a
+        console nobody asked about."""
+        unit = self.candidates[i][1]
+        return unit.has_code and not unit.sentence and self.allowed[i]
 
     def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
         """ "This example would output ...", "These two lines show ...": a sentence that opens
@@ -373,9 +381,21 @@ class _Ranking:
         return bool(a) and _key(a) == _key(b)
 
     def _similar(self, i: int, j: int) -> bool:
-        """Nearly the same unit (most of the shorter one's words are in the other)."""
-        a, b = self.stems[i], self.stems[j]
-        return bool(a and b) and len(a & b) / min(len(a), len(b)) >= self.params.duplicate_overlap
+        """Nearly the same unit: most of the shorter one's words are in the other, part by part.
+        Sentences are compared with sentences and blocks with blocks: two lead-ins that say
+        different things are two units even when their code is nearly the same (a page's
+        examples grow one step at a time, and the step is what was asked: `is_eager=True`
+        added, `Literal[...]` in place of an Enum class)."""
+        a, b = self.candidates[i][1], self.candidates[j][1]
+        parts = [(_stems(a.sentence), _stems(b.sentence))] if a.sentence and b.sentence else []
+        if a.block and b.block:
+            parts.append((_stems(a.block), _stems(b.block)))
+        if not parts:  # a sentence beside a bare block: their words
+            parts = [(self.stems[i], self.stems[j])]
+        return all(
+            bool(x and y) and len(x & y) / min(len(x), len(y)) >= self.params.duplicate_overlap
+            for x, y in parts
+        )
 
     def _leads_into_block(self, i: int) -> int | None:
         """The candidate right after sentence `i` in the same chunk when it is the lead-in of a
@@ -453,7 +473,11 @@ def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:
 
 
 def _unit_stems(unit: Unit) -> set[str]:
-    return {stem(w) for w in words(unit.text)}
+    return _stems(unit.text)
+
+
+def _stems(text: str) -> set[str]:
+    return {stem(w) for w in words(text)}
 
 
 def _format(chosen: list[tuple[int, Unit]]) -> str:
