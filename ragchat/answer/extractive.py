@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..lexicon import DEMONSTRATIVES
+from ..lexicon import DEMONSTRATIVES, REASON_CUES
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
@@ -65,6 +65,8 @@ class Request:
     said: str = ""  # what earlier answers said: a question shows it again only when nothing new
     # in the sources shares the question's words (then it is the answer itself)
     cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
+    subject: str = ""  # a meta-request's own subject ("in Python", "the python side of that")
+    why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,9 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     hold some: the best code block, after the first source's best unit when that is an example
     too ("give me an example" after a list of converters opens with code, not another list).
     Code the session has shown comes back only when no other code is left."""
-    candidates = _candidates(request.sources, request.exclude, params, examples=True)
+    candidates = _in_language(request, params) or _candidates(
+        request.sources, request.exclude, params, examples=True
+    )
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
@@ -153,6 +157,31 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         scores = [score if extra > 0 else -math.inf for score, extra in zip(scores, bonus)]
     floor = max(scores) - params.score_margin
     return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
+
+
+def _in_language(request: Request, params: AnswerParams) -> list[tuple[int, Unit]]:
+    """An example asked for in a language the sources' code is tagged with ("give me an example
+    in Python", "the python side of that": a fence's language tag among the request's own
+    words): only code in that language, code the session showed when no other is left (empty
+    when the request names no language of the sources' code)."""
+    asked = set(words(request.subject))
+    if not asked:
+        return []
+    for keep_said in (False, True):
+        found = [
+            (number, unit)
+            for number, unit in _usable(request.sources, request.exclude, params, keep_said)
+            if unit.has_code and fence_language(unit.block) in asked
+        ]
+        if found:
+            return found
+    return []
+
+
+def fence_language(block: str) -> str:
+    """The language tag of a fenced code block ("```python" -> "python"; "" untagged)."""
+    opening = block.lstrip().split("\n", 1)[0].lstrip("`~").strip(" {}.")
+    return (words(opening) or [""])[0]
 
 
 def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
@@ -250,6 +279,7 @@ class _Ranking:
             lexical / max(self.lengths[i], p.min_unit_stems) ** p.length_damping
             + prior
             - p.position_penalty * unit.position
+            + (p.reason_bonus if self.request.why and REASON_CUES.search(unit.sentence) else 0.0)
         )
 
     def masked(self, scores: list[float], bare: bool) -> list[float]:
