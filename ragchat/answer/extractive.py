@@ -209,6 +209,53 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     return ranking.answer(ranking.filled(scores, chosen, everything, floor))
 
 
+def outline_summary(
+    parts: Sequence[tuple[int, str, str]], section: str, params: AnswerParams
+) -> Answer:
+    """A page or one of its sections as a whole ("what's the 'X' page about?", "in 'X', what's
+    the Y part about?"): the section's lead sentences, then each heading right under it as an
+    item with its first sentence (the heading alone when that sentence only introduces a
+    block). `parts`: the document's chunks in reading order as (source number, heading path,
+    text); `section`: the heading path summarised ("" for the whole page). No code: a summary
+    says what the section says."""
+    depth = len(heading_levels(section))
+    inside = [p for p in parts if heading_levels(p[1])[:depth] == heading_levels(section)]
+    lines: list[str] = []
+    used: set[int] = set()
+    lead = [
+        (number, sentence)
+        for number, heading, text in inside
+        if heading == section
+        for sentence in _plain_sentences(text, params)
+    ][: params.outline_lead]
+    if lead:
+        lines.append(" ".join(s for _, s in lead) + f" [{lead[0][0]}]")
+        used.add(lead[0][0])
+    seen: list[str] = []
+    for number, heading, text in inside:
+        levels = heading_levels(heading)
+        if len(levels) <= depth or levels[depth] in seen or len(seen) >= params.outline_items:
+            continue
+        seen.append(levels[depth])
+        first = _plain_sentences(text, params)[:1] if len(levels) == depth + 1 else []
+        lines.append(f"- {levels[depth]}" + (f": {first[0]}" if first else "") + f" [{number}]")
+        used.add(number)
+    return Answer("\n".join(lines), frozenset(used))
+
+
+def heading_levels(heading: str) -> list[str]:
+    return [level for level in heading.split(" > ") if level] if heading else []
+
+
+def _plain_sentences(text: str, params: AnswerParams) -> list[str]:
+    """A chunk's sentences that stand alone (no block, no lead-in, no title or cut sentence)."""
+    return [
+        unit.sentence
+        for unit in units(text, params)
+        if not unit.block and _answerable(unit, _key(unit.sentence), params)
+    ]
+
+
 Selector = Callable[[Request, Idf, AnswerParams], Answer]
 SELECTORS: dict[Mode, Selector] = {
     Mode.QUESTION: by_question,

@@ -25,6 +25,7 @@ from .corpus import CorpusStats
 from .followup.cues import meta_subject
 from .history import HistoryWindow
 from .models import Lineage
+from .outline import Outline, numbered
 from .reformulate import fallback_notice
 
 TokenSink = Callable[[str], None]
@@ -49,6 +50,7 @@ class AnswerInputs:
     shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
     turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads (history.py)
     typed: str = ""  # the question as typed, when the turn runs another (a correction)
+    outline: Outline | None = None  # the page the question names and asks about as a whole
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -192,6 +194,12 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
     params = settings.params.answer
+    if inputs.outline is not None and not meta:
+        parts = numbered(inputs.outline, lineage)
+        summary = answers.outline_summary(parts, inputs.outline.section, params)
+        if summary.text:
+            used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in summary.used)
+            return Answered(summary.text, "extractive", used)
     mode = answers.mode_of(lineage.question, meta)
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
