@@ -167,3 +167,66 @@ def test_show_me_the_code_for_that_shows_the_code_beside_the_last_answer(
     second = conversation.ask("show me the code for that")
     app.close()
     assert "yield (name, help_text)" in second.answer
+
+
+WORKERS = """# Running Workers
+
+Workers run the jobs of a queue, one job at a time each.
+
+## Deferred Loading of Plugins
+
+Large setups with slow plugins may defer loading them until a job needs one.
+The worker then reads a plugin's module the first time a job names it.
+
+### Declaring the PluginRegistry
+
+The registry maps each plugin name to the module that holds it, and loads nothing at first.
+
+### What triggers a load?
+
+A job that names a plugin, a status report and the help listing each load the plugins they show.
+
+## Stopping Workers
+
+A worker stops after its current job when it receives the stop signal.
+"""
+
+
+def _workers_library(tmp_path: Path, embedder) -> Path:
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "workers.md").write_text(WORKERS)
+    (docs / "queues.md").write_text("# Queues\n\nA queue holds jobs in the order they came.\n")
+    (docs / "plugins.md").write_text(
+        "# Plugins\n\nA plugin adds job types; install it with pip and name it in the config.\n"
+    )
+    settings = settings_for(tmp_path / "lib.db", chunk_size=200, chunk_overlap=0)
+    db = open_db(settings.db)
+    ingest(db, settings, [docs], lambda: embedder)
+    db.close()
+    return settings.db
+
+
+def _ask(path: Path, embedder, question: str) -> str:
+    from ragchat.app import App
+
+    app = App(settings_for(path, chunk_size=200, chunk_overlap=0))
+    app.__dict__["embedder"] = embedder
+    answer = app.conversation("s").ask(question).answer
+    app.close()
+    return answer
+
+
+def test_a_named_pages_part_asked_about_as_a_whole_is_its_lead_and_headings(
+    tmp_path: Path, embedder
+) -> None:
+    path = _workers_library(tmp_path, embedder)
+    answer = _ask(path, embedder, "in 'Running Workers', what's the deferred loading part about?")
+    assert answer.startswith("Large setups with slow plugins may defer loading them")
+    assert "- Declaring the PluginRegistry" in answer  # the headings under the part, in order
+    assert answer.index("PluginRegistry") < answer.index("- What triggers a load?")
+    assert "Stopping Workers" not in answer  # another part of the page
+    # a question of its own about the named page is answered as any other
+    other = _ask(path, embedder, "in workers.md, when does a worker stop after the stop signal?")
+    assert "after its current job" in other
+    assert "- Deferred Loading of Plugins" not in other
