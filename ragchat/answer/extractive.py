@@ -162,20 +162,17 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
 def _in_language(request: Request, params: AnswerParams) -> list[tuple[int, Unit]]:
     """An example asked for in a language the sources' code is tagged with ("give me an example
     in Python", "the python side of that": a fence's language tag among the request's own
-    words): only code in that language, code the session showed when no other is left (empty
-    when the request names no language of the sources' code)."""
+    words): only code in that language, the code the session showed included (the Python side
+    of the last answer may be the code it showed; the ranking decides), empty when the request
+    names no language of the sources' code."""
     asked = set(words(request.subject))
     if not asked:
         return []
-    for keep_said in (False, True):
-        found = [
-            (number, unit)
-            for number, unit in _usable(request.sources, request.exclude, params, keep_said)
-            if unit.has_code and fence_language(unit.block) in asked
-        ]
-        if found:
-            return found
-    return []
+    return [
+        (number, unit)
+        for number, unit in _usable(request.sources, request.exclude, params, True)
+        if unit.has_code and fence_language(unit.block) in asked
+    ]
 
 
 def fence_language(block: str) -> str:
