@@ -174,6 +174,17 @@ META_PATTERNS = [
     r"in other words|rephrase|reword|simplify|simpler|plain (english|words)|eli5|explain like",
     r"what do you mean|meaning\??$|clarify",
 ]
+# a question asking for a reason ("why is it off by default?", "but why not just use +?") and a
+# sentence that gives one ("... to avoid showing a password", "The reason for this is that ..."):
+# "since" and "as" are left out, they also tell time and compare
+WHY_QUESTION = re.compile(
+    r"^\W*(?:(?:and|but|so|then|ok(?:ay)?|hm+)[\s,]+)*(?:why|how come)\b", re.IGNORECASE
+)
+REASON_CUES = re.compile(
+    r"\b(?:because|the reason|reasons?\b|so that|in order to|to (?:avoid|prevent|allow|ensure)"
+    r"|due to|as a result|otherwise|that'?s why|this is why|therefore|thus)\b",
+    re.IGNORECASE,
+)
 # the head of a meta-request with an optional subject after it ("give me an example [in Python]",
 # "show me the code [for that]", "an example with Y?", "summarize [the X page]", "tell me more
 # [about Z]"): a request verb or a bare request noun at the start, after chat openers

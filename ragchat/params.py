@@ -208,6 +208,10 @@ class AnswerParams:
     code_bonus: float = 3.0  # an example request: added to a unit that holds code
     example_cue_bonus: float = 1.0  # ... and to a sentence saying "for example", "such as"
     summary_relevance: float = 0.5  # a summary ranks by centrality plus this times relevance
+    reason_bonus: float = 1.0  # a "why" question: added to a sentence that gives a reason
+    # --- a page or section named and asked about as a whole ("what's the 'X' page about?")
+    outline_lead: int = 2  # the section's lead sentences shown
+    outline_items: int = 6  # the headings right under it shown, each with its first sentence
     # --- which units are answers at all
     min_sentence_chars: int = 25  # a shorter sentence without a block says too little alone
     boilerplate_words: int = 8  # a sentence of at least this many words ...

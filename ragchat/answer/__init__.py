@@ -12,6 +12,7 @@ from .extractive import (
     answer_pool,
     extractive,
     mode_of,
+    outline_summary,
 )
 from .params import ANSWER_PARAMS, AnswerParams
 from .prompt import (
@@ -52,6 +53,7 @@ __all__ = [
     "fit_prompt",
     "lead_text",
     "mode_of",
+    "outline_summary",
     "neutralised",
     "passage",
     "stream",

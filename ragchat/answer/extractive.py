@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..lexicon import DEMONSTRATIVES
+from ..lexicon import DEMONSTRATIVES, REASON_CUES
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
@@ -65,6 +65,8 @@ class Request:
     said: str = ""  # what earlier answers said: a question shows it again only when nothing new
     # in the sources shares the question's words (then it is the answer itself)
     cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
+    subject: str = ""  # a meta-request's own subject ("in Python", "the python side of that")
+    why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
 
 
 @dataclass(frozen=True)
@@ -130,7 +132,9 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     hold some: the best code block, after the first source's best unit when that is an example
     too ("give me an example" after a list of converters opens with code, not another list).
     Code the session has shown comes back only when no other code is left."""
-    candidates = _candidates(request.sources, request.exclude, params, examples=True)
+    candidates = _in_language(request, params) or _candidates(
+        request.sources, request.exclude, params, examples=True
+    )
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
@@ -153,6 +157,28 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         scores = [score if extra > 0 else -math.inf for score, extra in zip(scores, bonus)]
     floor = max(scores) - params.score_margin
     return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
+
+
+def _in_language(request: Request, params: AnswerParams) -> list[tuple[int, Unit]]:
+    """An example asked for in a language the sources' code is tagged with ("give me an example
+    in Python", "the python side of that": a fence's language tag among the request's own
+    words): only code in that language, the code the session showed included (the Python side
+    of the last answer may be the code it showed; the ranking decides), empty when the request
+    names no language of the sources' code."""
+    asked = set(words(request.subject))
+    if not asked:
+        return []
+    return [
+        (number, unit)
+        for number, unit in _usable(request.sources, request.exclude, params, True)
+        if unit.has_code and fence_language(unit.block) in asked
+    ]
+
+
+def fence_language(block: str) -> str:
+    """The language tag of a fenced code block ("```python" -> "python"; "" untagged)."""
+    opening = block.lstrip().split("\n", 1)[0].lstrip("`~").strip(" {}.")
+    return (words(opening) or [""])[0]
 
 
 def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
@@ -178,6 +204,53 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     everything = [True] * len(candidates)
     floor = min((x for x in scores if x > -math.inf), default=0.0)
     return ranking.answer(ranking.filled(scores, chosen, everything, floor))
+
+
+def outline_summary(
+    parts: Sequence[tuple[int, str, str]], section: str, params: AnswerParams
+) -> Answer:
+    """A page or one of its sections as a whole ("what's the 'X' page about?", "in 'X', what's
+    the Y part about?"): the section's lead sentences, then each heading right under it as an
+    item with its first sentence (the heading alone when that sentence only introduces a
+    block). `parts`: the document's chunks in reading order as (source number, heading path,
+    text); `section`: the heading path summarised ("" for the whole page). No code: a summary
+    says what the section says."""
+    depth = len(heading_levels(section))
+    inside = [p for p in parts if heading_levels(p[1])[:depth] == heading_levels(section)]
+    lines: list[str] = []
+    used: set[int] = set()
+    lead = [
+        (number, sentence)
+        for number, heading, text in inside
+        if heading == section
+        for sentence in _plain_sentences(text, params)
+    ][: params.outline_lead]
+    if lead:
+        lines.append(" ".join(s for _, s in lead) + f" [{lead[0][0]}]")
+        used.add(lead[0][0])
+    seen: list[str] = []
+    for number, heading, text in inside:
+        levels = heading_levels(heading)
+        if len(levels) <= depth or levels[depth] in seen or len(seen) >= params.outline_items:
+            continue
+        seen.append(levels[depth])
+        first = _plain_sentences(text, params)[:1] if len(levels) == depth + 1 else []
+        lines.append(f"- {levels[depth]}" + (f": {first[0]}" if first else "") + f" [{number}]")
+        used.add(number)
+    return Answer("\n".join(lines), frozenset(used))
+
+
+def heading_levels(heading: str) -> list[str]:
+    return [level for level in heading.split(" > ") if level] if heading else []
+
+
+def _plain_sentences(text: str, params: AnswerParams) -> list[str]:
+    """A chunk's sentences that stand alone (no block, no lead-in, no title or cut sentence)."""
+    return [
+        unit.sentence
+        for unit in units(text, params)
+        if not unit.block and _answerable(unit, _key(unit.sentence), params)
+    ]
 
 
 Selector = Callable[[Request, Idf, AnswerParams], Answer]
@@ -250,6 +323,7 @@ class _Ranking:
             lexical / max(self.lengths[i], p.min_unit_stems) ** p.length_damping
             + prior
             - p.position_penalty * unit.position
+            + (p.reason_bonus if self.request.why and REASON_CUES.search(unit.sentence) else 0.0)
         )
 
     def masked(self, scores: list[float], bare: bool) -> list[float]:

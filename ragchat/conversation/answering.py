@@ -14,6 +14,7 @@ from ..answer import Request
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
+from ..lexicon import WHY_QUESTION
 from ..llm import ChatBackend
 from ..params import AnswerParams
 from ..search.passages import Passage, passages
@@ -21,8 +22,10 @@ from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
 from ..text import printable
 from .corpus import CorpusStats
+from .followup.cues import meta_subject
 from .history import HistoryWindow
 from .models import Lineage
+from .outline import Outline, numbered
 from .reformulate import fallback_notice
 
 TokenSink = Callable[[str], None]
@@ -47,6 +50,7 @@ class AnswerInputs:
     shown: tuple[str, ...] = ()  # the session's earlier answers, oldest first
     turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads (history.py)
     typed: str = ""  # the question as typed, when the turn runs another (a correction)
+    outline: Outline | None = None  # the page the question names and asks about as a whole
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -190,27 +194,42 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
     params = settings.params.answer
+    if inputs.outline is not None and not meta:
+        parts = numbered(inputs.outline, lineage)
+        summary = answers.outline_summary(parts, inputs.outline.section, params)
+        if summary.text:
+            used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in summary.used)
+            return Answered(summary.text, "extractive", used)
+    mode = answers.mode_of(lineage.question, meta)
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
-        sources=_pool(inputs, meta, params),
+        sources=_pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE),
         count=settings.extractive_sentences + (params.meta_extra_units if meta else 0),
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),
         said="" if meta else "\n\n".join(inputs.shown),
         cover=[c.rank for c in lineage.chunks if c.reused],
+        subject=(meta_subject(lineage.question) or "") if meta else "",
+        why=bool(WHY_QUESTION.match(inputs.typed or lineage.question)),
     )
-    reply = answers.extractive(answers.mode_of(lineage.question, meta), request, corpus.idf, params)
+    reply = answers.extractive(mode, request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
 
 
-def _pool(inputs: AnswerInputs, meta: bool, params: AnswerParams) -> list[answers.Source]:
+def _pool(
+    inputs: AnswerInputs, meta: bool, params: AnswerParams, beside: bool = False
+) -> list[answers.Source]:
     """The sources an extractive answer draws from, without the chunks brought in beside another
     of their section (`beside`): they widen what a model reads, while the extractive answer ranks
-    its units by the search's own order (drawing on them too lost 3 docs-set turns for 1)."""
-    beside = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
-    own = [s for s in inputs.sources if s.number not in beside]
+    its units by the search's own order (drawing on them too lost 3 docs-set turns for 1). An
+    example request keeps them: a section's code often sits in the chunk after the sentences
+    the last answer showed ("show me that code")."""
+    if beside:
+        return list(answers.answer_pool(inputs.sources, meta, params))
+    brought = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
+    own = [s for s in inputs.sources if s.number not in brought]
     return list(answers.answer_pool(own, meta, params))
 
 

@@ -33,6 +33,7 @@ from .followup.heuristic import HeuristicReformulator
 from .history import model_history
 from .models import Lineage, Reformulation, ReformulationInput, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
+from .outline import asked_outline
 from .plan import Ablations, RetrievalPlan, plan
 from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
@@ -398,6 +399,7 @@ class Conversation:
             shown,
             turns=tuple(model_history(context.history, self.params.answer)) if backend else (),
             typed=typed if typed and not typed.startswith("/") else "",
+            outline=asked_outline(self.db, lineage),
         )
         return answering.answer(
             inputs,

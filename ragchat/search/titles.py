@@ -81,6 +81,17 @@ def named_documents(
     return _by_words(db, question, total, within)
 
 
+def named_exactly(db: Database, question: str) -> set[int]:
+    """The documents a question names by a file name, a path or a quoted title (no guess from
+    its words), and nothing when the library has no titles."""
+    return set() if title_index.titled_documents(db) is None else _by_identifier(db, question, 0)
+
+
+def name_spans(question: str) -> list[str]:
+    """The file names, paths and quoted spans a question names documents with."""
+    return [*_FILE.findall(question), *_QUOTED.findall(question)]
+
+
 def _by_identifier(db: Database, question: str, total: int) -> set[int]:
     """Documents the question names unmistakably: its file names and paths, a quoted span that
     is a title or name, a number with the word before it ("ADR 3") that few names hold."""

@@ -573,6 +573,15 @@ def section(db: Database, chunk_id: int) -> Section | None:
     )
 
 
+def outline(db: Database, document_id: int) -> list[tuple[int, str, str]]:
+    """A document's chunks in reading order, as (chunk id, heading path, text)."""
+    rows = db.execute(
+        "SELECT id, heading, text FROM chunks WHERE document_id = ? ORDER BY ordinal",
+        [document_id],
+    ).fetchall()
+    return [(int(i), heading or "", text or "") for i, heading, text in rows]
+
+
 def section_neighbours(db: Database, chunk_ids: Iterable[int]) -> dict[int, tuple[int, ...]]:
     """Per chunk: the ids of the chunks right before and after it in its document (ordinal -1,
     +1) under the same heading, the one before first."""

@@ -1,0 +1,78 @@
+"""A page named and asked about as a whole: "what's the 'Add Typer' page about?", "in 'Complex
+Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?".
+
+The shape, not a phrase: the question names a document unmistakably (a file name, a path or a
+quoted title: `search.titles.named_exactly`), that document leads the turn's sources, and the
+question's own words besides the name are at most one once the words of one of the page's
+headings are taken out ("lazy loading" names "Lazily Loading Subcommands"). The answer then is
+the summary of that section, or of the page (`answer.extractive.outline_summary`): its lead
+sentences and the headings right under it. A question that asks something of its own about the
+page ("in 'Complex Applications', how do I share a settings object?") is answered as any other.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from sqlite_utils import Database
+
+from ..answer.extractive import heading_levels
+from ..lexicon import DEICTIC_NOUNS, META_NOUNS
+from ..search.titles import name_spans, named_exactly
+from ..store import library
+from ..text import stem, stems, subject_words
+from .models import Lineage
+
+
+@dataclass(frozen=True)
+class Outline:
+    """The named page's chunks in reading order (chunk id, heading path, text) and the section of
+    it the question asks about ("" for the whole page)."""
+
+    chunks: tuple[tuple[int, str, str], ...]
+    section: str
+
+
+def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
+    """The page or section the question asks about as a whole, when it names the page that
+    leads the turn's sources; None for any other question."""
+    if lineage.reformulation.is_meta or not lineage.chunks:
+        return None
+    named = named_exactly(db, lineage.question)
+    first = min(lineage.chunks, key=lambda c: c.rank).document_id
+    if first not in named:
+        return None
+    chunks = tuple(library.outline(db, first))
+    section = asked_section(lineage.question, [heading for _, heading, _ in chunks])
+    return None if section is None else Outline(chunks, section)
+
+
+def asked_section(question: str, headings: Sequence[str]) -> str | None:
+    """The heading path the question's own words name (the shallowest heading that holds one of
+    them), "" for the page; None when more than one of its own words is left besides the page's
+    name and that heading: the question asks something of its own."""
+    name = stems(" ".join(name_spans(question)))
+    own = {
+        stem(w)
+        for w in subject_words(question)
+        if w not in DEICTIC_NOUNS and w not in META_NOUNS and stem(w) not in name
+    }
+    best, depth, hit = "", len(headings) + 99, set[str]()
+    for heading in dict.fromkeys(headings):
+        for level, title in enumerate(heading_levels(heading)):
+            found = own & stems(title)
+            if found:
+                if level < depth:
+                    best = " > ".join(heading_levels(heading)[: level + 1])
+                    depth, hit = level, found
+                break
+    return best if len(own - hit) <= 1 else None
+
+
+def numbered(outline: Outline, lineage: Lineage) -> list[tuple[int, str, str]]:
+    """The page's chunks with the source number each is cited by: its own rank when the turn
+    retrieved it, else the rank of the page's first source (the page it is on)."""
+    ranks = {c.chunk_id: c.rank for c in lineage.chunks}
+    page = min(ranks[chunk_id] for chunk_id, _, _ in outline.chunks if chunk_id in ranks)
+    return [(ranks.get(i, page), heading, text) for i, heading, text in outline.chunks]
