@@ -1,0 +1,68 @@
+"""The leading document's other sections, searched again on their own.
+
+A question's best chunk names the page; the passage that answers is often another section of that
+page, ranked far below it because the library's other pages share its words and meaning (a code
+block under a short lead-in, a section titled in the page's own words). Searched among that page's
+chunks alone, with the same queries and the same fusion, those sections come first: the other
+pages no longer compete for the ranks.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import numpy as np
+from sqlite_utils import Database
+
+from ..store import library
+from ..store.library import Scope
+from .fusion import RankedList, rrf_scores
+from .hybrid import fts_ranking, vector_ranking
+
+
+def within_document(
+    db: Database,
+    document_id: int,
+    vector: np.ndarray,
+    keyword_query: str,
+    *,
+    k: int,
+    vector_weight: float,
+    fts_weight: float,
+) -> list[int]:
+    """The document's chunks by the question's vector and keywords, fused as the chat fuses."""
+    ids = library.chunk_ids_of_documents(db, [document_id])
+    if not ids:
+        return []
+    scope = Scope((), frozenset({document_id}), tuple(sorted(ids)))
+    near, _ = vector_ranking(db, vector, len(ids), within=scope)
+    words = fts_ranking(db, keyword_query, len(ids), within=scope)
+    lists = [
+        RankedList("document/vector", "vector", tuple(near), vector_weight),
+        RankedList("document/fts", "fts", tuple(words), fts_weight),
+    ]
+    scores = rrf_scores(lists, k=k)
+    return sorted(scores, key=lambda i: (-scores[i], i))
+
+
+def placed(
+    order: Sequence[tuple[int, int]],
+    lead: int,
+    best: Sequence[int],
+    places: int,
+    most: int,
+) -> tuple[list[int], list[int]]:
+    """The order of (chunk id, document id) pairs with the lead document's `best` chunks (its own
+    ranking) that the first `places` lack brought in, and which were brought in. They take
+    places of other documents' chunks only, at most `most` and never more than those hold: the
+    lead's chunks already among the places keep theirs, and the other documents' chunks move
+    down in their order. No document's first place moves before another's: the lead is first."""
+    read = list(order[:places])
+    others = [chunk for chunk, document in read if document != lead]
+    taken = {chunk for chunk, _ in read}
+    new = [chunk for chunk in best if chunk not in taken][: min(most, len(others))]
+    if not new:
+        return [chunk for chunk, _ in order], []
+    mine = [chunk for chunk, document in read if document == lead]
+    rest = [chunk for chunk, _ in order[places:] if chunk not in new]
+    return [*mine, *new, *others, *rest], new
