@@ -85,7 +85,8 @@ def test_leading_sections_take_other_documents_places_only() -> None:
     order = [(10, 1), (20, 2), (11, 1), (30, 3), (12, 1), (40, 4), (50, 5), (13, 1)]
     new_order, new = placed(order, 1, best=[10, 14, 15, 16], places=6, most=2)
     assert new == [14, 15]  # its best sections not yet among the places
-    assert new_order == [10, 11, 12, 14, 15, 20, 30, 40, 50, 13]
+    # they come in where the last two other documents' chunks stood, which move below the places
+    assert new_order == [10, 20, 11, 14, 15, 12, 30, 40, 50, 13]
     # the documents' order is unchanged: each document's first place keeps its rank among them
     documents = {10: 1, 11: 1, 12: 1, 13: 1, 14: 1, 15: 1, 20: 2, 30: 3, 40: 4, 50: 5}
     firsts = list(dict.fromkeys(documents[c] for c in new_order))

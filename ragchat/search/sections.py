@@ -52,17 +52,21 @@ def placed(
     places: int,
     most: int,
 ) -> tuple[list[int], list[int]]:
-    """The order of (chunk id, document id) pairs with the lead document's `best` chunks (its own
-    ranking) that the first `places` lack brought in, and which were brought in. They take
-    places of other documents' chunks only, at most `most` and never more than those hold: the
-    lead's chunks already among the places keep theirs, and the other documents' chunks move
-    down in their order. No document's first place moves before another's: the lead is first."""
-    read = list(order[:places])
-    others = [chunk for chunk, document in read if document != lead]
-    taken = {chunk for chunk, _ in read}
+    """The order of (chunk id, document id) pairs with the `lead` document's `best` chunks (by
+    its own ranking) that the first `places` lack brought in, and which were brought in. They
+    take the places of the last other documents' chunks among the first `places` (at most
+    `most`, never more than other documents hold there), coming in where the first of those
+    stood; those chunks move just below the places, in their order. The rest keeps its order:
+    the lead's chunks keep their places, and no document's first place moves before another's
+    (the lead is first, and the chunks that move down are the last of the other documents')."""
+    read = [chunk for chunk, _ in order[:places]]
+    others = [i for i, (_, document) in enumerate(order[:places]) if document != lead]
+    taken = set(read)
     new = [chunk for chunk in best if chunk not in taken][: min(most, len(others))]
     if not new:
         return [chunk for chunk, _ in order], []
-    mine = [chunk for chunk, document in read if document == lead]
+    out = others[-len(new) :]
+    kept = [chunk for i, chunk in enumerate(read) if i not in out]
+    moved = [read[i] for i in out]
     rest = [chunk for chunk, _ in order[places:] if chunk not in new]
-    return [*mine, *new, *others, *rest], new
+    return [*kept[: out[0]], *new, *kept[out[0] :], *moved, *rest], new
