@@ -267,18 +267,10 @@ def retrieve(
         db,
         settings.params.fusion,
     )
-    chunks = _ranked(
-        _with_sections(
-            _with_neighbours(ordered[: settings.top_k], context, db, settings.params),
-            plan,
-            context,
-            db,
-            settings,
-            named,
-        ),
-        settings,
-        len(ordered),
-    )
+    near = _with_neighbours(ordered[: settings.top_k], context, db, settings.params)
+    sections = _with_sections(near, plan, context, db, settings, named)
+    # the sections brought in add places: the chunks they move down stay in the ranking
+    chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
     # library holds, for the coverage decision
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
