@@ -386,12 +386,16 @@ def _with_sections(
         vector_weight=settings.vector_weight,
         fts_weight=settings.fts_weight,
     )
+    answer = settings.params.answer  # a meta-request's answer draws on a wider pool
+    pool = answer.pool * (answer.meta_pool_factor if plan.reuse else 1)
+    own = [c.chunk_id for c in ranked if c.beside is None][:pool]
     order, new = placed(
         [(c.chunk_id, c.document_id) for c in ranked],
         lead,
         best,
         settings.params.answer.prompt_sources,
         most,
+        frozenset(own),  # the extractive answer's chunks keep their places: it stays the same
     )
     if not new:
         return ranked

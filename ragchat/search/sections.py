@@ -9,7 +9,7 @@ pages no longer compete for the ranks.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 
 import numpy as np
 from sqlite_utils import Database
@@ -51,16 +51,22 @@ def placed(
     best: Sequence[int],
     places: int,
     most: int,
+    keep: Collection[int] = (),
 ) -> tuple[list[int], list[int]]:
     """The order of (chunk id, document id) pairs with the `lead` document's `best` chunks (by
     its own ranking) that the first `places` lack brought in, and which were brought in. They
     take the places of the last other documents' chunks among the first `places` (at most
-    `most`, never more than other documents hold there), coming in where the first of those
+    `most`, never more than other documents hold there; never one of `keep`, the chunks an
+    answer without a model draws on, so it stays as it was), coming in where the first of those
     stood; those chunks move just below the places, in their order. The rest keeps its order:
     the lead's chunks keep their places, and no document's first place moves before another's
     (the lead is first, and the chunks that move down are the last of the other documents')."""
     read = [chunk for chunk, _ in order[:places]]
-    others = [i for i, (_, document) in enumerate(order[:places]) if document != lead]
+    others = [
+        i
+        for i, (chunk, document) in enumerate(order[:places])
+        if document != lead and chunk not in keep
+    ]
     taken = set(read)
     new = [chunk for chunk in best if chunk not in taken][: min(most, len(others))]
     if not new:
