@@ -124,3 +124,11 @@ def test_a_named_documents_section_reaches_the_passages(tmp_path: Path, embedder
     assert any(KEY in text for text in read)
     found = [c.document for c in chunks if c.beside is None]
     assert list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+
+
+def test_the_chunks_an_answer_draws_on_keep_their_places() -> None:
+    # documents 2 and 3 hold places 2 and 4; the chunk of 2 is in the extractive answer's pool
+    order = [(10, 1), (20, 2), (11, 1), (30, 3), (12, 1), (13, 1), (40, 4)]
+    new_order, new = placed(order, 1, best=[14, 15], places=6, most=2, keep={10, 20, 11})
+    assert new == [14]  # only the chunk of document 3 gives its place
+    assert new_order == [10, 20, 11, 14, 12, 13, 30, 40]
