@@ -13,6 +13,7 @@ from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release,
 from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.repeats import repeated_in, yielding
+from ..search.sections import placed, within_document
 from ..search.titles import named_documents, title_ranking
 from ..store import library
 from ..store.library import StoredChunk
@@ -245,6 +246,7 @@ def retrieve(
     found = [
         _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
     ]
+    named = frozenset(stored[i].document_id for i in titles[1].ids) if titles else frozenset()
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     ordered = _new_first(
         _unique([*reused, *_release_notes_last(db, found, context.question, titles)]),
@@ -252,11 +254,10 @@ def retrieve(
         db,
         settings.params.fusion,
     )
-    chunks = _ranked(
-        _with_neighbours(ordered[: settings.top_k], context, db, settings.params),
-        settings,
-        len(ordered),
-    )
+    near = _with_neighbours(ordered[: settings.top_k], context, db, settings.params)
+    sections = _with_sections(near, plan, context, db, settings, named)
+    # the sections brought in add places: the chunks they move down stay in the ranking
+    chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
     # library holds, for the coverage decision
     best = max((c.similarity for c in chunks if c.similarity is not None), default=None)
@@ -319,3 +320,78 @@ def _beside(hit: RetrievedChunk, stored: StoredChunk) -> RetrievedChunk:
     """A chunk no query ranked, brought in beside `hit`: no ranks, no score of its own."""
     found = Fused(stored.id, stored.document_id, None, None, 0.0, 0.0, 0.0, False)
     return replace(_chunk(0, found, stored, None), beside=hit.chunk_id)
+
+
+def _leading(
+    ranked: list[RetrievedChunk],
+    context: TurnContext,
+    db: Database,
+    settings: Settings,
+    named: frozenset[int],
+) -> int | None:
+    """The document of the first place when it clearly leads: the last answer's document a
+    meta-request reuses, a document the question names, or the document of the question's own
+    best chunk when that chunk is ahead of every other document's by the confident margin."""
+    first = ranked[0]
+    if first.reused or first.document_id in named:
+        return first.document_id
+    probe = context.probe
+    if not probe.ids or probe.margin < settings.params.plan.confident_margin:
+        return None
+    best = context.load(db, probe.ids[:1]).get(probe.ids[0])
+    return first.document_id if best is not None and best.document_id == first.document_id else None
+
+
+def _with_sections(
+    ranked: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    context: TurnContext,
+    db: Database,
+    settings: Settings,
+    named: frozenset[int],
+) -> list[RetrievedChunk]:
+    """The leading document's best sections, searched among its chunks alone with the question's
+    vector and keywords, take the places of other documents' chunks among those a model reads
+    (`fusion.leading_sections` at most), marked `beside` its first chunk. The answer to a
+    question is often another section of the page its best chunk found (a code block under a
+    short lead-in ranks below every page that shares the question's words); the documents ranked
+    and their order stay as they were (the lead is first already)."""
+    most = settings.params.fusion.leading_sections
+    lead = _leading(ranked, context, db, settings, named) if ranked and most > 0 else None
+    if lead is None:
+        return ranked
+    keywords = next(
+        (q.query for q in plan.queries if q.source is Source.QUESTION and q.index is Index.FTS),
+        context.question,
+    )
+    best = within_document(
+        db,
+        lead,
+        context.vector,
+        keywords,
+        k=settings.rrf_k,
+        vector_weight=settings.vector_weight,
+        fts_weight=settings.fts_weight,
+    )
+    answer = settings.params.answer  # a meta-request's answer draws on a wider pool
+    pool = answer.pool * (answer.meta_pool_factor if plan.reuse else 1)
+    own = [c.chunk_id for c in ranked if c.beside is None][:pool]
+    order, new = placed(
+        [(c.chunk_id, c.document_id) for c in ranked],
+        lead,
+        best,
+        settings.params.answer.prompt_sources,
+        most,
+        frozenset(own),  # the extractive answer's chunks keep their places: it stays the same
+    )
+    if not new:
+        return ranked
+    by_id = {c.chunk_id: c for c in ranked}
+    stored = context.load(db, [i for i in new if i not in by_id])
+    first = ranked[0]
+    for chunk_id in new:
+        if chunk_id in by_id:
+            by_id[chunk_id] = replace(by_id[chunk_id], beside=first.chunk_id)
+        elif chunk_id in stored:
+            by_id[chunk_id] = _beside(first, stored[chunk_id])
+    return [by_id[i] for i in order if i in by_id]
