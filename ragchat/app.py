@@ -13,7 +13,7 @@ from .config import Settings
 from .conversation.models import Lineage
 from .embed import Embedder, load_embedder
 from .errors import BackendUnavailable, RagchatError, SessionError
-from .store import library, sessions, vectors
+from .store import library, readers, sessions, vectors
 from .store.db import open_db
 
 if TYPE_CHECKING:
@@ -99,6 +99,7 @@ class App:
             self.vector_index.close()
             self.vector_index = None
         if "db" in self.__dict__:
+            readers.close_reader(self.db)
             self.db.close()
 
     @cached_property

@@ -286,6 +286,11 @@ class ScaleParams:
     # 175 ms. An absolute count, a cost bound: below it (every library under ~50k chunks, all the
     # shared eval sets) nothing changes
     fts_scored_rows: int = 50_000
+    # a search of a library of at least this many chunks runs its keyword search in a thread, on
+    # a read-only connection of its own, while the vector search runs (store/readers.py): on 2
+    # cores at 1M, hybrid 139 ms was the sum of FTS ~83 ms and vector ~32 ms. Below it the
+    # thread's hand-over would cost more than it saves
+    beside_rows: int = 20_000
     # a turn reads this many earlier turns of its session (the history window picks among them):
     # reading and parsing a whole session made each turn slower as a session grew
     history_turns: int = 100

@@ -8,6 +8,7 @@ words also go in as a quoted phrase, so BM25 rewards chunks that hold the whole 
 
 from __future__ import annotations
 
+import math
 import re
 
 from ..lexicon import STOPWORDS
@@ -62,6 +63,23 @@ def split_by_postings(
             break
         scored.append(term)
     return [t for t in terms if t in scored], [t for t in terms if t not in scored]
+
+
+BM25_K1 = 1.2  # FTS5's bm25() constant k1 (sqlite's fts5_aux.c), not a choice of ours
+
+
+def score_bound(terms: list[str], rows: dict[str, float], total: float) -> float:
+    """More than the BM25 score (as a magnitude: FTS5's bm25() is negative) that a chunk holding
+    no term but `terms` can get from a query holding them (`rows`: chunks holding each quoted
+    term; phrases and unknown terms count 0, the largest idf; `total`: chunks in the library).
+    FTS5 adds, for each phrase, idf * f * (k1 + 1) / (f + k1 * (1 - b + b * length / average)),
+    which stays below idf * (k1 + 1) whatever the phrase's frequency f and the chunk's length,
+    with idf = log((total - rows + 0.5) / (rows + 0.5)) (at least 1e-6)."""
+    bound = 0.0
+    for term in terms:
+        held = min(max(rows.get(term, 0.0), 0.0), total)
+        bound += max(math.log((total - held + 0.5) / (held + 0.5)), 1e-6) * (BM25_K1 + 1)
+    return bound * 1.01  # a margin for the rounding of the shares behind `rows`
 
 
 def build_match(query: str, max_terms: int = MAX_TERMS) -> str | None:

@@ -5,7 +5,9 @@ indexes) and fuses them itself; `search` is the single-query case used by `ragch
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import threading
+from collections.abc import Callable, Sequence
+from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field, replace
 from typing import Literal
 
@@ -15,11 +17,11 @@ from sqlite_utils import Database
 from ..config import Settings
 from ..embed import Embedder
 from ..params import SCALE
-from ..store import library, terms, vectors
+from ..store import library, readers, terms, vectors
 from ..store.library import Scope, StoredChunk
 from ..store.transaction import get_setting
 from ..text import snippet, source_label
-from .fts import match_terms, rarer_terms, split_by_postings
+from .fts import match_terms, rarer_terms, score_bound, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
 
@@ -123,7 +125,13 @@ def fts_ranking(
             else (kept, [])
         )
         hits = (
-            library.fts_search_holding(db, " OR ".join(scored), " OR ".join(common), depth)
+            library.fts_search_holding(
+                db,
+                " OR ".join(scored),
+                " OR ".join(common),
+                depth,
+                score_bound(scored, rows, total),
+            )
             if common
             else library.fts_search(db, match, depth)
         )
@@ -144,19 +152,48 @@ _SHARES_TOTAL: dict[int, float] = {}  # the chunk count behind the connection's 
 def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
     """The share of chunks holding each single-word quoted term (multi-word phrases are left out),
     remembered per library version."""
-    key = (id(db.conn), get_setting(db, "vectors_version") or "")
-    known = _SHARES.get(key)
+    version = get_setting(db, "vectors_version")
+    key = (id(db.conn), str(version))
+    known = _SHARES.get(key) if version else None  # no vectors yet: nothing marks a change
     if known is None:
-        _SHARES.clear()  # one library version at a time is enough
-        known = _SHARES[key] = {"": float(max(1, terms.chunk_count(db)))}
-        _SHARES_TOTAL.clear()
-        _SHARES_TOTAL[id(db.conn)] = known[""]
+        if len(_SHARES) >= 8:  # a few connections' (a library's reader has its own) are enough
+            _SHARES.clear()
+            _SHARES_TOTAL.clear()
+        known = {"": float(max(1, terms.chunk_count(db)))}
+        if version:
+            _SHARES[key] = known
+    _SHARES_TOTAL[id(db.conn)] = known[""]
     missing = [term for term in quoted if term not in known]
     for term in missing:
         found = terms.index_terms(db, term[1:-1].replace('""', '"'))
         single = len(found) == 1  # a phrase, or a word the index does not keep, always stays
         known[term] = terms.chunk_frequencies(db, found)[found[0]] / known[""] if single else 0.0
     return {term: known[term] for term in quoted if term in known}
+
+
+_WORKER: ThreadPoolExecutor | None = None  # one thread: a library's reader serves one at a time
+_WORKER_LOCK = threading.Lock()
+
+
+def fts_ranking_beside(
+    db: Database, keyword_query: str, depth: int, within: Scope | None = None
+) -> Callable[[], list[int]]:
+    """`fts_ranking`'s list, searched in a thread on the library's read-only connection while
+    the caller goes on (a library of at least `SCALE.beside_rows` chunks, outside a write);
+    call what it returns for the list. Else searched when called, on `db`."""
+    reader = (
+        readers.reader_of(db)
+        if not db.conn.in_transaction and terms.chunk_count(db) >= SCALE.beside_rows
+        else None
+    )
+    if reader is None:
+        return lambda: fts_ranking(db, keyword_query, depth, within=within)
+    global _WORKER
+    with _WORKER_LOCK:
+        if _WORKER is None:
+            _WORKER = ThreadPoolExecutor(1, thread_name_prefix="ragchat-keywords")
+        pending = _WORKER.submit(fts_ranking, reader, keyword_query, depth, within=within)
+    return pending.result
 
 
 def scoped(within: Scope | None) -> frozenset[int] | None:
@@ -171,6 +208,11 @@ def search(
     depth = max(settings.candidates, request.k)
     lists: list[RankedList] = []
     similarity: dict[int, float] = {}
+    keywords = (
+        fts_ranking_beside(db, request.keyword_query, depth, request.within)
+        if request.mode != "vector"
+        else None
+    )
     if request.mode != "fts" and request.semantic_query.strip() and embedder is not None:
         vector = (
             request.vector
@@ -193,8 +235,8 @@ def search(
                     settings.vector_weight,
                 )
             )
-    if request.mode != "vector":
-        ids = fts_ranking(db, request.keyword_query, depth, within=request.within)
+    if keywords is not None:
+        ids = keywords()
         lists.append(RankedList("question/fts", "fts", tuple(ids), settings.fts_weight))
     chunks = library.chunks_by_ids(db, [i for item in lists for i in item.ids], request.within)
     lists = [replace(item, ids=tuple(i for i in item.ids if i in chunks)) for item in lists]

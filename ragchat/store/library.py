@@ -465,14 +465,18 @@ def fts_search(
 
 
 def fts_search_holding(
-    db: Database, scored: str, common: str, limit: int
+    db: Database, scored: str, common: str, limit: int, bound: float | None = None
 ) -> list[tuple[int, float]]:
     """The best `limit` chunks for `scored OR common` (safe MATCH expressions) among the chunks
     holding a `scored` term, by the same BM25 scores as that whole query: those that hold a
     `common` term too and those that hold none, each scored with every query term (BM25 is a sum
     over the terms; a term a chunk lacks adds nothing), so FTS5 scores only the chunks of the
-    scored terms."""
+    scored terms. `bound`: more than any score a chunk holding no `common` term can get; when
+    the `limit` best chunks holding one all score more, the others are not searched at all."""
     found = fts_search(db, f"({scored}) AND ({common})", limit)
+    if bound is not None and 0 < limit <= len(found) and -max(s for _, s in found) > bound:
+        found.sort(key=lambda hit: (hit[1], hit[0]))
+        return found[:limit]
     found += fts_search(db, f"({scored}) NOT ({common})", limit)
     found.sort(key=lambda hit: (hit[1], hit[0]))
     return found[:limit]

@@ -59,6 +59,7 @@ def chunk_count(db: Database) -> int:
         return int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
     key = (id(db.conn), str(version))
     if key not in _COUNTS:
-        _COUNTS.clear()
+        if len(_COUNTS) >= 8:  # a few connections' (a library's reader has its own), not every
+            _COUNTS.clear()  # version ever seen
         _COUNTS[key] = int(db.execute("SELECT count(*) FROM chunks").fetchone()[0])
     return _COUNTS[key]

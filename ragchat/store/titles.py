@@ -53,7 +53,9 @@ def titled_documents(db: Database) -> int | None:
     """How many documents the title index holds (None: a database from before it)."""
     if not db["documents_fts"].exists():
         return None
-    return db.execute("SELECT count(*) FROM documents_fts").fetchone()[0]
+    # FTS5 keeps one row a document in its `docsize` table: counting the FTS table itself reads
+    # every row's text (14 ms a search at 71k documents)
+    return db.execute("SELECT count(*) FROM documents_fts_docsize").fetchone()[0]
 
 
 def title_holders(db: Database, match: str) -> set[int]:
