@@ -34,6 +34,7 @@ class ReformulationInput:
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
     own_anchor_best: float | None = None  # cosine of its closest chunk of those (None: unknown)
+    moved: tuple[str, ...] = ()  # the collections it names, none of which held those documents
     # --- for a model's reading only
     turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads, oldest first
     typed: str = ""  # the message as the user typed it, when the turn runs another (a correction)
@@ -112,6 +113,7 @@ class QueryList:
     query: str
     weight: float
     as_typed: bool = False  # the query is the question exactly as typed (its vector is known)
+    carried: bool = False  # searched where the conversation stands (`TurnContext.carried`)
 
     @property
     def name(self) -> str:

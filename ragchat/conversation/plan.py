@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..params import PlanParams
 from ..search.fusion import Anchoring
+from .collections import Carried, without_names
 from .followup.cues import without_deixis
 from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
@@ -58,6 +59,7 @@ def _queries(
     weight: float,
     settings: Settings,
     ablations: Ablations,
+    carried: Carried,
 ) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
@@ -87,18 +89,23 @@ def _queries(
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
     if weight <= 0:
         return tuple(lists)
+    here = carried.scope is not None  # the context searches where the conversation stands
+
+    def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
+        said = without_names(text, carried.unsaid) if here else text
+        return QueryList(source, index, said, share * weight, carried=here)
+
     if semantic.strip() and semantic != question:
-        lists.append(QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector * weight))
+        lists.append(conversational(Source.CONTEXT, Index.VECTOR, semantic, vector))
     # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword query
     # alone did worse than the expanded question; together they keep "doctors" -> "physicians")
     text = f"{semantic}, {keywords}" if ablations.use_keywords and keywords.strip() else semantic
     if text.strip() and text != question:
-        lists.append(QueryList(Source.CONTEXT, Index.FTS, text, fts * weight))
+        lists.append(conversational(Source.CONTEXT, Index.FTS, text, fts))
     if previous and not reformulation.is_meta:  # the previous question with this one
-        lists.append(
-            QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight)
-        )
-        lists.append(QueryList(Source.PREVIOUS, Index.FTS, f"{previous} {question}", fts * weight))
+        both = f"{previous} {question}"
+        lists.append(conversational(Source.PREVIOUS, Index.VECTOR, both, vector))
+        lists.append(conversational(Source.PREVIOUS, Index.FTS, both, fts))
     return tuple(lists)
 
 
@@ -127,16 +134,19 @@ def plan(
     ablations: Ablations = Ablations(),
 ) -> RetrievalPlan:
     weight = context_weight(reformulation)
+    moved = bool(context.carried.moved)  # asked in a collection the last answer stood outside
     reuse = (
         reformulation.is_meta
         and ablations.allow_reuse
         and context.searching is not None
         and not reformulation.topic_shift
+        and not moved
     )
     follows = (
         reformulation.is_follow_up
         and not reformulation.topic_shift
         and not reformulation.new_subject
+        and not moved
     )
     anchors = context.anchors
     anchoring = Anchoring()
@@ -155,7 +165,13 @@ def plan(
         )
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     queries = _queries(
-        context.question, _previous(context), reformulation, weight, settings, ablations
+        context.question,
+        _previous(context),
+        reformulation,
+        weight,
+        settings,
+        ablations,
+        context.carried if ablations.fusion else Carried(),
     )
     protect = _protect(context, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

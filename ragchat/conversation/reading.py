@@ -19,6 +19,7 @@ from ..search.hybrid import fts_ranking, vector_ranking
 from ..store import library
 from ..store.library import Scope, StoredChunk
 from ..store.sessions import Message
+from .collections import Carried, carried
 from .history import HistoryWindow, select_window
 from .models import Lineage
 
@@ -91,6 +92,7 @@ class TurnContext:
     )
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
     within: Scope | None = None  # the collections the question is asked in (None: all)
+    carried: Carried = Carried()  # where the conversation's context is searched (collections.py)
 
     def loaded(self, db: Database) -> LoadedChunks:
         return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)
@@ -251,4 +253,5 @@ def read_turn(
         notices=(*notices, *gone),
         chunks=chunks,
         within=within,
+        carried=carried(db, question, chunks.get(anchors.chunk_ids), within),
     )

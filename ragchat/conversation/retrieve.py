@@ -17,7 +17,7 @@ from ..search.hybrid import fts_ranking, vector_ranking
 from ..search.repeats import repeated_in, yielding
 from ..search.titles import named_documents, title_ranking
 from ..store import library
-from ..store.library import StoredChunk
+from ..store.library import Scope, StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
 from .plan import RetrievalPlan
 from .reading import TurnContext
@@ -54,7 +54,7 @@ def _vector_ids(
     if query.source is Source.LLM and context.rewrite_probe.ids:
         return list(context.rewrite_probe.ids), None
     vector = context.vector if query.as_typed else embedder.embed_query(query.query)
-    return vector_ranking(db, vector, depth, extra, context.within)
+    return vector_ranking(db, vector, depth, extra, _scope(query, context))
 
 
 def _fts_ids(
@@ -63,7 +63,13 @@ def _fts_ids(
     ahead = context.keyword_ranking  # the question's own FTS list, searched while the model thought
     if query.source is Source.QUESTION and ahead is not None:
         return ahead.with_anchors(bool(extra))
-    return fts_ranking(db, query.query, depth, extra, context.within)
+    return fts_ranking(db, query.query, depth, extra, _scope(query, context))
+
+
+def _scope(query: QueryList, context: TurnContext) -> Scope | None:
+    """Where a list searches: the conversation's context where the conversation stands."""
+    carried = context.carried.scope
+    return carried if query.carried and carried is not None else context.within
 
 
 def _rankings(

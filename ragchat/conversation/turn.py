@@ -27,6 +27,7 @@ from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
+from .collections import Carried, weighed_alone
 from .combine import Evidence, combine, fidelity, repeats_the_user
 from .corpus import CorpusView
 from .followup.cues import without_deixis
@@ -165,6 +166,7 @@ class Conversation:
             notices=notices,
             within=within,
         )
+        context = replace(context, carried=self._weighed_alone(context))
         context, reformulation, pending = self._reformulate(
             replace(context, turn=opened.number), typed
         )
@@ -310,6 +312,10 @@ class Conversation:
         if fallback:
             reformulation = replace(reformulation, fallback=fallback)
         return context, reformulation, pending
+
+    def _weighed_alone(self, context: TurnContext) -> Carried:
+        depth = max(self.settings.candidates, self.settings.top_k)
+        return weighed_alone(self.db, self.embedder, context.question, context.carried, depth)
 
     def _fidelity(self, context: TurnContext, reading: ModelReading | None) -> float:
         if reading is None:
