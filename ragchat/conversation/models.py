@@ -93,6 +93,7 @@ class Source(Enum):
     PREVIOUS = "previous"  # the previous question with this one
     LLM = "model"  # a model's rewrite
     KEYWORDS = "keywords"  # the heuristic's keyword query (the one-query-per-index ablation)
+    CORRECTION = "correction"  # what a correction names ("no, I meant X": X), as typed
 
 
 class Index(Enum):

@@ -60,6 +60,7 @@ def _queries(
     settings: Settings,
     ablations: Ablations,
     carried: Carried,
+    correction: str,
 ) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
@@ -87,6 +88,9 @@ def _queries(
             )
         )
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
+    if correction.strip():  # "no, I meant X": X as typed, beside the question it corrects
+        lists.append(QueryList(Source.CORRECTION, Index.VECTOR, correction, vector))
+        lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
         return tuple(lists)
     here = carried.scope is not None  # the context searches where the conversation stands
@@ -172,6 +176,7 @@ def plan(
         settings,
         ablations,
         context.carried if ablations.fusion else Carried(),
+        context.correction,
     )
     protect = _protect(context, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

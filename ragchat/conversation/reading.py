@@ -93,6 +93,7 @@ class TurnContext:
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
     within: Scope | None = None  # the collections the question is asked in (None: all)
     carried: Carried = Carried()  # where the conversation's context is searched (collections.py)
+    correction: str = ""  # the X of "no, I meant X" when the turn re-runs the last question with it
 
     def loaded(self, db: Database) -> LoadedChunks:
         return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)

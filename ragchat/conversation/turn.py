@@ -168,7 +168,7 @@ class Conversation:
         )
         context = replace(context, carried=self._weighed_alone(context))
         context, reformulation, pending = self._reformulate(
-            replace(context, turn=opened.number), typed
+            replace(context, turn=opened.number, correction=correction.subject_typed(typed)), typed
         )
         chosen = plan(context, reformulation, self.settings, self.ablations)
         retrieval = retrieve(self.db, self.embedder, self.settings, chosen, context)
@@ -224,7 +224,7 @@ class Conversation:
             if retry is not None:
                 raise RagchatError("nothing to retry: ask a question first")
             return text, ""
-        typed = text if retry is None else f"/retry {retry}".rstrip()
+        typed = text if retry is None else f"{correction.RETRY} {retry}".rstrip()
         return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
