@@ -34,6 +34,7 @@ TASKS = {
     "asking": "At any point in a command, ask the user a question and read the reply with "
     "{ask}(text); it is not tied to any option.",
 }
+WHAT = ("context", "previous")  # the lists of what the conversation adds to a question
 TOOLS = {"brewer": ("brewer.timeout", "brewer.ask"), "kettle": ("kettle.deadline", "kettle.ask")}
 
 
@@ -88,8 +89,9 @@ def test_a_question_naming_another_collection_carries_the_subject_there(
     # question is searched in kettle, without the collections' names
     assert moved.lineage.plan != "anchored_search"
     assert not any(c.anchored for c in moved.lineage.chunks)
-    carried = [q for q in moved.lineage.queries if q.source.value in ("context", "previous")]
-    assert carried and not any("brewer" in q.query or "kettle" in q.query for q in carried)
+    carried = [q for q in moved.lineage.queries if q.source.value in WHAT]
+    assert carried and all(q.within == ("kettle",) for q in carried)
+    assert not any("brewer" in q.query or "kettle" in q.query for q in carried)
 
 
 def test_a_follow_up_naming_no_collection_stays_where_the_conversation_is(
@@ -102,6 +104,7 @@ def test_a_follow_up_naming_no_collection_stays_where_the_conversation_is(
         "and when it fails, is it tried again?",
     )
     documents = _documents(follow)
+    assert all(q.within == ("kettle",) for q in follow.lineage.queries if q.source.value in WHAT)
     assert documents[0] == "kettle:retries.md"
     assert "brewer:retries.md" not in documents[:2]
 

@@ -114,21 +114,30 @@ class QueryList:
     query: str
     weight: float
     as_typed: bool = False  # the query is the question exactly as typed (its vector is known)
-    carried: bool = False  # searched where the conversation stands (`TurnContext.carried`)
+    within: tuple[str, ...] = ()  # the collections it searches instead of the turn's own: where
+    # the conversation stands (`collections.py`)
 
     @property
     def name(self) -> str:
         return f"{self.source.value}/{self.index.value}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "query": self.query, "weight": self.weight}
+        found = {"name": self.name, "query": self.query, "weight": self.weight}
+        return {**found, "in": list(self.within)} if self.within else found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryList:
         """A stored list (`as_typed` is not stored: it only matters while the turn retrieves)."""
         source, _, index = str(data.get("name", "")).partition("/")
+        within = tuple(str(name) for name in data.get("in") or ())
         try:
-            return cls(Source(source), Index(index), data.get("query", ""), data.get("weight", 0.0))
+            return cls(
+                Source(source),
+                Index(index),
+                data.get("query", ""),
+                data.get("weight", 0.0),
+                within=within,
+            )
         except ValueError:
             raise ValueError(f"unknown query list {data.get('name')!r}") from None
 

@@ -93,11 +93,11 @@ def _queries(
         lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
         return tuple(lists)
-    here = carried.scope is not None  # the context searches where the conversation stands
 
     def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
-        said = without_names(text, carried.unsaid) if here else text
-        return QueryList(source, index, said, share * weight, carried=here)
+        """A list of what the conversation adds: searched where the conversation stands."""
+        said = without_names(text, carried.unsaid) if carried.names else text
+        return QueryList(source, index, said, share * weight, within=carried.names)
 
     if semantic.strip() and semantic != question:
         lists.append(conversational(Source.CONTEXT, Index.VECTOR, semantic, vector))

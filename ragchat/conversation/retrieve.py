@@ -67,9 +67,9 @@ def _fts_ids(
 
 
 def _scope(query: QueryList, context: TurnContext) -> Scope | None:
-    """Where a list searches: the conversation's context where the conversation stands."""
+    """Where a list searches: what the conversation adds, where the conversation stands."""
     carried = context.carried.scope
-    return carried if query.carried and carried is not None else context.within
+    return carried if query.within and carried is not None else context.within
 
 
 def _rankings(
