@@ -8,11 +8,12 @@ the previous question with this one) searches only where the conversation stands
 collections of the documents the last answer stood on. A question that names a collection
 ("same idea in click?", "and how does typer handle that?") asks there: the conversation's subject
 is carried into the collection it names and the last answer's documents (in another one) are not
-anchored. Collection names are left out of the carried queries: inside a collection its own name
-is on every page and says nothing, and another's named the old place, not the subject.
+anchored; collection names then leave the carried queries (the old one's named the old place, not
+the subject, and the new one's draws a query to the pages about that collection in general).
 Collection names are the user's own identifiers, so none of this reads a language: a name counts
-only as a word of its own (not inside a path such as `tutorial/click.md` or an identifier such
-as `@click.pass_context`). A library of one collection carries nothing.
+as a word of its own or leading a path or dotted identifier (`click/docs`, `@click.pass_context`),
+not inside another word, path or name (`tutorial/click.md`, `click-completion`). A library of
+one collection carries nothing.
 """
 
 from __future__ import annotations
@@ -38,8 +39,9 @@ class Carried:
     moved: tuple[str, ...] = ()  # the collections the question takes the conversation to, none
     # of which held the last answer's documents (empty: it stays)
     subject_best: float | None = None  # a moved question's closeness without collection names
-    unsaid: tuple[str, ...] = ()  # every collection's name: no subject word of a query searched
-    # in `scope` (inside a collection its name is on every page; another's named the old place)
+    unsaid: tuple[str, ...] = ()  # a moved question's: every collection's name, no subject word
+    # of a carried query (the old one's named the old place; the new one's draws a query to the
+    # pages about that collection in general)
 
     @property
     def names(self) -> tuple[str, ...]:
@@ -47,8 +49,9 @@ class Carried:
 
 
 def _named(question: str, name: str) -> bool:
-    """Whether the question says the collection's name as a word of its own."""
-    pattern = rf"(?<![\w./@:-]){re.escape(name)}(?![\w/@-]|[.:]\w)"
+    """Whether the question says the collection's name as a word of its own, or leading a path or
+    a dotted identifier of it (`click/docs/options.md`, `@click.pass_context`)."""
+    pattern = rf"(?:(?<=@)|(?<![\w./:@-])){re.escape(name)}(?![\w-])"
     return re.search(pattern, question, re.IGNORECASE) is not None
 
 
@@ -87,7 +90,7 @@ def carried(
         return Carried()
     moved = tuple(named) if named and standing and not standing & set(named) else ()
     found = library.scope(db, [c.id for c in every if c.name in wanted])
-    return Carried(found, moved, unsaid=tuple(c.name for c in every))
+    return Carried(found, moved, unsaid=tuple(c.name for c in every) if moved else ())
 
 
 def weighed_alone(

@@ -96,7 +96,7 @@ def _queries(
 
     def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
         """A list of what the conversation adds: searched where the conversation stands."""
-        said = without_names(text, carried.unsaid) if carried.names else text
+        said = without_names(text, carried.unsaid)
         return QueryList(source, index, said, share * weight, within=carried.names)
 
     if semantic.strip() and semantic != question:
