@@ -164,7 +164,7 @@ class HeuristicReformulator:
         # how much the question stands alone lowers its need; the margin (which document) does not
         # enter: a question that several documents answer closely stands alone just as well
         closeness = own_closeness(data.own_best, self.params)
-        signals = self._grounded(signals, conversation, data.question)
+        signals = self._grounded(signals, conversation)
         cues = signals.follow_up_cues() + ([] if own else ["no subject of its own"])
         if data.moved:  # "same idea in click?": the conversation's subject, asked elsewhere
             cues.append(f"asks in {', '.join(data.moved)}, where the last answer did not stand")
@@ -199,18 +199,10 @@ class HeuristicReformulator:
                 found.append(repr(word))
         return (foreign / total if total else 0.0), ", ".join(found)
 
-    def _grounded(
-        self, signals: Signals, conversation: ConversationSoFar, question: str
-    ) -> Signals:
-        """Drop demonstratives whose noun the conversation never mentioned ("this novel" after
-        a talk about tax forms points at something new, not back) and pronouns whose owner the
-        question introduces before them ("accept unknown extra options and get them raw")."""
-        dropped = {
-            cue
-            for cue in signals.anaphora
-            if self._points_elsewhere(cue, conversation)
-            or held_by_question(self.corpus, question, cue, self.params)
-        }
+    def _grounded(self, signals: Signals, conversation: ConversationSoFar) -> Signals:
+        """Drop demonstratives whose noun the conversation never mentioned: "this novel" after
+        a talk about tax forms points at something new, not back."""
+        dropped = {cue for cue in signals.anaphora if self._points_elsewhere(cue, conversation)}
         return replace(
             signals,
             anaphora=[cue for cue in signals.anaphora if cue not in dropped],

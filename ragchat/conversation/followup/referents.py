@@ -152,14 +152,12 @@ def pick_referent(
 def held_by_question(
     corpus: CorpusStats, question: str, pointer: str, params: FollowupParams
 ) -> bool:
-    """Whether a possessive or a plural pronoun points at a thing the question itself introduces
-    before it: "a team and its members", "look a row up by its primary key", "accept unknown
-    extra options and get them raw": its owner is in the question, not in the conversation (a
-    plural agrees with few of a question's nouns; a singular "it" with nearly any, so "it" is
-    read as pointing back). Not after a definite owner ("who were the song's writers and its
+    """Whether a possessive points at a thing the question itself introduces before it: "a team
+    and its members", "look a row up by its primary key": its owner is in the question, not in
+    the conversation. Not after a definite owner ("who were the song's writers and its
     performers?"): "the song" itself points back, and the conversation's referent ("Grenade")
     is what a search needs (clapnq lost a follow-up when such owners were kept)."""
-    if pointer.lower() not in POSSESSIVE and pointer.lower() not in PLURAL:
+    if pointer.lower() not in POSSESSIVE:
         return False
     match = re.search(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE)
     before = words(question[: match.start()] if match else "")
