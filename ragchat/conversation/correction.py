@@ -65,3 +65,13 @@ def corrected(previous: str, subject: str) -> str:
     if found:
         return question[: found.start()] + subject + question[found.end() :]
     return f"{subject}: {question}"
+
+
+RETRY = "/retry"  # how a turn records the REPL's `/retry X` as typed
+
+
+def subject_typed(typed: str) -> str:
+    """X of a correction as a turn records it ("no, I meant X" or "/retry X"); "" for none."""
+    if typed.startswith(RETRY):
+        return typed[len(RETRY) :].strip()
+    return subject_of(typed) or ""

@@ -34,6 +34,7 @@ class ReformulationInput:
     own_margin: float = 0.0  # how far that chunk's document leads the next document
     own_best_anchored: bool = False  # that chunk belongs to the documents behind the last answer
     own_anchor_best: float | None = None  # cosine of its closest chunk of those (None: unknown)
+    moved: tuple[str, ...] = ()  # the collections it names, none of which held those documents
     # --- for a model's reading only
     turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads, oldest first
     typed: str = ""  # the message as the user typed it, when the turn runs another (a correction)
@@ -92,6 +93,7 @@ class Source(Enum):
     PREVIOUS = "previous"  # the previous question with this one
     LLM = "model"  # a model's rewrite
     KEYWORDS = "keywords"  # the heuristic's keyword query (the one-query-per-index ablation)
+    CORRECTION = "correction"  # what a correction names ("no, I meant X": X), as typed
 
 
 class Index(Enum):
@@ -112,20 +114,30 @@ class QueryList:
     query: str
     weight: float
     as_typed: bool = False  # the query is the question exactly as typed (its vector is known)
+    within: tuple[str, ...] = ()  # the collections it searches instead of the turn's own: where
+    # the conversation stands (`collections.py`)
 
     @property
     def name(self) -> str:
         return f"{self.source.value}/{self.index.value}"
 
     def to_dict(self) -> dict[str, Any]:
-        return {"name": self.name, "query": self.query, "weight": self.weight}
+        found = {"name": self.name, "query": self.query, "weight": self.weight}
+        return {**found, "in": list(self.within)} if self.within else found
 
     @classmethod
     def from_dict(cls, data: dict[str, Any]) -> QueryList:
         """A stored list (`as_typed` is not stored: it only matters while the turn retrieves)."""
         source, _, index = str(data.get("name", "")).partition("/")
+        within = tuple(str(name) for name in data.get("in") or ())
         try:
-            return cls(Source(source), Index(index), data.get("query", ""), data.get("weight", 0.0))
+            return cls(
+                Source(source),
+                Index(index),
+                data.get("query", ""),
+                data.get("weight", 0.0),
+                within=within,
+            )
         except ValueError:
             raise ValueError(f"unknown query list {data.get('name')!r}") from None
 

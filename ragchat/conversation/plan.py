@@ -17,6 +17,7 @@ from dataclasses import dataclass
 from ..config import Settings
 from ..params import PlanParams
 from ..search.fusion import Anchoring
+from .collections import Carried, without_names
 from .followup.cues import without_deixis
 from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
@@ -58,6 +59,8 @@ def _queries(
     weight: float,
     settings: Settings,
     ablations: Ablations,
+    carried: Carried,
+    correction: str,
 ) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
@@ -85,20 +88,28 @@ def _queries(
             )
         )
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
+    if correction.strip():  # "no, I meant X": X as typed, beside the question it corrects
+        lists.append(QueryList(Source.CORRECTION, Index.VECTOR, correction, vector))
+        lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
         return tuple(lists)
+
+    def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
+        """A list of what the conversation adds: searched where the conversation stands."""
+        said = without_names(text, carried.unsaid)
+        return QueryList(source, index, said, share * weight, within=carried.names)
+
     if semantic.strip() and semantic != question:
-        lists.append(QueryList(Source.CONTEXT, Index.VECTOR, semantic, vector * weight))
+        lists.append(conversational(Source.CONTEXT, Index.VECTOR, semantic, vector))
     # FTS gets the expanded question and the corpus's own words for it (the eval: the keyword query
     # alone did worse than the expanded question; together they keep "doctors" -> "physicians")
     text = f"{semantic}, {keywords}" if ablations.use_keywords and keywords.strip() else semantic
     if text.strip() and text != question:
-        lists.append(QueryList(Source.CONTEXT, Index.FTS, text, fts * weight))
+        lists.append(conversational(Source.CONTEXT, Index.FTS, text, fts))
     if previous and not reformulation.is_meta:  # the previous question with this one
-        lists.append(
-            QueryList(Source.PREVIOUS, Index.VECTOR, f"{previous} {question}", vector * weight)
-        )
-        lists.append(QueryList(Source.PREVIOUS, Index.FTS, f"{previous} {question}", fts * weight))
+        both = f"{previous} {question}"
+        lists.append(conversational(Source.PREVIOUS, Index.VECTOR, both, vector))
+        lists.append(conversational(Source.PREVIOUS, Index.FTS, both, fts))
     return tuple(lists)
 
 
@@ -127,16 +138,19 @@ def plan(
     ablations: Ablations = Ablations(),
 ) -> RetrievalPlan:
     weight = context_weight(reformulation)
+    moved = bool(context.carried.moved)  # asked in a collection the last answer stood outside
     reuse = (
         reformulation.is_meta
         and ablations.allow_reuse
         and context.searching is not None
         and not reformulation.topic_shift
+        and not moved
     )
     follows = (
         reformulation.is_follow_up
         and not reformulation.topic_shift
         and not reformulation.new_subject
+        and not moved
     )
     anchors = context.anchors
     anchoring = Anchoring()
@@ -155,7 +169,14 @@ def plan(
         )
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
     queries = _queries(
-        context.question, _previous(context), reformulation, weight, settings, ablations
+        context.question,
+        _previous(context),
+        reformulation,
+        weight,
+        settings,
+        ablations,
+        context.carried if ablations.fusion else Carried(),
+        context.correction,
     )
     protect = _protect(context, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

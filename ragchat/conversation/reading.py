@@ -18,6 +18,7 @@ from ..names import readable_text
 from ..store import library
 from ..store.library import Scope, StoredChunk
 from ..store.sessions import Message
+from .collections import Carried, carried
 from .history import HistoryWindow, select_window
 from .models import Lineage
 from .searching import Ranking, TurnSearch
@@ -89,6 +90,8 @@ class TurnContext:
     chunks: LoadedChunks | None = None  # the turn's loaded chunks (None: load afresh)
     within: Scope | None = None  # the collections the question is asked in (None: all)
     search: TurnSearch | None = None  # the turn's searches (None: a context made without them)
+    carried: Carried = Carried()  # where the conversation's context is searched (collections.py)
+    correction: str = ""  # the X of "no, I meant X" when the turn re-runs the last question with it
 
     def loaded(self, db: Database) -> LoadedChunks:
         return self.chunks if self.chunks is not None else LoadedChunks(db, self.within)
@@ -222,4 +225,5 @@ def read_turn(
         chunks=chunks,
         within=within,
         search=search,
+        carried=carried(db, question, chunks.get(anchors.chunk_ids), within),
     )

@@ -81,11 +81,14 @@ def reformulation_input(
         last_keyword_query=last.keyword_query if last else "",
         earlier_questions=tuple(m.content for m in context.history if m.role == "user"),
         topic_questions=context.topic_questions,
-        own_best=context.probe.best,
+        own_best=context.probe.best
+        if context.carried.subject_best is None
+        else context.carried.subject_best,
         own_margin=context.probe.margin,
         own_best_anchored=bool(context.probe.ids)
         and context.probe.ids[0] in set(context.anchors.chunk_ids),
         own_anchor_best=context.probe.best_of(context.anchors.chunk_ids),
+        moved=context.carried.moved,
     )
 
 

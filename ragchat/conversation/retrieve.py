@@ -16,7 +16,7 @@ from ..search.repeats import repeated_in, yielding
 from ..search.sections import placed, within_document
 from ..search.titles import named_documents, title_ranking
 from ..store import library
-from ..store.library import StoredChunk
+from ..store.library import Scope, StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
 from .plan import RetrievalPlan
 from .reading import TurnContext
@@ -49,13 +49,20 @@ def _always_below(query: QueryList) -> bool:
     )
 
 
+def _scope(query: QueryList, context: TurnContext) -> Scope | None:
+    """Where a list searches: what the conversation adds, where the conversation stands."""
+    carried = context.carried.scope
+    return carried if query.within and carried is not None else context.within
+
+
 def _rankings(
     plan: RetrievalPlan, context: TurnContext
 ) -> tuple[list[RankedList], dict[int, float]]:
     """The plan's lists, each asked of the turn's searches (the question's vector list is its
     probe, its keyword list the one searched while a model thought): the anchor chunks below a
     list's top when the turn is anchored, and below the vector lists of the question as typed and
-    of the model's rewrite on every turn (`_ALWAYS_BELOW`)."""
+    of the model's rewrite on every turn (`_always_below`); what the conversation adds searches
+    where the conversation stands (`_scope`)."""
     search = context.searches()
     extra = context.anchors.chunk_ids if plan.anchoring.documents else ()
     similarity = dict(context.probe.similarity)
@@ -63,11 +70,11 @@ def _rankings(
     for query in plan.queries:
         if query.index is Index.VECTOR:
             below = context.anchors.chunk_ids if _always_below(query) else extra
-            found = search.vector(query.query, below)
+            found = search.vector(query.query, below, within=_scope(query, context))
             if query.source is Source.CONTEXT and not plan.fusion:
                 similarity = dict(found.similarity)  # the single-query path: its own query's
         else:
-            found = search.fts(query.query, extra)
+            found = search.fts(query.query, extra, within=_scope(query, context))
         lists.append(RankedList(query.name, query.index.value, found.ids, query.weight))
     return lists, similarity
 

@@ -45,6 +45,7 @@ class Run:
     text: str
     depth: int
     extra: tuple[int, ...] = ()
+    within: Scope | None = None  # the collections searched (None: the whole library)
 
 
 class TurnSearch:
@@ -76,19 +77,30 @@ class TurnSearch:
             self._vectors[key] = self.embedder.embed_query(key)
         return self._vectors[key]
 
-    def vector(self, text: str, extra: tuple[int, ...] = (), depth: int | None = None) -> Ranking:
-        """The chunks nearest `text`'s vector, then those of `extra` outside them."""
-        return self._ranking("vector", text[: self._embed_chars], extra, depth or self.depth)
+    def vector(
+        self,
+        text: str,
+        extra: tuple[int, ...] = (),
+        depth: int | None = None,
+        within: Scope | None = None,
+    ) -> Ranking:
+        """The chunks nearest `text`'s vector, then those of `extra` outside them (in `within`,
+        else in the turn's scope)."""
+        scope = within or self.within
+        return self._ranking("vector", text[: self._embed_chars], extra, depth or self.depth, scope)
 
-    def fts(self, text: str, extra: tuple[int, ...] = ()) -> Ranking:
-        """The chunks FTS ranks for `text`, then those of `extra` it matches outside them."""
-        return self._ranking("fts", text, extra, self.depth)
+    def fts(self, text: str, extra: tuple[int, ...] = (), within: Scope | None = None) -> Ranking:
+        """The chunks FTS ranks for `text`, then those of `extra` it matches outside them (in
+        `within`, else in the turn's scope)."""
+        return self._ranking("fts", text, extra, self.depth, within or self.within)
 
-    def _ranking(self, kind: Kind, text: str, extra: tuple[int, ...], depth: int) -> Ranking:
-        top = self._run(Run(kind, text, depth))
+    def _ranking(
+        self, kind: Kind, text: str, extra: tuple[int, ...], depth: int, within: Scope | None
+    ) -> Ranking:
+        top = self._run(Run(kind, text, depth, (), within))
         if not extra:
             return top
-        below = self._run(Run(kind, text, depth, extra), top)
+        below = self._run(Run(kind, text, depth, extra, within), top)
         return Ranking((*top.ids, *below.ids), {**top.similarity, **below.similarity})
 
     def _run(self, run: Run, top: Ranking | None = None) -> Ranking:
@@ -104,15 +116,15 @@ class TurnSearch:
         if run.kind == "vector":
             vector = self.embedding(run.text)
             if not run.extra:
-                ids, similarity = vector_ranking(self.db, vector, run.depth, (), self.within)
+                ids, similarity = vector_ranking(self.db, vector, run.depth, (), run.within)
                 return Ranking(tuple(ids), similarity)
             missing = [i for i in run.extra if i not in top.similarity]
             if not missing:
                 return Ranking()
-            ids, similarity = vector_ranking(self.db, vector, 0, missing, self.within)
+            ids, similarity = vector_ranking(self.db, vector, 0, missing, run.within)
             return Ranking(tuple(ids), similarity)
         if not run.extra:
-            return Ranking(tuple(fts_ranking(self.db, run.text, run.depth, (), self.within)))
+            return Ranking(tuple(fts_ranking(self.db, run.text, run.depth, (), run.within)))
         seen = set(top.ids)
         below = fts_ranking(self.db, run.text, 0, run.extra)
         return Ranking(tuple(i for i in below if i not in seen))

@@ -26,6 +26,7 @@ from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
+from .collections import Carried, weighed_alone
 from .combine import Evidence, combine, fidelity, repeats_the_user
 from .corpus import CorpusView
 from .followup.cues import without_deixis
@@ -159,8 +160,9 @@ class Conversation:
         context = read_turn(
             self.db, text, vector, opened.history, window=window, search=search, notices=notices
         )
+        context = replace(context, carried=self._weighed_alone(context))
         context, reformulation, pending = self._reformulate(
-            replace(context, turn=opened.number), typed
+            replace(context, turn=opened.number, correction=correction.subject_typed(typed)), typed
         )
         chosen = plan(context, reformulation, self.settings, self.ablations)
         retrieval = retrieve(self.db, self.settings, chosen, context)
@@ -216,7 +218,7 @@ class Conversation:
             if retry is not None:
                 raise RagchatError("nothing to retry: ask a question first")
             return text, ""
-        typed = text if retry is None else f"/retry {retry}".rstrip()
+        typed = text if retry is None else f"{correction.RETRY} {retry}".rstrip()
         return (correction.corrected(last.question, subject) if subject else last.question), typed
 
     def corpus(self) -> CorpusView:
@@ -295,6 +297,9 @@ class Conversation:
         if fallback:
             reformulation = replace(reformulation, fallback=fallback)
         return context, reformulation, pending
+
+    def _weighed_alone(self, context: TurnContext) -> Carried:
+        return weighed_alone(context.searches(), context.question, context.carried)
 
     def _fidelity(self, context: TurnContext, reading: ModelReading | None) -> float:
         if reading is None:

@@ -120,7 +120,12 @@ def inspect_view(data: dict) -> None:
             [
                 (
                     query["name"],
-                    f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}",
+                    f"{query['weight']:.2f}  {escape(snippet(query['query'], 2 * ECHO_LIMIT))}"
+                    + (
+                        f"  (in {escape(printable(', '.join(query['in'])))})"
+                        if query.get("in")
+                        else ""
+                    ),
                 )
                 for query in data.get("queries", [])
             ]

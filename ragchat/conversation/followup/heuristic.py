@@ -166,6 +166,8 @@ class HeuristicReformulator:
         closeness = own_closeness(data.own_best, self.params)
         signals = self._grounded(signals, conversation)
         cues = signals.follow_up_cues() + ([] if own else ["no subject of its own"])
+        if data.moved:  # "same idea in click?": the conversation's subject, asked elsewhere
+            cues.append(f"asks in {', '.join(data.moved)}, where the last answer did not stand")
         if cues:  # it points at the conversation, whatever its own words
             need = 1.0 if not own else 1.0 - self.params.cue_closeness_damping * closeness
             return Decision(kind="follow_up", need=need, reason="; ".join(cues), signals=signals)

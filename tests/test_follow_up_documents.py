@@ -1,0 +1,148 @@
+"""Which documents a follow-up turn is about (issue 28): a question that names another collection
+carries the conversation's subject there; a correction's own words are searched as typed. Two
+small libraries of one made-up tool each, in two collections, with the real embedding model."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+import pytest
+from helpers import settings_for
+
+from ragchat.conversation.collections import named_collections, without_names
+from ragchat.ingest.pipeline import ingest
+from ragchat.store.db import open_db
+
+# each tool documents the same tasks in its own words; every page says the tool's name
+TASKS = {
+    "deadline": "A job that runs too long is stopped after the deadline given in seconds: "
+    "{call}(seconds=30) ends the job and marks it as timed out.",
+    "retries": "A job that fails is tried again up to three times, waiting longer each time.",
+    "logging": "Every job writes its log lines to the journal with the level set per node.",
+    "install": "Install it with pip; it needs Python 3.10 or newer and no other packages.",
+    "plugins": "Plugins add commands; each plugin is a package with an entry point.",
+    "config": "Settings are read from a TOML file in the project folder, then the environment.",
+    "colours": "Output is coloured when the terminal supports it; NO_COLOR turns colours off.",
+    "testing": "The test runner invokes a command in-process and returns its exit code and output.",
+    "upgrading": "Each release lists what changed; read the notes before upgrading.",
+    "shell": "Shell completion is installed for bash, zsh and fish with one command.",
+    "paging": "Long output is shown through a pager when it does not fit the screen.",
+    "required": "An option can be made required: when it is missing the command exits with an "
+    "error that names the option.",
+    "option-prompts": "An option can ask for its value when it is missing instead of failing: "
+    "give the option prompt=True and the user is asked for the value.",
+    "asking": "At any point in a command, ask the user a question and read the reply with "
+    "{ask}(text); it is not tied to any option.",
+}
+WHAT = ("context", "previous")  # the lists of what the conversation adds to a question
+TOOLS = {"brewer": ("brewer.timeout", "brewer.ask"), "kettle": ("kettle.deadline", "kettle.ask")}
+
+
+def _library(tmp_path: Path, embedder) -> Path:
+    for tool, (call, ask) in TOOLS.items():
+        folder = tmp_path / tool
+        folder.mkdir()
+        for name, text in TASKS.items():
+            body = text.format(call=call, ask=ask)
+            title = name.replace("-", " ").title()
+            (folder / f"{name}.md").write_text(f"# {title} in {tool.title()}\n\n{body}\n")
+    settings = settings_for(tmp_path / "lib.db")
+    db = open_db(settings.db)
+    ingest(db, settings, [tmp_path / tool for tool in TOOLS], lambda: embedder)
+    db.close()
+    return settings.db
+
+
+def _turns(path: Path, embedder, *questions: str):
+    from ragchat.app import App
+
+    app = App(settings_for(path))
+    app.__dict__["embedder"] = embedder
+    conversation = app.conversation("s")
+    results = [conversation.ask(question) for question in questions]
+    app.close()
+    return results
+
+
+def _documents(result) -> list[str]:
+    """The turn's documents in rank order (`collection:path`: the two tools' pages read alike)."""
+    return list(dict.fromkeys(c.document for c in result.lineage.chunks))
+
+
+@pytest.fixture(scope="module")
+def two_tools(tmp_path_factory: pytest.TempPathFactory, embedder) -> Path:
+    return _library(tmp_path_factory.mktemp("tools"), embedder)
+
+
+def test_a_question_naming_another_collection_carries_the_subject_there(
+    two_tools: Path, embedder
+) -> None:
+    first, moved = _turns(
+        two_tools,
+        embedder,
+        "how do I stop a brewer job that runs too long?",
+        "same idea in kettle?",
+    )
+    assert _documents(first)[0] == "brewer:deadline.md"
+    assert "kettle:deadline.md" in _documents(moved)[:3]
+    # the last answer's page (in brewer) is not anchored, and what the conversation adds to the
+    # question is searched in kettle, without the collections' names
+    assert moved.lineage.plan != "anchored_search"
+    assert not any(c.anchored for c in moved.lineage.chunks)
+    carried = [q for q in moved.lineage.queries if q.source.value in WHAT]
+    assert carried and all(q.within == ("kettle",) for q in carried)
+    assert not any("brewer" in q.query or "kettle" in q.query for q in carried)
+
+
+def test_a_follow_up_naming_no_collection_stays_where_the_conversation_is(
+    two_tools: Path, embedder
+) -> None:
+    _, follow = _turns(
+        two_tools,
+        embedder,
+        "in kettle, how do I stop a job that runs too long?",
+        "and when it fails, is it tried again?",
+    )
+    documents = _documents(follow)
+    assert all(q.within == ("kettle",) for q in follow.lineage.queries if q.source.value in WHAT)
+    assert documents[0] == "kettle:retries.md"
+    assert "brewer:retries.md" not in documents[:2]
+
+
+def test_a_correction_searches_its_own_words_as_typed(two_tools: Path, embedder) -> None:
+    correction = "asking the user something halfway through the command, not tied to an option"
+    *_, corrected = _turns(
+        two_tools,
+        embedder,
+        "in brewer, how do I make an option required?",
+        "what about asking for it when it's missing instead of failing?",
+        f"no, I mean {correction}",
+    )
+    searched = {(q.source.value, q.index.value): q.query for q in corrected.lineage.queries}
+    assert searched[("correction", "vector")] == correction
+    assert "brewer:asking.md" in _documents(corrected)[:2]
+
+
+@pytest.mark.parametrize(
+    ("question", "named"),
+    [
+        ("same idea in click?", ["click"]),
+        ("and how does Typer handle that?", ["typer"]),
+        ("click's version?", ["click"]),
+        ("what's that tutorial/click.md page about?", []),
+        ("what is @click.pass_context passing?", ["click"]),
+        ("see click/docs/options.md", ["click"]),
+        ("how does click-completion work?", []),
+        ("compare click and typer", ["click", "typer"]),
+    ],
+)
+def test_a_collection_is_named_only_by_a_word_of_its_own(question: str, named: list[str]) -> None:
+    assert named_collections(question, ["click", "jinja", "typer"]) == named
+
+
+def test_collection_names_leave_the_carried_query() -> None:
+    assert without_names("same idea in click? (quits, click, fails)", ["click"]) == (
+        "same idea in? (quits, fails)"
+    )
+    assert without_names("idea, click, quits", ["click"]) == "idea, quits"
+    assert without_names("see tutorial/click.md", ["click"]) == "see tutorial/click.md"
