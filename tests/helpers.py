@@ -8,6 +8,7 @@ from typing import Any
 
 from typer.testing import CliRunner
 
+from ragchat.answer import Source
 from ragchat.cli import app
 from ragchat.config import Settings, user_cache_dir
 from ragchat.ingest import chunking
@@ -15,6 +16,9 @@ from ragchat.ingest.parsed import ParsedDocument
 from ragchat.params import DEFAULT
 from ragchat.search import fusion
 from ragchat.search.fusion import Fused, RankedList
+from ragchat.store import library, vectors
+from ragchat.store.db import open_db
+from ragchat.store.library import ChunkRecord, DocumentRecord, StoredChunk
 
 REPO = Path(__file__).resolve().parent.parent
 SAMPLE_DOCS = REPO / "sample_docs"
@@ -104,3 +108,35 @@ CHAT = {
 
 def fuse(lists: list[RankedList], document_of: dict[int, int], **options: Any) -> list[Fused]:
     return fusion.fuse(lists, document_of, **(CHAT | options))
+
+
+def source(number: int, text: str) -> Source:
+    """The extractive answer's source [number]: one chunk of its own document, doc{number}.md."""
+    chunk = StoredChunk(
+        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
+        ordinal=0,
+    )  # fmt: skip
+    return Source(number, chunk)
+
+
+def flat_idf(term: str) -> float:
+    """Every word equally rare: the answer's choice rests on the words alone."""
+    return 1.0
+
+
+def memory_library(documents: dict[str, tuple[str, list[tuple[str, str]]]], embedder: Any) -> Any:
+    """An in-memory library of `documents` ({path: (title, [(heading, text), ...])}, a chunk per
+    section) embedded by `embedder` (a fake of tests/fakes.py): real SQLite, FTS5 and sqlite-vec."""
+    db = open_db(":memory:")
+    vectors.ensure_vector_table(db, embedder.model_id, embedder.dim)
+    for path, (title, sections) in documents.items():
+        record = DocumentRecord(
+            source=f"/docs/{path}", path=path, root="/docs", title=title, content_hash=path,
+            size=1, mtime=0.0, encoding="utf-8", term_counts={},
+        )  # fmt: skip
+        chunks = [
+            ChunkRecord(n, text, heading, 0, len(text))
+            for n, (heading, text) in enumerate(sections)
+        ]
+        library.replace_document(db, record, chunks, embedder.embed([c.text for c in chunks]))
+    return db

@@ -4,21 +4,10 @@ lead-in ended the chunk before comes with the sentence after it that describes i
 
 from __future__ import annotations
 
-from ragchat.answer import Mode, Request, Source, extractive
+from helpers import flat_idf, source
+
+from ragchat.answer import Mode, Request, extractive
 from ragchat.params import DEFAULT
-from ragchat.store.library import StoredChunk
-
-
-def source(number: int, text: str) -> Source:
-    chunk = StoredChunk(
-        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
-        ordinal=0,
-    )  # fmt: skip
-    return Source(number, chunk)
-
-
-def flat_idf(term: str) -> float:
-    return 1.0
 
 
 def pick(query: str, texts: list[str], **fields: object) -> str:

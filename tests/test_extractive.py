@@ -6,6 +6,7 @@ from __future__ import annotations
 from dataclasses import replace
 
 import pytest
+from helpers import flat_idf, source
 
 from ragchat.answer import (
     ANSWER_PARAMS,
@@ -19,25 +20,7 @@ from ragchat.answer import (
 )
 from ragchat.answer.extractive import SELECTORS, Answer
 from ragchat.params import DEFAULT
-from ragchat.store.library import StoredChunk
 from ragchat.text import split_sentences
-
-
-def source(number: int, text: str) -> Source:
-    chunk = StoredChunk(
-        id=number,
-        document_id=number,
-        path=f"doc{number}.md",
-        title="",
-        heading="",
-        text=text,
-        ordinal=0,
-    )
-    return Source(number, chunk)
-
-
-def flat_idf(term: str) -> float:
-    return 1.0
 
 
 def pick(query: str, sources: list[Source], mode: Mode = Mode.QUESTION, **fields: object) -> Answer:

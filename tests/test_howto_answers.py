@@ -5,23 +5,11 @@ front, no block twice; a follow-up leads with what is new; meta-requests by thei
 from __future__ import annotations
 
 import pytest
+from helpers import flat_idf, source
 
-from ragchat.answer import Mode, Request, Source, extractive, mode_of, units
+from ragchat.answer import Mode, Request, extractive, mode_of, units
 from ragchat.conversation.followup.cues import is_meta_request, meta_subject
 from ragchat.params import DEFAULT
-from ragchat.store.library import StoredChunk
-
-
-def source(number: int, text: str) -> Source:
-    chunk = StoredChunk(
-        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
-        ordinal=0,
-    )  # fmt: skip
-    return Source(number, chunk)
-
-
-def flat_idf(term: str) -> float:
-    return 1.0
 
 
 def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: object) -> str:

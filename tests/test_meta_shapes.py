@@ -6,25 +6,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import settings_for
+from helpers import flat_idf, settings_for, source
 
-from ragchat.answer import Mode, Request, Source, extractive
+from ragchat.answer import Mode, Request, extractive
 from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
 from ragchat.store.db import open_db
-from ragchat.store.library import StoredChunk
-
-
-def source(number: int, text: str) -> Source:
-    chunk = StoredChunk(
-        id=number, document_id=number, path=f"doc{number}.md", title="", heading="", text=text,
-        ordinal=0,
-    )  # fmt: skip
-    return Source(number, chunk)
-
-
-def flat_idf(term: str) -> float:
-    return 1.0
 
 
 def pick(query: str, texts: list[str], mode: Mode, **fields: object) -> str:

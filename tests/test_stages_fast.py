@@ -9,6 +9,7 @@ from dataclasses import replace
 
 import pytest
 from fakes import HashedWords
+from helpers import memory_library
 from sqlite_utils import Database
 
 from ragchat.config import Settings
@@ -25,9 +26,7 @@ from ragchat.conversation.reading import LoadedChunks, TurnContext, read_turn, w
 from ragchat.conversation.retrieve import retrieve
 from ragchat.conversation.searching import TurnSearch
 from ragchat.params import DEFAULT
-from ragchat.store import library, sessions, vectors
-from ragchat.store.db import open_db
-from ragchat.store.library import ChunkRecord, DocumentRecord
+from ragchat.store import library, sessions
 
 SETTINGS = Settings(ollama="off")
 DEPTH = max(SETTINGS.candidates, SETTINGS.top_k)
@@ -73,25 +72,7 @@ def embedder() -> HashedWords:
 
 @pytest.fixture
 def db(embedder: HashedWords) -> Iterator[Database]:
-    db = open_db(":memory:")
-    vectors.ensure_vector_table(db, embedder.model_id, embedder.dim)
-    for path, (title, sections) in DOCUMENTS.items():
-        record = DocumentRecord(
-            source=f"/docs/{path}",
-            path=path,
-            root="/docs",
-            title=title,
-            content_hash=path,
-            size=1,
-            mtime=0.0,
-            encoding="utf-8",
-            term_counts={},
-        )
-        chunks = [
-            ChunkRecord(n, text, heading, 0, len(text))
-            for n, (heading, text) in enumerate(sections)
-        ]
-        library.replace_document(db, record, chunks, embedder.embed([c.text for c in chunks]))
+    db = memory_library(DOCUMENTS, embedder)
     yield db
     db.close()
 

@@ -15,6 +15,7 @@ from typing import Any
 
 import pytest
 from fakes import FakeChat, HashedWords
+from helpers import memory_library
 from sqlite_utils import Database
 
 from ragchat.config import Settings
@@ -29,7 +30,7 @@ from ragchat.search.fusion import RankedList
 from ragchat.search.hybrid import fts_ranking, vector_ranking
 from ragchat.store import library, vectors
 from ragchat.store.db import open_db
-from ragchat.store.library import ChunkRecord, DocumentRecord, Scope
+from ragchat.store.library import Scope
 
 DOCUMENTS = {
     "wills.md": (
@@ -70,25 +71,7 @@ def words() -> HashedWords:
 
 @pytest.fixture
 def db(words: HashedWords) -> Iterator[Database]:
-    db = open_db(":memory:")
-    vectors.ensure_vector_table(db, words.model_id, words.dim)
-    for path, (title, sections) in DOCUMENTS.items():
-        record = DocumentRecord(
-            source=f"/docs/{path}",
-            path=path,
-            root="/docs",
-            title=title,
-            content_hash=path,
-            size=1,
-            mtime=0.0,
-            encoding="utf-8",
-            term_counts={},
-        )
-        chunks = [
-            ChunkRecord(n, text, heading, 0, len(text))
-            for n, (heading, text) in enumerate(sections)
-        ]
-        library.replace_document(db, record, chunks, words.embed([c.text for c in chunks]))
+    db = memory_library(DOCUMENTS, words)
     yield db
     db.close()
 
