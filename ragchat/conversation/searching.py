@@ -45,7 +45,10 @@ class Run:
     text: str
     depth: int
     extra: tuple[int, ...] = ()
-    within: Scope | None = None  # the collections searched (None: the whole library)
+    # the collections searched (None: the whole library), known by their names: hashing a scope
+    # would hash every chunk id it holds at each lookup
+    within: Scope | None = field(default=None, compare=False)
+    collections: tuple[str, ...] | None = None
 
 
 class TurnSearch:
@@ -97,10 +100,11 @@ class TurnSearch:
     def _ranking(
         self, kind: Kind, text: str, extra: tuple[int, ...], depth: int, within: Scope | None
     ) -> Ranking:
-        top = self._run(Run(kind, text, depth, (), within))
+        names = within.names if within is not None else None
+        top = self._run(Run(kind, text, depth, (), within, names))
         if not extra:
             return top
-        below = self._run(Run(kind, text, depth, extra, within), top)
+        below = self._run(Run(kind, text, depth, extra, within, names), top)
         return Ranking((*top.ids, *below.ids), {**top.similarity, **below.similarity})
 
     def _run(self, run: Run, top: Ranking | None = None) -> Ranking:
