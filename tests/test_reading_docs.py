@@ -176,6 +176,115 @@ def test_ref_labels_show_the_target_title_from_any_document(
     assert "First see Setting up." in stored_text(db_path)["a_usage.rst"]
 
 
+DOCTEST_MD = """\
+# Strategies
+
+Tag a union before you unstructure it.
+
+```{testsetup} *
+import hidden_setup_module
+```
+
+```{doctest} tagged_unions
+
+# Unstructuring as a union.
+>>> converter.unstructure(A(1), unstructure_as=A | B)
+{'a': 1, '_type': 'A'}
+
+# Unstructuring as just an A.
+>>> converter.unstructure(A(1))
+{'a': 1}
+```
+
+```{testcode} grouped
+print(configure_tagged_union)
+```
+
+```{doctest}
+:hide:
+
+>>> hidden_check()
+```
+
+## Real-life case
+
+Apple sends notifications.
+"""
+
+DOCTEST_RST = """\
+Strategies
+==========
+
+.. testsetup:: *
+
+   import hidden_setup_module
+
+.. doctest:: tagged_unions
+
+   # Unstructuring as a union.
+   >>> converter.unstructure(A(1))
+   {'a': 1}
+
+.. testcode:: grouped
+
+   print(configure_tagged_union)
+
+.. testoutput:: grouped
+   :hide:
+
+   hidden output
+"""
+
+
+@pytest.mark.parametrize(("name", "text"), [("s.md", DOCTEST_MD), ("s.rst", DOCTEST_RST)])
+def test_doctest_blocks_are_code_and_their_groups_and_setup_are_not_text(
+    tmp_path: Path, name: str, text: str
+) -> None:
+    parsed = parse(tmp_path, name, text)
+    # a `# comment` inside a doctest block is code, never a heading of the page
+    assert [s.heading_path for s in parsed.sections if s.heading_path][-1][-1] in (
+        "Strategies",
+        "Real-life case",
+    )
+    assert all("Unstructuring" not in " ".join(s.heading_path) for s in parsed.sections)
+    assert "```pycon\n" in parsed.text and "# Unstructuring as a union." in parsed.text
+    assert "```python\nprint(configure_tagged_union)" in parsed.text
+    for hidden in ("hidden_setup_module", "hidden_check", "hidden output"):
+        assert hidden not in parsed.text  # setup, cleanup and `:hide:` are off the page
+    for group in ("tagged_unions", "grouped", "\n*\n"):
+        assert group not in parsed.text  # test groups name nothing a reader sees
+
+
+def test_a_fence_with_only_attributes_has_no_language(tmp_path: Path) -> None:
+    parsed = parse(tmp_path, "r.md", '# Routers\n\n``` hl_lines="5 9"\nrouter = Router()\n```\n')
+    assert "```\nrouter = Router()\n```" in parsed.text
+    assert "hl_lines" not in parsed.text
+
+
+def test_untitled_myst_links_show_the_heading_they_point_at(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    docs = write(
+        tmp_path / "docs",
+        {
+            "a_hooks.md": (
+                "# Hooks\n\nUnions are handled by [](b_unions.md#default-union-strategy).\n"
+                "Untyped fields are treated as [](#typingany). See [](b_unions.md) too.\n\n"
+                "## typing.Any\n\nAnything goes.\n"
+            ),
+            "b_unions.md": (
+                "# Unions\n\n```python\n# Not a heading\n```\n\n"
+                "## Default Union Strategy\n\nThe default disambiguates by unique fields.\n"
+            ),
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    run(db_path, docs, embedder)
+    text = stored_text(db_path)["a_hooks.md"]
+    assert "Unions are handled by Default Union Strategy." in text
+    assert "Untyped fields are treated as typing.Any. See b unions too." in text
+
+
 # --- 3. what is a document ---------------------------------------------------------------------
 
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from .ignore import Scope
 from .includes import IncludeResolver, include_names
-from .labels import collect_labels
+from .labels import collect_labels, heading_anchors
 
 FRAGMENT = "included by another document"
 TEMPLATE = "a page template"
@@ -61,16 +61,21 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]]) -> Survey:
     file found."""
     result = Survey()
     includes: dict[Path, list[Path]] = {}
+    anchors: dict[str, str] = {}  # Markdown headings' anchors: explicit labels come first
     for path, scope, root, text in files:
         if path.suffix.lower() not in _INCLUDING:
             continue
         for label, title in collect_labels(text).items():
             result.labels.setdefault(label, title)
+        for anchor, title in heading_anchors(text).items():
+            anchors.setdefault(anchor, title)
         resolver = IncludeResolver(path, scope, root)
         targets = (resolver.locate(name) for name in include_names(text))
         includes[_real(path)] = [
             t for t in targets if t is not None and t != _real(path) and _readable(t, resolver)
         ]
+    for anchor, title in anchors.items():
+        result.labels.setdefault(anchor, title)
     found = {_real(path) for path, _, _, _ in files}
     included = {target for targets in includes.values() for target in targets if target in found}
     stack = [path for path in includes if path not in included]  # the documents nobody includes

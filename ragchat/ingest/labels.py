@@ -25,6 +25,7 @@ _ADORNMENT = re.compile(r"^([!-/:-@\[-`{-~])\1{2,}[ \t]*$")
 _ROLE = re.compile(r"(?::[\w:+.-]+:|\{[\w:+.-]+\})`([^`]*)`")
 _INLINE_MARKUP = re.compile(r"`+|\*\*|(?<!\w)\*|\*(?!\w)")
 _REFERENCE = re.compile(r"(?::ref:|\{ref\})`([^`<>]+)`")
+_UNTITLED_LINK = re.compile(r"\[\]\([^()\s#]*#([^()\s]+)\)")  # MyST `[](page.md#anchor)`
 _MARKED = re.compile(f"{LABEL_OPEN}([^{LABEL_OPEN}{LABEL_CLOSE}]*){LABEL_CLOSE}")
 
 
@@ -52,6 +53,33 @@ def collect_labels(text: str) -> dict[str, str]:
     return {key: title for key, title in found.items() if key and title}
 
 
+_FENCE = re.compile(r"^[ \t]{0,3}(`{3,}|~{3,})")
+_SLUG_DROPPED = re.compile(r"[^\w\- ]")
+
+
+def heading_anchors(text: str) -> dict[str, str]:
+    """{anchor: title} of a Markdown page's `#` headings, outside code fences, by the slug MyST
+    and GitHub give them ("Default Union Strategy" -> "default-union-strategy", "typing.Any" ->
+    "typingany"), so an untitled link `[](page.md#anchor)` shows the heading it points at."""
+    found: dict[str, str] = {}
+    fence = ""
+    for line in text.replace("\r\n", "\n").split("\n"):
+        if opened := _FENCE.match(line):
+            marker = opened.group(1)
+            if not fence:
+                fence = marker
+            elif marker[0] == fence[0] and len(marker) >= len(fence):
+                fence = ""
+            continue
+        if fence or not (match := _ATX.match(line)):
+            continue
+        title = _plain(match.group(1))
+        slug = _SLUG_DROPPED.sub("", title.lower()).strip().replace(" ", "-")
+        if slug and title:
+            found.setdefault(label_key(slug), title)
+    return found
+
+
 def _title_at(lines: list[str], i: int) -> str | None:
     """The section title starting at line i (an overline, a title and its underline; a title and
     its underline; an ATX heading), as plain text; else None."""
@@ -74,7 +102,8 @@ def _plain(title: str) -> str:
 
 def references(text: str) -> list[str]:
     """The labels `text` refers to without a title, each once."""
-    return list(dict.fromkeys(label_key(m.group(1)) for m in _REFERENCE.finditer(text)))
+    found = [*_REFERENCE.finditer(text), *_UNTITLED_LINK.finditer(text)]
+    return list(dict.fromkeys(label_key(m.group(1)) for m in found))
 
 
 def title_of(label: str, labels: Mapping[str, str]) -> str:

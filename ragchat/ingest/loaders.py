@@ -54,8 +54,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # `only` and tab content kept, `:ref:` labels resolved across the library, front matter titles
 # first, an RST page of several top-level sections titled by its file name, fragments and page
 # templates not documents, release notes; 8: mkdocs icon shortcodes and attribute lists gone;
-# 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions
-PARSER_VERSION = 9
+# 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions; 10: doctest
+# blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading
+PARSER_VERSION = 10
 
 
 def is_supported(path: Path) -> bool:

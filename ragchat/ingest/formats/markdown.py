@@ -37,7 +37,6 @@ from .rst import parse_rst
 from .shortcodes import read_template_tags
 from .sphinx import (
     ADMONITION_TITLES,
-    CODE_DIRECTIVES,
     DIAGRAM_CAPTIONS,
     DIAGRAM_DIRECTIVES,
     DIAGRAM_LANGUAGES,
@@ -45,10 +44,13 @@ from .sphinx import (
     INCLUDE_DIRECTIVES,
     MEDIA_DIRECTIVES,
     api_signature,
+    code_language,
     directive_title,
     holds_markup,
     is_api_directive,
     role_text,
+    shows_code,
+    untitled_link,
 )
 
 if TYPE_CHECKING:
@@ -377,9 +379,9 @@ class _Renderer:
                 elif isinstance(block, str):
                     self._block(block)
         elif kind in ("fence", "code_block"):
-            language = token.info.strip().split()[0] if token.info.strip() else ""
-            if language.strip("{}.").lower() not in DIAGRAM_LANGUAGES:  # a diagram is a picture
-                self._block(code_fence(token.content, language.strip("{}.")))
+            language = _fence_language(token.info)
+            if language.lower() not in DIAGRAM_LANGUAGES:  # a diagram is a picture
+                self._block(code_fence(token.content, language))
         elif kind == "html_block":
             if text := _strip_html(token.content).strip():
                 self._text(text)
@@ -391,9 +393,9 @@ class _Renderer:
         match = _DIRECTIVE.match(token.info.strip())
         name, argument = (match.group(1).lower(), match.group(2)) if match else ("div", "")
         options, body = _directive_options(token.content)
-        if name in CODE_DIRECTIVES:
-            language = (argument.split() or [options.get("language", "")])[0]
-            return [code_fence(body, language)]
+        if shows_code(name):
+            language = code_language(name, argument, options)
+            return [] if language is None else [code_fence(body, language)]
         if name in DIAGRAM_DIRECTIVES:  # drawn as a picture: its caption, never its source
             shown = next((options[k] for k in DIAGRAM_CAPTIONS if options.get(k)), "")
             return [shown] if shown else []
@@ -460,6 +462,13 @@ class _Renderer:
 _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)
 
 
+def _fence_language(info: str) -> str:
+    """A fence's language from its info string: the first word, unless that word is an attribute
+    (```` ``` hl_lines="5 9" ````, ```` ```{.python} ````): a language is a bare name."""
+    first = (info.split() or [""])[0].strip("{}.")
+    return "" if "=" in first or '"' in first or "'" in first else first
+
+
 def _strip_html(html: str) -> str:
     return unescape(_TAG.sub("", html))
 
@@ -467,8 +476,15 @@ def _strip_html(html: str) -> str:
 def _inline(token: Token) -> str:
     """An inline token as plain text: markup, links' targets and images gone, code spans kept."""
     parts: list[str] = []
+    link: tuple[int, str] | None = None  # where the open link's text began in parts, its target
     for child in token.children or []:
-        if child.type == "text":
+        if child.type == "link_open":
+            link = (len(parts), str(child.attrGet("href") or ""))
+        elif child.type == "link_close" and link:
+            if not "".join(parts[link[0] :]).strip():  # MyST `[](page.md#anchor)`: no text
+                parts.append(untitled_link(link[1]))
+            link = None
+        elif child.type == "text":
             plain = _undecorated(child.content)
             if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
                 plain = plain.lstrip()

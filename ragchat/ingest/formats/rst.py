@@ -30,15 +30,16 @@ from .common import (
     not_in_library,
 )
 from .sphinx import (
-    CODE_DIRECTIVES,
     DIAGRAM_CAPTIONS,
     DIAGRAM_DIRECTIVES,
     DROPPED_DIRECTIVES,
     api_signature,
+    code_language,
     directive_title,
     holds_markup,
     is_api_directive,
     role_text,
+    shows_code,
 )
 from .text import parse_text
 
@@ -164,7 +165,7 @@ def _register() -> None:
         return (found, messages) if found is not None else (_role_for(name), [])
 
     def directive(name: str, *args: Any) -> tuple[Any, list[Any]]:
-        if name.lower() in CODE_DIRECTIVES:
+        if shows_code(name):
             return _code_directive(), []
         if name.lower() == "literalinclude":
             return _literal_include_directive(), []
@@ -291,7 +292,10 @@ def _diagram_directive() -> type:
 def _code_directive() -> type:
     class CodeDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
-            language = self.arguments[0].split()[0] if self.arguments else ""
+            argument = self.arguments[0] if self.arguments else ""
+            language = code_language(self.name, argument, self.options)
+            if language is None:  # `.. doctest::` with `:hide:`
+                return []
             code = "\n".join(self.content)
             return [
                 nodes.literal_block(code, code, classes=["code"] + ([language] if language else []))

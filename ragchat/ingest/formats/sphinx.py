@@ -9,7 +9,8 @@ import re
 # directives whose content is navigation or machinery, not text
 DROPPED_DIRECTIVES = frozenset(
     "toctree contents meta index highlight tabularcolumns sectionauthor moduleauthor "
-    "codeauthor currentmodule py:currentmodule default-role default-domain raw autosummary".split()
+    "codeauthor currentmodule py:currentmodule default-role default-domain raw autosummary "
+    "testsetup testcleanup".split()  # sphinx.ext.doctest's setup and cleanup are never shown
 )
 # directives whose argument is a condition or a class, not text: their content is all a reader gets
 CONDITION_DIRECTIVES = frozenset(
@@ -38,6 +39,27 @@ DIAGRAM_DIRECTIVES = frozenset(
 DIAGRAM_LANGUAGES = frozenset("mermaid plantuml puml dot graphviz d2 kroki".split())
 DIAGRAM_CAPTIONS = ("caption", "alt")  # the options a diagram directive's text is in
 CODE_DIRECTIVES = frozenset("code code-block sourcecode code-cell code-tab".split())
+# sphinx.ext.doctest's blocks are code in a fixed language; their argument names test groups,
+# which a reader never sees, and `:hide:` keeps a block off the published page
+DOCTEST_LANGUAGES = {"doctest": "pycon", "testcode": "python", "testoutput": ""}
+
+
+def code_language(name: str, argument: str, options: dict[str, str]) -> str | None:
+    """The language a code directive shows its content in ("" for none given), or None when the
+    directive does not show code (or hides it: `.. doctest::` with `:hide:`)."""
+    lower = name.lower()
+    if lower in DOCTEST_LANGUAGES:
+        return None if "hide" in options else DOCTEST_LANGUAGES[lower]
+    if lower in CODE_DIRECTIVES:
+        return (argument.split() or [options.get("language", "")])[0]
+    return None
+
+
+def shows_code(name: str) -> bool:
+    """Whether a directive's content is code (`.. code-block::`, `.. doctest::`)."""
+    return name.lower() in CODE_DIRECTIVES or name.lower() in DOCTEST_LANGUAGES
+
+
 MEDIA_DIRECTIVES = frozenset("image figure".split())  # the argument is a file, not text
 VERSION_LABELS = {
     "versionadded": "Added in version",
@@ -59,6 +81,19 @@ _TITLED = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.S)
 # an untitled `:ref:` becomes LABEL_OPEN label LABEL_CLOSE in the parsed text; ingest replaces it
 # with the title of the section the label marks anywhere in the library (ingest/labels.py)
 LABEL_OPEN, LABEL_CLOSE = "\ue000", "\ue001"
+
+
+def untitled_link(target: str) -> str:
+    """A Markdown link without text (MyST `[](page.md#anchor)`, `[](#anchor)`): Sphinx shows the
+    title of the section the anchor marks, so the anchor is marked for ingest to resolve like an
+    untitled `:ref:`; a link to a whole page shows the page's name."""
+    path, _, anchor = target.partition("#")
+    if anchor:
+        return f"{LABEL_OPEN}{anchor}{LABEL_CLOSE}"
+    name = path.rstrip("/").rsplit("/", 1)[-1]
+    return name.rsplit(".", 1)[0].replace("-", " ").replace("_", " ") if name else ""
+
+
 _INVENTORY = re.compile(r"^[A-Za-z][\w.-]*:(?=[^:\s])")
 
 
