@@ -1,0 +1,178 @@
+"""Which evidence separates the questions a library does not answer from those it does? \
+Replays turns and scores candidate signals for the not-covered decision (docs/answers.md).
+
+    python benchmarks/coverage_signals.py --db docs.db \
+        --docs ../shared/eval/docs/conversations.jsonl
+    python benchmarks/coverage_signals.py --db govt.db --mtrag ../shared/eval/mtrag/govt
+
+The library must already hold the corpus (`ragchat ingest`, or the database `ragchat eval` built).
+`--docs`: the docs conversations (`run_docs_chat.py`'s format), each held as one session; a turn
+of kind "not-covered" is uncovered, every other turn covered. `--mtrag`: a set's folder; its
+scored turns (`conversations.jsonl`, answered as `ragchat eval --answers` answers them) are
+covered and the last turns of `unanswerable.jsonl` (replayed as `--unanswerable` does) are not.
+Meta-requests are left out. Per signal it prints the AUC (how well it ranks the uncovered turns
+below the covered ones: 0.5 is chance, 1.0 a perfect split), then what today's rule catches alone
+and with an `unheld` clause added (`rule or unheld >= T`), so a candidate is read on every set
+the same way. `--out` writes one row a turn.
+
+The signals: the evidence every turn keeps (`Lineage.coverage`: subject, rare, margin, ...),
+today's rule score, and `unheld`: how much closer the question comes to its best passage (the
+top 4 the turn shows) once the words none of them holds are taken out of it, words the library
+holds somewhere (a question that asks for a feature beside the one the passages explain: "can I
+give click.prompt a timeout?" without "timeout" is what the passage answers). Measured without a
+model (RAGCHAT_OLLAMA=off).
+"""
+
+from __future__ import annotations
+
+import argparse
+import json
+import re
+from collections.abc import Callable, Iterator, Sequence
+from pathlib import Path
+
+import numpy as np
+
+from ragchat.conversation.corpus import CorpusStats, CorpusView
+from ragchat.conversation.models import TurnResult
+from ragchat.params import DEFAULT
+from ragchat.store.vectors import vectors_of
+from ragchat.text import content_words, stem, stems
+
+TOP = 4  # the passages an answer stands on (CoverageParams.top)
+THRESHOLDS = (0.04, 0.05, 0.06, 0.07, 0.08)
+
+
+def unheld_words(question: str, texts: Sequence[str], corpus: CorpusStats) -> list[str]:
+    """The question's content words that none of the texts holds but the library does."""
+    held = set().union(*(stems(text) for text in texts)) if texts else set()
+    words = dict.fromkeys(content_words(question))
+    return [w for w in words if stem(w) not in held and corpus.chunk_frequency(w) > 0]
+
+
+def without(question: str, words: Sequence[str]) -> str:
+    for word in words:
+        question = re.sub(rf"(?i)(?<!\w){re.escape(word)}(?!\w)", " ", question)
+    return " ".join(question.split())
+
+
+def unheld_gain(
+    question: str,
+    texts: Sequence[str],
+    passages: np.ndarray,
+    corpus: CorpusStats,
+    embed: Callable[[str], np.ndarray],
+) -> float:
+    """How much closer (best cosine over the passages) the question comes without its unheld
+    words; 0 when every word is held, or none is (nothing would be left to compare)."""
+    missing = unheld_words(question, texts, corpus)
+    if not missing or len(missing) == len(set(content_words(question))) or not len(passages):
+        return 0.0
+    before = float(np.max(passages @ embed(question)))
+    return float(np.max(passages @ embed(without(question, missing)))) - before
+
+
+def auc(uncovered: Sequence[float], covered: Sequence[float]) -> float:
+    """The chance that an uncovered turn scores above a covered one (ties count half)."""
+    if not uncovered or not covered:
+        return float("nan")
+    wins = sum((u > c) + 0.5 * (u == c) for u in uncovered for c in covered)
+    return wins / (len(uncovered) * len(covered))
+
+
+def docs_turns(app, path: Path) -> Iterator[tuple[bool, TurnResult]]:
+    for line in path.read_text(encoding="utf-8").splitlines():
+        if not line.strip():
+            continue
+        conversation = json.loads(line)
+        session = app.conversation(f"signals:{conversation['id']}")
+        for turn in conversation["turns"]:
+            yield turn.get("kind") == "not-covered", session.ask(turn["user"])
+
+
+def mtrag_turns(app, folder: Path) -> Iterator[tuple[bool, TurnResult]]:
+    from ragchat import evaluate
+
+    items = evaluate.load_conversations(folder / "conversations.jsonl")
+    strategies = evaluate.choose_strategies(["ragchat"], items)
+    run = evaluate.replay(app.db, app.embedder, app.settings, items, strategies, answers=True)
+    for scored in run.turns:
+        yield False, scored.result
+    unanswerable = evaluate.load_conversations(folder / "unanswerable.jsonl", scored=False)
+    for result in evaluate.replay_unanswerable(app.db, app.embedder, app.settings, unanswerable):
+        yield True, result
+
+
+def row(app, corpus: CorpusStats, uncovered: bool, result: TurnResult) -> dict:
+    lineage = result.lineage
+    ids = [c.chunk_id for c in lineage.chunks[:TOP]]
+    found = vectors_of(app.db, ids)
+    passages = np.stack([found[i] for i in ids if i in found]) if found else np.zeros((0, 0))
+    texts = [r[0] for r in app.db.execute(_texts(len(ids)), ids).fetchall()] if ids else []
+    gain = unheld_gain(lineage.question, texts, passages, corpus, app.embedder.embed_query)
+    return {
+        "question": lineage.question,
+        "uncovered": uncovered,
+        "meta": lineage.reformulation.is_meta,
+        "weak": lineage.weak,
+        **lineage.coverage,
+        "unheld": round(gain, 4),
+    }
+
+
+def _texts(count: int) -> str:
+    return f"SELECT text FROM chunks WHERE id IN ({','.join('?' * count)})"
+
+
+def report(rows: Sequence[dict]) -> None:
+    rows = [r for r in rows if not r["meta"]]
+    params = DEFAULT.coverage
+    score = {
+        "rule": lambda r: -(r["subject"] + params.rare_weight * r["rare"]),
+        "subject": lambda r: -r["subject"],
+        "rare": lambda r: -r["rare"],
+        "margin": lambda r: -r["margin"],
+        "agreement": lambda r: -r["agreement"],
+        "unheld": lambda r: r["unheld"],
+    }
+    uncovered = [r for r in rows if r["uncovered"]]
+    covered = [r for r in rows if not r["uncovered"]]
+    print(f"{len(uncovered)} uncovered, {len(covered)} covered turns (meta-requests left out)")
+    for name, signal in score.items():
+        value = auc([signal(r) for r in uncovered], [signal(r) for r in covered])
+        print(f"AUC {name:10} {value:.3f}")
+    for threshold in (None, *THRESHOLDS):
+        fired = [r for r in rows if r["weak"] or (threshold and r["unheld"] >= threshold)]
+        caught = sum(r["uncovered"] for r in fired)
+        label = "rule alone" if threshold is None else f"rule or unheld >= {threshold}"
+        precision = caught / len(fired) if fired else 0.0
+        print(
+            f"{label:24} caught {caught}/{len(uncovered)}, false {len(fired) - caught}"
+            f"/{len(covered)}, precision {precision:.2f}, recall {caught / len(uncovered):.2f}"
+        )
+
+
+def main() -> None:
+    import os
+
+    from ragchat.cli import make_app
+
+    parser = argparse.ArgumentParser(description=__doc__.split("\n")[0])
+    parser.add_argument("--db", required=True)
+    which = parser.add_mutually_exclusive_group(required=True)
+    which.add_argument("--docs", type=Path, help="docs conversations (run_docs_chat.py format)")
+    which.add_argument("--mtrag", type=Path, help="an MTRAG set's folder")
+    parser.add_argument("--out", type=Path)
+    args = parser.parse_args()
+    os.environ["RAGCHAT_OLLAMA"] = "off"
+    app = make_app(db=args.db)
+    corpus = CorpusView(app.db)
+    turns = docs_turns(app, args.docs) if args.docs else mtrag_turns(app, args.mtrag)
+    rows = [row(app, corpus, uncovered, result) for uncovered, result in turns]
+    if args.out:
+        args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
+    report(rows)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,98 @@
+"""benchmarks/coverage_signals.py: the instrument for the not-covered decision (docs/answers.md,
+"Does the library cover it?"). The `unheld` signal (how much closer a question comes to its
+passages without the words they lack) on a small library written for the test, the AUC, and a
+whole run over docs conversations. The real embedding model, SQLite with FTS5 and sqlite-vec."""
+
+from __future__ import annotations
+
+import importlib.util
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+from types import ModuleType
+
+import pytest
+from helpers import REPO, invoke
+
+from ragchat.conversation.corpus import MemoryCorpus
+
+PROMPTS = (
+    "# Asking for input\n\nCall ask_user(text) to ask the person at the terminal for a value: it "
+    "prints the text, waits for a line and returns it. With hidden=True the typed characters "
+    "are not echoed, for passwords.\n"
+)
+NETWORK = (
+    "# Fetching pages\n\nfetch(url) downloads a page; it gives up after timeout seconds (30 by "
+    "default) and retries three times.\n"
+)
+UNCOVERED = "can I give ask_user a timeout so it does not wait forever?"
+COVERED = "how do I ask the person at the terminal for a value?"
+
+
+@pytest.fixture(scope="module")
+def signals() -> ModuleType:
+    spec = importlib.util.spec_from_file_location(
+        "coverage_signals", REPO / "benchmarks" / "coverage_signals.py"
+    )
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_unheld_words_are_the_library_words_the_passages_lack(signals) -> None:
+    """The word "timeout" is held by another page, so it is unheld here; "forever", held nowhere,
+    is not counted (a word the library never uses says nothing about these passages)."""
+    corpus = MemoryCorpus([(1, PROMPTS), (2, NETWORK)])
+    assert signals.unheld_words(UNCOVERED, [PROMPTS], corpus) == ["timeout"]
+    assert signals.unheld_words(COVERED, [PROMPTS], corpus) == []
+    assert signals.without(UNCOVERED, ["timeout"]) == (
+        "can I give ask_user a so it does not wait forever?"
+    )
+
+
+def test_a_question_asking_beside_its_passage_comes_closer_without_the_missing_word(
+    signals, embedder
+) -> None:
+    corpus = MemoryCorpus([(1, PROMPTS), (2, NETWORK)])
+    passages = embedder.embed([PROMPTS])
+    gain = signals.unheld_gain(UNCOVERED, [PROMPTS], passages, corpus, embedder.embed_query)
+    assert gain > 0
+    covered = signals.unheld_gain(COVERED, [PROMPTS], passages, corpus, embedder.embed_query)
+    assert covered == 0.0
+
+
+def test_auc_counts_ties_as_half(signals) -> None:
+    assert signals.auc([0.9, 0.2], [0.1, 0.2]) == pytest.approx(3.5 / 4)
+    assert signals.auc([0.9], [0.1, 0.5]) == 1.0
+
+
+def test_a_run_over_docs_conversations_scores_every_turn(runner, tmp_path: Path) -> None:
+    corpus = tmp_path / "manual"
+    corpus.mkdir()
+    (corpus / "prompts.md").write_text(PROMPTS, encoding="utf-8")
+    (corpus / "network.md").write_text(NETWORK, encoding="utf-8")
+    db = tmp_path / "lib.db"
+    assert invoke(runner, "ingest", corpus, "--db", db).exit_code == 0
+    turns = [{"user": COVERED, "kind": "first"}, {"user": UNCOVERED, "kind": "not-covered"}]
+    conversations = tmp_path / "conversations.jsonl"
+    conversations.write_text(json.dumps({"id": "c1", "turns": turns}) + "\n", encoding="utf-8")
+    out = tmp_path / "rows.jsonl"
+    done = subprocess.run(
+        [sys.executable, str(REPO / "benchmarks" / "coverage_signals.py"), "--db", str(db)]
+        + ["--docs", str(conversations), "--out", str(out)],
+        capture_output=True,
+        text=True,
+        timeout=300,
+        check=True,
+        env={**os.environ, "PYTHONPATH": str(REPO)},
+    )
+    lines = done.stdout.splitlines()
+    assert lines[0] == "1 uncovered, 1 covered turns (meta-requests left out)"
+    assert any(line.startswith("AUC unheld") for line in lines)
+    assert any(line.startswith("rule or unheld >= 0.05") for line in lines)
+    rows = [json.loads(line) for line in out.read_text().splitlines()]
+    assert [r["uncovered"] for r in rows] == [False, True]
+    assert {"subject", "rare", "unheld", "weak"} <= set(rows[0])
