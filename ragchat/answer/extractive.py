@@ -120,9 +120,10 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         else s
         for s, r in zip(scores, repeats, strict=True)
     ]
-    chosen = ranking.first_source_best(scores)
+    floor = max(scores) - params.score_margin
+    chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
     return ranking.answer(
-        ranking.filled(scores, chosen, relevant, max(scores) - params.score_margin),
+        ranking.with_code(scores, chosen, relevant, floor),
         after={i for i, repeat in enumerate(repeats) if repeat},
     )
 
@@ -411,6 +412,29 @@ class _Ranking:
             elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
                 chosen.remove(i)
         return chosen
+
+    def with_code(
+        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+    ) -> list[int]:
+        """`chosen`, and when it shows no code, the best code a sentence introduces among the
+        units sharing the query's words (not below `floor`): the how-to line of a lower source
+        ("Here's how to use sqlite-utils to enable full-text search ..." with its command)
+        beside sentences that only describe."""
+        if any(self.candidates[i][1].has_code for i in chosen):
+            return chosen
+        code = next(
+            (
+                i
+                for i in self.by_score(scores)
+                if scores[i] >= floor
+                and relevant[i]
+                and self.candidates[i][1].has_code
+                and self.candidates[i][1].sentence
+                and not any(self._same_block(i, j) for j in chosen)
+            ),
+            None,
+        )
+        return chosen if code is None else [*chosen, code]
 
     def _described_after(self, i: int) -> bool:
         """A code block with no lead-in of its own (its chunk starts with it: the sentence that

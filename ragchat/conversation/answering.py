@@ -235,8 +235,12 @@ def _pool(
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:
     """What the answer must not say again: for "tell me more" or "give me an example", every
-    answer of the session; nothing for a question, which gets its best units even when the last
-    answer showed them (excluding them lost answer F1: govt 0.3042 -> 0.3035, 3 turns)."""
+    answer of the session; for a correction ("no, I meant X"), the answer it corrects,
+    which the user has just said was about the wrong thing; nothing for a question, which gets
+    its best units even when the last answer showed them (excluding them lost answer F1: govt
+    0.3042 -> 0.3035, 3 turns)."""
+    if inputs.typed and not meta:
+        return inputs.window.last.assistant
     if not meta:
         return ""
     return "\n\n".join(dict.fromkeys([*inputs.shown, inputs.window.last.assistant]))
