@@ -31,6 +31,7 @@ EXAMPLE_REQUEST = re.compile(
     r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
 )
 CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.IGNORECASE)
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")  # a list item's marker
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
 T = TypeVar("T")
 Idf = Callable[[str], float]
@@ -207,41 +208,95 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
 
 
 def outline_summary(
-    parts: Sequence[tuple[int, str, str]], section: str, params: AnswerParams
+    parts: Sequence[tuple[int, str, str]],
+    section: str,
+    params: AnswerParams,
+    title: str = "",
+    idf: Idf | None = None,
 ) -> Answer:
     """A page or one of its sections as a whole ("what's the 'X' page about?", "in 'X', what's
     the Y part about?"): the section's lead sentences, then each heading right under it as an
-    item with its first sentence (the heading alone when that sentence only introduces a
-    block). `parts`: the document's chunks in reading order as (source number, heading path,
-    text); `section`: the heading path summarised ("" for the whole page). No code: a summary
-    says what the section says."""
+    item with the sentence or list item that stands for its part (the heading alone when its
+    part has none that stands alone). `parts`: the document's chunks in reading order as
+    (source number, heading path, text); `section`: the heading path summarised ("" for the
+    whole page); `title`: the page's title. The sentences chosen are those that hold most of the
+    outline's own words (the page's title and the headings of the section, by idf), the first
+    on a tie: a page about "Add Typer" is told by "Use app.add_typer() to include ...", not by
+    the part's opening remark, and a note box that opens the page ("This is historical
+    information ...") gives way to the sentence that names its subject. No code: a summary says
+    what the section says."""
     depth = len(heading_levels(section))
     inside = [p for p in parts if heading_levels(p[1])[:depth] == heading_levels(section)]
+    weights = _outline_weights(title, section, [heading for _, heading, _ in inside], idf)
     lines: list[str] = []
     used: set[int] = set()
-    lead = [
-        (number, sentence)
-        for number, heading, text in inside
-        if heading == section
-        for sentence in _plain_sentences(text, params)
-    ][: params.outline_lead]
-    if lead:
-        lines.append(" ".join(s for _, s in lead) + f" [{lead[0][0]}]")
-        used.add(lead[0][0])
+    first = next((p for p in inside if p[1] == section and _plain_sentences(p[2], params)), None)
+    if first is not None:
+        lead = _telling(_plain_sentences(first[2], params), weights, params.outline_lead)
+        lines.append(" ".join(lead) + f" [{first[0]}]")
+        used.add(first[0])
     seen: list[str] = []
-    for number, heading, text in inside:
+    for number, heading, _ in inside:
         levels = heading_levels(heading)
         if len(levels) <= depth or levels[depth] in seen or len(seen) >= params.outline_items:
             continue
         seen.append(levels[depth])
-        first = _plain_sentences(text, params)[:1] if len(levels) == depth + 1 else []
-        lines.append(f"- {levels[depth]}" + (f": {first[0]}" if first else "") + f" [{number}]")
-        used.add(number)
+        own = [
+            (n, unit)
+            for n, h, text in inside
+            if heading_levels(h) == levels[: depth + 1]
+            for unit in _standing_units(text, params)
+        ]
+        best = _telling([unit for _, unit in own], weights, 1, items=True)
+        where = next((n for n, unit in own if best and unit == best[0]), number)
+        lines.append(f"- {levels[depth]}" + (f": {best[0]}" if best else "") + f" [{where}]")
+        used.add(where)
     return Answer("\n".join(lines), frozenset(used))
+
+
+def _outline_weights(
+    title: str, section: str, headings: Sequence[str], idf: Idf | None
+) -> dict[str, float]:
+    """The outline's own words (the page's title, the section and the headings under it) as
+    stems with their idf: what the page says it is about."""
+    names = " ".join([title, section, *headings])
+    return {stem(w): (idf(w) if idf else 1.0) for w in dict.fromkeys(content_words(names))}
+
+
+def _telling(
+    found: Sequence[str], weights: Mapping[str, float], count: int, items: bool = False
+) -> list[str]:
+    """The `count` sentences that hold most of the outline's words, in reading order; the first
+    ones when none holds any. A list item (`items`: a part's units may be "- " items) is taken
+    only for the words it holds: it never stands for a part just by coming first."""
+    score = [sum(weights.get(s, 0.0) for s in _stems(text)) for text in found]
+    sentences = [i for i, text in enumerate(found) if not (items and text.startswith("- "))]
+    if not any(score):
+        return [found[i] for i in sentences[:count]]
+    ranked = sorted(range(len(found)), key=lambda i: (-score[i], i))[:count]
+    return [found[i].removeprefix("- ") for i in sorted(ranked)]
 
 
 def heading_levels(heading: str) -> list[str]:
     return [level for level in heading.split(" > ") if level] if heading else []
+
+
+def _standing_units(text: str, params: AnswerParams) -> list[str]:
+    """A chunk's sentences that stand alone and the items of its lists ("- " each, those a
+    lead-in introduces too: "Here's what we do: - Use app.add_typer() ...")."""
+    found: list[str] = []
+    for unit in units(text, params):
+        if unit.kind == "list":
+            found += [
+                "- " + _ITEM_MARK.sub("", line).strip()
+                for line in unit.block.splitlines()
+                if LIST_ITEM.match(line)
+            ]
+        elif unit.kind == "item" and _answerable(unit, _key(unit.sentence), params):
+            found.append("- " + _ITEM_MARK.sub("", unit.sentence).strip())
+        elif not unit.block and _answerable(unit, _key(unit.sentence), params):
+            found.append(unit.sentence)
+    return found
 
 
 def _plain_sentences(text: str, params: AnswerParams) -> list[str]:

@@ -32,6 +32,7 @@ class Outline:
 
     chunks: tuple[tuple[int, str, str], ...]
     section: str
+    title: str = ""  # the page's title
 
 
 def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
@@ -45,7 +46,10 @@ def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
         return None
     chunks = tuple(library.outline(db, first))
     section = asked_section(lineage.question, [heading for _, heading, _ in chunks])
-    return None if section is None else Outline(chunks, section)
+    if section is None:
+        return None
+    title = library.documents_by_ids(db, [first]).get(first, {}).get("title") or ""
+    return Outline(chunks, section, title)
 
 
 def asked_section(question: str, headings: Sequence[str]) -> str | None:
