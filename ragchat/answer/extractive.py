@@ -574,9 +574,15 @@ def _usable(
     # a block without its lead-in when some chunk has it with one (a chunk's overlap may repeat
     # a block without the sentence that introduced it); which of those shows is `filled`'s choice
     led = {_key(unit.block) for _, unit in read if unit.block and unit.sentence}
+    # likewise a sentence without the block it introduces (its chunk ended there) when another
+    # chunk has it with its block: the copy with the code is the unit ("And from that context
+    # you can get the current values ..." + the code, in the chunk after)
+    leading = {_key(unit.sentence) for _, unit in read if unit.block and unit.sentence}
     found = []
     for number, unit in read:
         if unit.block and not unit.sentence and _key(unit.block) in led:
+            continue
+        if not unit.block and unit.sentence and _key(unit.sentence) in leading:
             continue
         key = _key(unit.sentence or unit.block)
         if (
