@@ -263,13 +263,20 @@ def _outline_weights(
     return {stem(w): (idf(w) if idf else 1.0) for w in dict.fromkeys(content_words(names))}
 
 
+def _outline_share(text: str, weights: Mapping[str, float]) -> float:
+    """The outline's words a sentence holds (idf), over the square root of its own stem count:
+    a long sentence does not tell a part just by holding more words."""
+    held = _stems(text)
+    return sum(weights.get(s, 0.0) for s in held) / math.sqrt(max(len(held), 1))
+
+
 def _telling(
     found: Sequence[str], weights: Mapping[str, float], count: int, items: bool = False
 ) -> list[str]:
     """The `count` sentences that hold most of the outline's words, in reading order; the first
     ones when none holds any. A list item (`items`: a part's units may be "- " items) is taken
     only for the words it holds: it never stands for a part just by coming first."""
-    score = [sum(weights.get(s, 0.0) for s in _stems(text)) for text in found]
+    score = [_outline_share(text, weights) for text in found]
     sentences = [i for i, text in enumerate(found) if not (items and text.startswith("- "))]
     if not any(score):
         return [found[i] for i in sentences[:count]]
@@ -395,11 +402,21 @@ class _Ranking:
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
     def example_bonus(self, i: int) -> float:
+        """Code (a console run is output, not an example), more for code that holds the
+        request's words as its own identifiers; a sentence saying "for example"."""
         unit = self.candidates[i][1]
         code = unit.has_code and not unit.is_console
-        return (self.params.code_bonus if code else 0.0) + (
+        return (self.params.code_bonus * (1.0 + self.code_match(i)) if code else 0.0) + (
             self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
         )
+
+    def code_match(self, i: int) -> float:
+        """The share of the query's weight (idf) that the unit's code holds among its own
+        words: the example that matches the subject is the code written with its names
+        (`set` and `false` in `{% set ns = namespace(found=false) %}`), whatever its lead-in."""
+        mass = sum(self.weights.values())
+        code = _stems(self.candidates[i][1].block)
+        return sum(w for s, w in self.weights.items() if s in code) / mass if mass else 0.0
 
     def centrality(self, i: int) -> float:
         """The idf of the stems the unit shares with each other one, plus a little relevance;
