@@ -112,7 +112,31 @@ def test_a_sentence_cut_from_its_code_gives_way_to_the_copy_with_the_code() -> N
     ).text
     assert "yield from ctx.params" in example
     answer = extractive(
-        Mode.QUESTION, Request("read the values from the context", sources), flat_idf, DEFAULT.answer
+        Mode.QUESTION,
+        Request("read the values from the context", sources),
+        flat_idf,
+        DEFAULT.answer,
     ).text
     assert "From the context you can read the values given so far. [2]" in answer
     assert "yield from ctx.params" in answer
+
+
+LOOPS = [
+    "Templates can hold logic, for example loops and conditions over the values they are given.",
+    "A loop over the rows of a table, the most common use of a template, looks like this:\n\n"
+    "```\n{% for row in rows %}\n  {{ row }}\n{% endfor %}\n```",
+    "Filters change a value before it is shown, one after another, left to right.",
+    "As of version 2.10 more complex cases can be handled with namespace objects, which carry "
+    "changes out of a scope:\n\n```\n{% set ns = namespace(found=false) %}\n"
+    "{% for item in items %}\n  {% set ns.found = true %}\n{% endfor %}\n```",
+]
+
+
+def test_an_example_is_the_code_written_with_the_requests_names() -> None:
+    # "I set a flag inside a loop and it's still false" then "example please": the code that
+    # sets `found` in a namespace, though the loop over rows sits nearer the top source
+    sources = [source(i, text) for i, text in enumerate(LOOPS, 1)]
+    request = Request("set found flag inside loop", sources, count=2)
+    example = extractive(Mode.EXAMPLE, request, flat_idf, DEFAULT.answer).text
+    assert "{% set ns.found = true %}" in example
+    assert "{% for row in rows %}" not in example
