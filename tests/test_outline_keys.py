@@ -140,3 +140,52 @@ def test_an_example_is_the_code_written_with_the_requests_names() -> None:
     example = extractive(Mode.EXAMPLE, request, flat_idf, DEFAULT.answer).text
     assert "{% set ns.found = true %}" in example
     assert "{% for row in rows %}" not in example
+
+
+SIGNALS = """# Signals
+
+Signals tell a program that something happened outside it, such as a key pressed.
+
+## Sending signals
+
+A process sends a signal to another with the kill command and the signal's number.
+
+## Watching signals
+
+A watcher is a function the program registers for one signal. The program calls it when \
+that signal arrives.
+
+### When are watchers called?
+
+Watchers run between two steps of the program, never inside one step.
+
+### Removing a watcher
+
+Unregister a watcher with the remove call and the signal's number.
+"""
+
+
+def test_a_summary_of_a_part_of_the_last_answers_page_is_its_outline(
+    tmp_path: Path, embedder
+) -> None:
+    from ragchat.app import App
+
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "signals.md").write_text(SIGNALS)
+    (docs / "processes.md").write_text("# Processes\n\nA process runs one program at a time.\n")
+    (docs / "keys.md").write_text("# Keys\n\nA key press reaches the program as an event.\n")
+    settings = settings_for(tmp_path / "lib.db", chunk_size=200, chunk_overlap=0)
+    db = open_db(settings.db)
+    ingest(db, settings, [docs], lambda: embedder)
+    db.close()
+    app = App(settings)
+    app.__dict__["embedder"] = embedder
+    conversation = app.conversation("s")
+    conversation.ask("how does a process send a signal to another?")
+    answer = conversation.ask("summarize the watching signals part").answer
+    app.close()
+    assert answer.startswith("A watcher is a function the program registers for one signal.")
+    assert "- When are watchers called?: Watchers run between two steps" in answer
+    assert "- Removing a watcher:" in answer
+    assert "kill command" not in answer  # another part of the page

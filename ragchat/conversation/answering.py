@@ -194,7 +194,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
     params = settings.params.answer
-    if inputs.outline is not None and not meta:
+    if inputs.outline is not None:
         parts = numbered(inputs.outline, lineage)
         summary = answers.outline_summary(
             parts, inputs.outline.section, params, inputs.outline.title, corpus.idf
