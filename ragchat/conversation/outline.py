@@ -1,5 +1,6 @@
 """A page named and asked about as a whole: "what's the 'Add Typer' page about?", "in 'Complex
-Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?".
+Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?";
+and a summary asked of a part of the last answer's page ("summarize the watch methods part").
 
 The shape, not a phrase: the question names a document unmistakably (a file name, a path or a
 quoted title: `search.titles.named_exactly`), that document leads the turn's sources, and the
@@ -60,8 +61,8 @@ def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
 def asked_section(question: str, headings: Sequence[str]) -> str | None:
     """The heading path the question's own words name (the shallowest heading that holds one of
     them, the one holding most among those as shallow: "watching signals" names "Watching
-    signals", not "Sending signals"), "" for the page; None when more than one of its own words is left besides the page's
-    name and that heading: the question asks something of its own."""
+    signals", not "Sending signals"), "" for the page; None when more than one of its own words
+    is left besides the page's name and that heading: the question asks something of its own."""
     name = stems(" ".join(name_spans(question)))
     own = {
         stem(w)
