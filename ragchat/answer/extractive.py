@@ -31,6 +31,7 @@ EXAMPLE_REQUEST = re.compile(
     r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
 )
 CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.IGNORECASE)
+_ITEM_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")  # a list item's marker
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
 T = TypeVar("T")
 Idf = Callable[[str], float]
@@ -208,41 +209,102 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
 
 
 def outline_summary(
-    parts: Sequence[tuple[int, str, str]], section: str, params: AnswerParams
+    parts: Sequence[tuple[int, str, str]],
+    section: str,
+    params: AnswerParams,
+    title: str = "",
+    idf: Idf | None = None,
 ) -> Answer:
     """A page or one of its sections as a whole ("what's the 'X' page about?", "in 'X', what's
     the Y part about?"): the section's lead sentences, then each heading right under it as an
-    item with its first sentence (the heading alone when that sentence only introduces a
-    block). `parts`: the document's chunks in reading order as (source number, heading path,
-    text); `section`: the heading path summarised ("" for the whole page). No code: a summary
-    says what the section says."""
+    item with the sentence or list item that stands for its part (the heading alone when its
+    part has none that stands alone). `parts`: the document's chunks in reading order as
+    (source number, heading path, text); `section`: the heading path summarised ("" for the
+    whole page); `title`: the page's title. The sentences chosen are those that hold most of the
+    outline's own words (the page's title and the headings of the section, by idf), the first
+    on a tie: a page about "Add Typer" is told by "Use app.add_typer() to include ...", not by
+    the part's opening remark, and a note box that opens the page ("This is historical
+    information ...") gives way to the sentence that names its subject. No code: a summary says
+    what the section says."""
     depth = len(heading_levels(section))
     inside = [p for p in parts if heading_levels(p[1])[:depth] == heading_levels(section)]
+    weights = _outline_weights(title, section, [heading for _, heading, _ in inside], idf)
     lines: list[str] = []
     used: set[int] = set()
-    lead = [
-        (number, sentence)
-        for number, heading, text in inside
-        if heading == section
-        for sentence in _plain_sentences(text, params)
-    ][: params.outline_lead]
-    if lead:
-        lines.append(" ".join(s for _, s in lead) + f" [{lead[0][0]}]")
-        used.add(lead[0][0])
+    first = next((p for p in inside if p[1] == section and _plain_sentences(p[2], params)), None)
+    if first is not None:
+        lead = _telling(_plain_sentences(first[2], params), weights, params.outline_lead)
+        lines.append(" ".join(lead) + f" [{first[0]}]")
+        used.add(first[0])
     seen: list[str] = []
-    for number, heading, text in inside:
+    for number, heading, _ in inside:
         levels = heading_levels(heading)
         if len(levels) <= depth or levels[depth] in seen or len(seen) >= params.outline_items:
             continue
         seen.append(levels[depth])
-        first = _plain_sentences(text, params)[:1] if len(levels) == depth + 1 else []
-        lines.append(f"- {levels[depth]}" + (f": {first[0]}" if first else "") + f" [{number}]")
-        used.add(number)
+        own = [
+            (n, unit)
+            for n, h, text in inside
+            if heading_levels(h) == levels[: depth + 1]
+            for unit in _standing_units(text, params)
+        ]
+        best = _telling([unit for _, unit in own], weights, 1, items=True)
+        where = next((n for n, unit in own if best and unit == best[0]), number)
+        lines.append(f"- {levels[depth]}" + (f": {best[0]}" if best else "") + f" [{where}]")
+        used.add(where)
     return Answer("\n".join(lines), frozenset(used))
+
+
+def _outline_weights(
+    title: str, section: str, headings: Sequence[str], idf: Idf | None
+) -> dict[str, float]:
+    """The outline's own words (the page's title, the section and the headings under it) as
+    stems with their idf: what the page says it is about."""
+    names = " ".join([title, section, *headings])
+    return {stem(w): (idf(w) if idf else 1.0) for w in dict.fromkeys(content_words(names))}
+
+
+def _outline_share(text: str, weights: Mapping[str, float]) -> float:
+    """The outline's words a sentence holds (idf), over the square root of its own stem count:
+    a long sentence does not tell a part just by holding more words."""
+    held = _stems(text)
+    return sum(weights.get(s, 0.0) for s in held) / math.sqrt(max(len(held), 1))
+
+
+def _telling(
+    found: Sequence[str], weights: Mapping[str, float], count: int, items: bool = False
+) -> list[str]:
+    """The `count` sentences that hold most of the outline's words, in reading order; the first
+    ones when none holds any. A list item (`items`: a part's units may be "- " items) is taken
+    only for the words it holds: it never stands for a part just by coming first."""
+    score = [_outline_share(text, weights) for text in found]
+    sentences = [i for i, text in enumerate(found) if not (items and text.startswith("- "))]
+    if not any(score):
+        return [found[i] for i in sentences[:count]]
+    ranked = sorted(range(len(found)), key=lambda i: (-score[i], i))[:count]
+    return [found[i].removeprefix("- ") for i in sorted(ranked)]
 
 
 def heading_levels(heading: str) -> list[str]:
     return [level for level in heading.split(" > ") if level] if heading else []
+
+
+def _standing_units(text: str, params: AnswerParams) -> list[str]:
+    """A chunk's sentences that stand alone and the items of its lists ("- " each, those a
+    lead-in introduces too: "Here's what we do: - Use app.add_typer() ...")."""
+    found: list[str] = []
+    for unit in units(text, params):
+        if unit.kind == "list":
+            found += [
+                "- " + _ITEM_MARK.sub("", line).strip()
+                for line in unit.block.splitlines()
+                if LIST_ITEM.match(line)
+            ]
+        elif unit.kind == "item" and _answerable(unit, _key(unit.sentence), params):
+            found.append("- " + _ITEM_MARK.sub("", unit.sentence).strip())
+        elif not unit.block and _answerable(unit, _key(unit.sentence), params):
+            found.append(unit.sentence)
+    return found
 
 
 def _plain_sentences(text: str, params: AnswerParams) -> list[str]:
@@ -341,11 +403,21 @@ class _Ranking:
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
     def example_bonus(self, i: int) -> float:
+        """Code (a console run is output, not an example), more for code that holds the
+        request's words as its own identifiers; a sentence saying "for example"."""
         unit = self.candidates[i][1]
         code = unit.has_code and not unit.is_console
-        return (self.params.code_bonus if code else 0.0) + (
+        return (self.params.code_bonus * (1.0 + self.code_match(i)) if code else 0.0) + (
             self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
         )
+
+    def code_match(self, i: int) -> float:
+        """The share of the query's weight (idf) that the unit's code holds among its own
+        words: the example that matches the subject is the code written with its names
+        (`set` and `false` in `{% set ns = namespace(found=false) %}`), whatever its lead-in."""
+        mass = sum(self.weights.values())
+        code = _stems(self.candidates[i][1].block)
+        return sum(w for s, w in self.weights.items() if s in code) / mass if mass else 0.0
 
     def centrality(self, i: int) -> float:
         """The idf of the stems the unit shares with each other one, plus a little relevance;
@@ -543,9 +615,15 @@ def _usable(
     # a block without its lead-in when some chunk has it with one (a chunk's overlap may repeat
     # a block without the sentence that introduced it); which of those shows is `filled`'s choice
     led = {_key(unit.block) for _, unit in read if unit.block and unit.sentence}
+    # likewise a sentence without the block it introduces (its chunk ended there) when another
+    # chunk has it with its block: the copy with the code is the unit ("And from that context
+    # you can get the current values ..." + the code, in the chunk after)
+    leading = {_key(unit.sentence) for _, unit in read if unit.block and unit.sentence}
     found = []
     for number, unit in read:
         if unit.block and not unit.sentence and _key(unit.block) in led:
+            continue
+        if not unit.block and unit.sentence and _key(unit.sentence) in leading:
             continue
         key = _key(unit.sentence or unit.block)
         if (

@@ -194,9 +194,11 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
     params = settings.params.answer
-    if inputs.outline is not None and not meta:
+    if inputs.outline is not None:
         parts = numbered(inputs.outline, lineage)
-        summary = answers.outline_summary(parts, inputs.outline.section, params)
+        summary = answers.outline_summary(
+            parts, inputs.outline.section, params, inputs.outline.title, corpus.idf
+        )
         if summary.text:
             used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in summary.used)
             return Answered(summary.text, "extractive", used)

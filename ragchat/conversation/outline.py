@@ -1,5 +1,6 @@
 """A page named and asked about as a whole: "what's the 'Add Typer' page about?", "in 'Complex
-Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?".
+Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?";
+and a summary asked of a part of the last answer's page ("summarize the watch methods part").
 
 The shape, not a phrase: the question names a document unmistakably (a file name, a path or a
 quoted title: `search.titles.named_exactly`), that document leads the turn's sources, and the
@@ -17,7 +18,7 @@ from dataclasses import dataclass
 
 from sqlite_utils import Database
 
-from ..answer.extractive import heading_levels
+from ..answer.extractive import SUMMARY_CUES, heading_levels
 from ..lexicon import DEICTIC_NOUNS, META_NOUNS
 from ..search.titles import name_spans, named_exactly
 from ..store import library
@@ -32,26 +33,36 @@ class Outline:
 
     chunks: tuple[tuple[int, str, str], ...]
     section: str
+    title: str = ""  # the page's title
 
 
 def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
     """The page or section the question asks about as a whole, when it names the page that
-    leads the turn's sources; None for any other question."""
-    if lineage.reformulation.is_meta or not lineage.chunks:
+    leads the turn's sources, or, asking for a summary of the last answer's page, one of its
+    sections by its heading's words ("summarize the watch methods part"); None for any other
+    question."""
+    if not lineage.chunks:
         return None
-    named = named_exactly(db, lineage.question)
     first = min(lineage.chunks, key=lambda c: c.rank).document_id
-    if first not in named:
+    summary = lineage.reformulation.is_meta and bool(SUMMARY_CUES.search(lineage.question))
+    if lineage.reformulation.is_meta and not summary:
+        return None
+    if not summary and first not in named_exactly(db, lineage.question):
         return None
     chunks = tuple(library.outline(db, first))
     section = asked_section(lineage.question, [heading for _, heading, _ in chunks])
-    return None if section is None else Outline(chunks, section)
+    if section is None or (summary and not _has_parts(section, chunks)):
+        return None  # "summarize it" is the answer's summary; a part with no headings under it
+        # is summed up by its sentences, as any summary
+    title = library.documents_by_ids(db, [first]).get(first, {}).get("title") or ""
+    return Outline(chunks, section, title)
 
 
 def asked_section(question: str, headings: Sequence[str]) -> str | None:
     """The heading path the question's own words name (the shallowest heading that holds one of
-    them), "" for the page; None when more than one of its own words is left besides the page's
-    name and that heading: the question asks something of its own."""
+    them, the one holding most among those as shallow: "watching signals" names "Watching
+    signals", not "Sending signals"), "" for the page; None when more than one of its own words
+    is left besides the page's name and that heading: the question asks something of its own."""
     name = stems(" ".join(name_spans(question)))
     own = {
         stem(w)
@@ -63,11 +74,20 @@ def asked_section(question: str, headings: Sequence[str]) -> str | None:
         for level, title in enumerate(heading_levels(heading)):
             found = own & stems(title)
             if found:
-                if level < depth:
+                if level < depth or (level == depth and len(found) > len(hit)):
                     best = " > ".join(heading_levels(heading)[: level + 1])
                     depth, hit = level, found
                 break
     return best if len(own - hit) <= 1 else None
+
+
+def _has_parts(section: str, chunks: Sequence[tuple[int, str, str]]) -> bool:
+    """The section (a heading path, not the page) has headings under it."""
+    depth = len(heading_levels(section))
+    return depth > 0 and any(
+        len(heading_levels(h)) > depth and heading_levels(h)[:depth] == heading_levels(section)
+        for _, h, _ in chunks
+    )
 
 
 def numbered(outline: Outline, lineage: Lineage) -> list[tuple[int, str, str]]:
