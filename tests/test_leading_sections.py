@@ -9,6 +9,8 @@ from pathlib import Path
 
 from helpers import settings_for
 
+from ragchat.conversation.models import RetrievedChunk
+from ragchat.conversation.retrieve import _leading
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.sections import placed, within_document
 from ragchat.store import library
@@ -156,3 +158,30 @@ def test_the_chunks_an_answer_draws_on_keep_their_places() -> None:
     new_order, new = placed(order, 1, best, places=6, most=2, keep={10, 20, 11, 12})
     assert new == [14, 15]  # 15 takes the place of 12, the lowest by the page's ranking
     assert new_order == [10, 20, 11, 14, 15, 13, 30, 12, 40]
+
+
+def _retrieved(chunk_id: int, document_id: int, reused: bool) -> RetrievedChunk:
+    return RetrievedChunk(
+        rank=1,
+        chunk_id=chunk_id,
+        document_id=document_id,
+        document=f"d{document_id}.md",
+        heading="",
+        vector_rank=1,
+        fts_rank=1,
+        similarity=0.6,
+        rrf=1.0,
+        boost=0.0,
+        score=1.0,
+        anchored=reused,
+        reused=reused,
+    )
+
+
+def test_a_meta_requests_page_leads_without_the_questions_own_words() -> None:
+    # "example please" reuses the last answer's page: it leads, but the question's words do not
+    # lead there, so its chunks keep their places (retrieve passes them all as fixed)
+    ranked = [_retrieved(10, 1, reused=True), _retrieved(20, 2, reused=False)]
+    assert _leading(ranked, None, None, None, frozenset()) == (1, False)  # type: ignore[arg-type]
+    # a page the question names leads by the question's own words, reused or not
+    assert _leading(ranked, None, None, None, frozenset({1})) == (1, True)  # type: ignore[arg-type]
