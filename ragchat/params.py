@@ -142,8 +142,7 @@ class FusionParams:
     # next to the one the question matched, and joined passages reach the model as one place
     section_neighbours: int = 3
     # the leading document's best sections (searched among its chunks alone) that may take the
-    # places of other documents' chunks among those a model reads, or of its own chunks that its
-    # ranking puts below them (search/sections.placed): a page's answer is one section
+    # places of other documents' chunks among those a model reads: a page's answer is one section
     # and, as often, the example or lead-in of another; more would leave the other documents few
     # places when the lead is wrong (0: off)
     leading_sections: int = 2

@@ -1,7 +1,7 @@
 """The leading document's other sections reach the passages (issue 28: the page is found, but the
 section that answers does not reach the six passages). Its chunks are searched again among
-themselves, and its best sections take places of other documents' chunks, then of its own chunks
-that its ranking puts below them, never moving one document before another."""
+themselves, and its best sections take places of other documents' chunks, never of its own and
+never moving one document before another."""
 
 from __future__ import annotations
 
@@ -9,8 +9,6 @@ from pathlib import Path
 
 from helpers import settings_for
 
-from ragchat.conversation.models import RetrievedChunk
-from ragchat.conversation.retrieve import _leading
 from ragchat.ingest.pipeline import ingest
 from ragchat.search.sections import placed, within_document
 from ragchat.store import library
@@ -95,30 +93,12 @@ def test_leading_sections_take_other_documents_places_only() -> None:
     assert firsts == list(dict.fromkeys(d for _, d in order))
 
 
-def test_the_lead_holding_every_place_gives_its_lowest_ranked_chunk_to_a_better_section() -> None:
-    # the lead document 1 holds the three places with sections its own ranking puts 1st, 3rd
-    # and 4th; its 2nd section (13) is not among them
+def test_no_place_is_taken_when_the_lead_holds_every_place() -> None:
     order = [(10, 1), (11, 1), (12, 1), (20, 2)]
-    new_order, new = placed(order, 1, best=[10, 13, 11, 12], places=3, most=2)
-    assert new == [13]  # it takes the place of 12, the lowest by the page's ranking
-    assert new_order == [10, 11, 13, 12, 20]  # 12 moves just below the places
-    # a section the page ranks below every chunk at the places takes none
-    assert placed(order, 1, best=[10, 11, 12, 13], places=3, most=2) == ([10, 11, 12, 20], [])
-    # other documents' places go first: 20 gives its place before the lead's own chunks do
-    _, new = placed(order, 1, best=[10, 13, 11, 12], places=4, most=1)
+    assert placed(order, 1, best=[13, 10], places=3, most=2) == ([10, 11, 12, 20], [])
+    # and never more places than other documents hold among them
+    _, new = placed(order, 1, best=[13, 14], places=4, most=2)
     assert new == [13]
-    assert placed(order, 1, best=[10, 13, 11, 12], places=4, most=1)[0] == [10, 11, 12, 13, 20]
-
-
-def test_the_first_place_and_the_fixed_chunks_keep_theirs() -> None:
-    order = [(10, 1), (11, 1), (12, 1), (20, 2)]
-    # 12 is fixed (a neighbour brought beside a hit): 11 gives its place instead
-    new_order, new = placed(order, 1, best=[13, 10, 11, 12], places=3, most=2, fixed={12})
-    assert new == [13]
-    assert new_order == [10, 13, 12, 11, 20]  # the first place stays, though 13 ranks first
-    # every chunk fixed (a meta-request: its words pick no section): nothing moves
-    fixed = {10, 11, 12}
-    assert placed(order, 1, best=[13, 10], places=3, most=2, fixed=fixed) == ([10, 11, 12, 20], [])
 
 
 def test_a_named_documents_section_reaches_the_passages(tmp_path: Path, embedder) -> None:
@@ -149,39 +129,6 @@ def test_a_named_documents_section_reaches_the_passages(tmp_path: Path, embedder
 def test_the_chunks_an_answer_draws_on_keep_their_places() -> None:
     # documents 2 and 3 hold places 2 and 4; the chunk of 2 is in the extractive answer's pool
     order = [(10, 1), (20, 2), (11, 1), (30, 3), (12, 1), (13, 1), (40, 4)]
-    best = [14, 10, 11, 12, 13, 15]  # 15: below the lead's chunks at the places
-    new_order, new = placed(order, 1, best, places=6, most=2, keep={10, 20, 11})
+    new_order, new = placed(order, 1, best=[14, 15], places=6, most=2, keep={10, 20, 11})
     assert new == [14]  # only the chunk of document 3 gives its place
     assert new_order == [10, 20, 11, 14, 12, 13, 30, 40]
-    # the lead's own chunks yield to the sections its ranking puts above them, in the pool or not
-    best = [14, 15, 10, 11, 13, 12]
-    new_order, new = placed(order, 1, best, places=6, most=2, keep={10, 20, 11, 12})
-    assert new == [14, 15]  # 15 takes the place of 12, the lowest by the page's ranking
-    assert new_order == [10, 20, 11, 14, 15, 13, 30, 12, 40]
-
-
-def _retrieved(chunk_id: int, document_id: int, reused: bool) -> RetrievedChunk:
-    return RetrievedChunk(
-        rank=1,
-        chunk_id=chunk_id,
-        document_id=document_id,
-        document=f"d{document_id}.md",
-        heading="",
-        vector_rank=1,
-        fts_rank=1,
-        similarity=0.6,
-        rrf=1.0,
-        boost=0.0,
-        score=1.0,
-        anchored=reused,
-        reused=reused,
-    )
-
-
-def test_a_meta_requests_page_leads_without_the_questions_own_words() -> None:
-    # "example please" reuses the last answer's page: it leads, but the question's words do not
-    # lead there, so its chunks keep their places (retrieve passes them all as fixed)
-    ranked = [_retrieved(10, 1, reused=True), _retrieved(20, 2, reused=False)]
-    assert _leading(ranked, None, None, None, frozenset()) == (1, False)  # type: ignore[arg-type]
-    # a page the question names leads by the question's own words, reused or not
-    assert _leading(ranked, None, None, None, frozenset({1})) == (1, True)  # type: ignore[arg-type]

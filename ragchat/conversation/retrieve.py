@@ -335,23 +335,18 @@ def _leading(
     db: Database,
     settings: Settings,
     named: frozenset[int],
-) -> tuple[int, bool] | None:
-    """The document of the first place when it clearly leads, and whether the question's own
-    words lead there: the last answer's document a meta-request reuses (they do not), a document
-    the question names, or the document of the question's own best chunk when that chunk is ahead
-    of every other document's by the confident margin."""
+) -> int | None:
+    """The document of the first place when it clearly leads: the last answer's document a
+    meta-request reuses, a document the question names, or the document of the question's own
+    best chunk when that chunk is ahead of every other document's by the confident margin."""
     first = ranked[0]
-    if first.document_id in named:
-        return first.document_id, True
-    if first.reused:
-        return first.document_id, False
+    if first.reused or first.document_id in named:
+        return first.document_id
     probe = context.probe
     if not probe.ids or probe.margin < settings.params.plan.confident_margin:
         return None
     best = context.load(db, probe.ids[:1]).get(probe.ids[0])
-    if best is None or best.document_id != first.document_id:
-        return None
-    return first.document_id, True
+    return first.document_id if best is not None and best.document_id == first.document_id else None
 
 
 def _with_sections(
@@ -363,18 +358,15 @@ def _with_sections(
     named: frozenset[int],
 ) -> list[RetrievedChunk]:
     """The leading document's best sections, searched among its chunks alone with the question's
-    vector and keywords, take the places of other documents' chunks among those a model reads,
-    then of its own chunks that ranking puts below them when the question's own words lead
-    there (`fusion.leading_sections` at most; `sections.placed`), marked `beside` its first
-    chunk. The answer to a
+    vector and keywords, take the places of other documents' chunks among those a model reads
+    (`fusion.leading_sections` at most), marked `beside` its first chunk. The answer to a
     question is often another section of the page its best chunk found (a code block under a
     short lead-in ranks below every page that shares the question's words); the documents ranked
     and their order stay as they were (the lead is first already)."""
     most = settings.params.fusion.leading_sections
-    leading = _leading(ranked, context, db, settings, named) if ranked and most > 0 else None
-    if leading is None:
+    lead = _leading(ranked, context, db, settings, named) if ranked and most > 0 else None
+    if lead is None:
         return ranked
-    lead, asked = leading
     keywords = next(
         (q.query for q in plan.queries if q.source is Source.QUESTION and q.index is Index.FTS),
         context.question,
@@ -398,9 +390,6 @@ def _with_sections(
         settings.params.answer.prompt_sources,
         most,
         frozenset(own),  # the extractive answer's chunks keep their places: it stays the same
-        # the chunks that keep their places: the neighbours, and on a meta-request (its words
-        # pick no section) every chunk
-        frozenset(c.chunk_id for c in ranked if c.beside is not None or not asked),
     )
     if not new:
         return ranked

@@ -4,9 +4,7 @@ A question's best chunk names the page; the passage that answers is often anothe
 page, ranked far below it because the library's other pages share its words and meaning (a code
 block under a short lead-in, a section titled in the page's own words). Searched among that page's
 chunks alone, with the same queries and the same fusion, those sections come first: the other
-pages no longer compete for the ranks. When the page already holds the places a model reads, the
-same ranking says which of its sections deserve them: the library's ranking chose them among
-every page's chunks, where a section's rank owes as much to the other pages as to the question.
+pages no longer compete for the ranks.
 """
 
 from __future__ import annotations
@@ -54,43 +52,26 @@ def placed(
     places: int,
     most: int,
     keep: Collection[int] = (),
-    fixed: Collection[int] = (),
 ) -> tuple[list[int], list[int]]:
     """The order of (chunk id, document id) pairs with the `lead` document's `best` chunks (by
-    its own ranking) that the first `places` lack brought in, and which were brought in (at most
-    `most`). They take the places of the last other documents' chunks among the first `places`
-    (never one of `keep`, the chunks an answer without a model draws on), then, when no other
-    document's is left, of the lead's own chunks that its ranking puts below them, the lowest
-    first (never the first place, never one of `fixed`: they keep their places). They come in
-    where the first of those stood; those chunks move just below the places, in their order. The
-    rest keeps its order, and no document's first place moves before another's (the lead is
-    first, and the chunks that move down are the last of the other documents' or the lead's
-    own)."""
+    its own ranking) that the first `places` lack brought in, and which were brought in. They
+    take the places of the last other documents' chunks among the first `places` (at most
+    `most`, never more than other documents hold there; never one of `keep`, the chunks an
+    answer without a model draws on, so it stays as it was), coming in where the first of those
+    stood; those chunks move just below the places, in their order. The rest keeps its order:
+    the lead's chunks keep their places, and no document's first place moves before another's
+    (the lead is first, and the chunks that move down are the last of the other documents')."""
     read = [chunk for chunk, _ in order[:places]]
-    page = {chunk: i for i, chunk in enumerate(best)}
     others = [
         i
         for i, (chunk, document) in enumerate(order[:places])
         if document != lead and chunk not in keep
     ]
-    own = sorted(
-        (i for i in range(1, len(read)) if order[i][1] == lead and read[i] not in fixed),
-        key=lambda i: (-page.get(read[i], len(best)), -i),
-    )
     taken = set(read)
-    out: list[int] = []
-    new: list[int] = []
-    for chunk in [chunk for chunk in best if chunk not in taken][:most]:
-        if others:
-            out.append(others.pop())
-        elif own and page.get(read[own[0]], len(best)) > page[chunk]:
-            out.append(own.pop(0))
-        else:
-            break
-        new.append(chunk)
+    new = [chunk for chunk in best if chunk not in taken][: min(most, len(others))]
     if not new:
         return [chunk for chunk, _ in order], []
-    out.sort()
+    out = others[-len(new) :]
     kept = [chunk for i, chunk in enumerate(read) if i not in out]
     moved = [read[i] for i in out]
     rest = [chunk for chunk, _ in order[places:] if chunk not in new]
