@@ -2,13 +2,15 @@
 Applications', what's the lazy loading part about?", "what's that tutorial/click.md page about?";
 and a summary asked of a part of the last answer's page ("summarize the watch methods part").
 
-The shape, not a phrase: the question names a document unmistakably (a file name, a path or a
-quoted title: `search.titles.named_exactly`), that document leads the turn's sources, and the
-question's own words besides the name are at most one once the words of one of the page's
-headings are taken out ("lazy loading" names "Lazily Loading Subcommands"). The answer then is
-the summary of that section, or of the page (`answer.extractive.outline_summary`): its lead
-sentences and the headings right under it. A question that asks something of its own about the
-page ("in 'Complex Applications', how do I share a settings object?") is answered as any other.
+The shape, not a phrase: the question names a document unmistakably (a file name, a path, a
+quoted title or a title typed whole: `search.titles.named_exactly`), that document leads the
+turn's sources, and the question's own words besides the name are at most one once the words of
+one of the page's headings are taken out ("lazy loading" names "Lazily Loading Subcommands").
+Its passages then are that section's chunks, or the page's, in reading order
+(`retrieve._page_in_order`), and the answer is the summary of that section, or of the page
+(`answer.extractive.outline_summary`): its lead sentences and the headings right under it. A
+question that asks something of its own about the page ("in 'Complex Applications', how do I
+share a settings object?") is answered as any other.
 """
 
 from __future__ import annotations
@@ -20,7 +22,7 @@ from sqlite_utils import Database
 
 from ..answer.extractive import SUMMARY_CUES, heading_levels
 from ..lexicon import DEICTIC_NOUNS, META_NOUNS
-from ..search.titles import name_spans, named_exactly
+from ..search.titles import name_spans, named_exactly, typed_titles
 from ..store import library
 from ..text import stem, stems, subject_words
 from .models import Lineage
@@ -50,7 +52,8 @@ def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
     if not summary and first not in named_exactly(db, lineage.question):
         return None
     chunks = tuple(library.outline(db, first))
-    section = asked_section(lineage.question, [heading for _, heading, _ in chunks])
+    typed = list(typed_titles(db, lineage.question).values())
+    section = asked_section(lineage.question, [heading for _, heading, _ in chunks], typed)
     if section is None or (summary and not _has_parts(section, chunks)):
         return None  # "summarize it" is the answer's summary; a part with no headings under it
         # is summed up by its sentences, as any summary
@@ -58,12 +61,13 @@ def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
     return Outline(chunks, section, title)
 
 
-def asked_section(question: str, headings: Sequence[str]) -> str | None:
+def asked_section(question: str, headings: Sequence[str], titles: Sequence[str] = ()) -> str | None:
     """The heading path the question's own words name (the shallowest heading that holds one of
     them, the one holding most among those as shallow: "watching signals" names "Watching
     signals", not "Sending signals"), "" for the page; None when more than one of its own words
-    is left besides the page's name and that heading: the question asks something of its own."""
-    name = stems(" ".join(name_spans(question)))
+    is left besides the page's name (its quoted spans, file names and the `titles` it types) and
+    that heading: the question asks something of its own."""
+    name = stems(" ".join([*name_spans(question), *titles]))
     own = {
         stem(w)
         for w in subject_words(question)

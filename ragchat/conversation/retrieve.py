@@ -8,16 +8,18 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
+from ..answer.extractive import heading_levels
 from ..config import Settings
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
 from ..search.repeats import repeated_in, yielding
 from ..search.sections import placed, within_document
-from ..search.titles import named_documents, title_ranking
+from ..search.titles import named_documents, named_exactly, title_ranking, typed_titles
 from ..store import library
 from ..store.library import Scope, StoredChunk
 from .models import Index, QueryList, RetrievedChunk, Source
+from .outline import asked_section
 from .plan import RetrievalPlan
 from .reading import TurnContext
 
@@ -262,7 +264,9 @@ def retrieve(
         settings.params.fusion,
     )
     near = _with_neighbours(ordered[: settings.top_k], context, db, settings.params)
-    sections = _with_sections(near, plan, context, db, settings, named)
+    sections = _page_in_order(
+        _with_sections(near, plan, context, db, settings, named), plan, context, db, settings
+    )
     # the sections brought in add places: the chunks they move down stay in the ranking
     chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
@@ -347,6 +351,44 @@ def _leading(
         return None
     best = context.load(db, probe.ids[:1]).get(probe.ids[0])
     return first.document_id if best is not None and best.document_id == first.document_id else None
+
+
+def _page_in_order(
+    ranked: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    context: TurnContext,
+    db: Database,
+    settings: Settings,
+) -> list[RetrievedChunk]:
+    """A page named and asked about as a whole (the outline's shape: it leads, the question
+    names it unmistakably and says nothing of its own besides one of its headings,
+    `outline.asked_section`): the chunks of that section, or of the page, in reading order take
+    the places a model reads, the lead first, so its passages are the page's lead and parts, not
+    the chunks closest to the question's words; the other chunks follow in their order. Not on a
+    meta-request reusing the last answer's page."""
+    if not ranked or plan.reuse:
+        return ranked
+    lead = ranked[0].document_id
+    if lead not in named_exactly(db, context.question):
+        return ranked
+    page = library.outline(db, lead)
+    titles = list(typed_titles(db, context.question).values())
+    section = asked_section(context.question, [heading for _, heading, _ in page], titles)
+    if section is None:
+        return ranked
+    depth = heading_levels(section)
+    inside = [i for i, heading, _ in page if heading_levels(heading)[: len(depth)] == depth]
+    top = inside[: settings.params.answer.prompt_sources]
+    by_id = {c.chunk_id: c for c in ranked}
+    stored = context.load(db, [i for i in top if i not in by_id])
+    first = ranked[0]
+    placed_first = [
+        by_id[i] if i in by_id else _beside(first, stored[i])
+        for i in top
+        if i in by_id or i in stored
+    ]
+    kept = {c.chunk_id for c in placed_first}
+    return placed_first + [c for c in ranked if c.chunk_id not in kept]
 
 
 def _with_sections(

@@ -23,7 +23,7 @@ from dataclasses import dataclass
 import numpy as np
 from sqlite_utils import Database
 
-from ..lexicon import QUESTION_WORDS, STOPWORDS
+from ..lexicon import DEICTIC_NOUNS, FILLER, META_NOUNS, QUESTION_WORDS, STOPWORDS
 from ..store import library
 from ..store import terms as terms_store
 from ..store import titles as title_index
@@ -37,6 +37,13 @@ NAME_RARITY = 0.05  # the words a title shares with a question must be together 
 # word found in this share of the library's chunks: words every page uses name nothing
 MAX_DOCUMENTS = 3  # documents a question may name
 CHUNKS_PER_DOCUMENT = 2  # each named document's chunks closest to the question, in the list
+TITLE_WORDS = 4  # a title typed whole with this many words names its page whatever its words:
+# "One File Per Command"; a shorter one ("First Steps", "Using the CLI") reads as ordinary words
+MAX_QUESTION_WORDS = 60  # the words of a question searched for typed titles (a pasted text is long)
+# the words that say nothing of a question's subject: a question made of these and a title asks
+# about the page ("summarize First Steps", "what does First Steps say?")
+NO_SUBJECT = STOPWORDS | QUESTION_WORDS | FILLER | DEICTIC_NOUNS | META_NOUNS
+ASKING = QUESTION_WORDS | DEICTIC_NOUNS | META_NOUNS  # "summarize", "page", "overview"
 
 
 def question_terms(question: str) -> list[str]:
@@ -82,8 +89,9 @@ def named_documents(
 
 
 def named_exactly(db: Database, question: str) -> set[int]:
-    """The documents a question names by a file name, a path or a quoted title (no guess from
-    its words), and nothing when the library has no titles."""
+    """The documents a question names by a file name, a path, a quoted title or a title typed
+    whole (`typed_titles`; no guess from its words), and nothing when the library has no
+    titles."""
     return set() if title_index.titled_documents(db) is None else _by_identifier(db, question, 0)
 
 
@@ -92,9 +100,95 @@ def name_spans(question: str) -> list[str]:
     return [*_FILE.findall(question), *_QUOTED.findall(question)]
 
 
+def typed_titles(db: Database, question: str) -> dict[int, str]:
+    """The documents whose whole title the question types without quotes, with that title:
+    "walk me through the One File Per Command tutorial" names the page titled "One File Per
+    Command". The title's words must be a run of the question's words (any case, in order), the
+    longest such run wins, at most MAX_DOCUMENTS documents may hold it, and the title must be
+    distinctive: TITLE_WORDS words or more, or words each rare in the library's text
+    (`NAME_RARITY`, the bar of a name guessed from words). A shorter title of common words
+    ("First Steps") names its page only when the question says nothing else of its own (its
+    other words ask, point or fill: `NO_SUBJECT`) and either asks for the page ("summarize first
+    steps") or types the title with its capitals ("what does First Steps say?"): "what are the
+    first steps?" names nothing. A title of one word never does unquoted."""
+    if title_index.titled_documents(db) is None:
+        return {}
+    typed = words(SPLIT.sub(" ", question))[:MAX_QUESTION_WORDS]
+    pairs = {
+        f"{a} {b}"
+        for a, b in zip(typed, typed[1:], strict=False)
+        if a not in STOPWORDS or b not in STOPWORDS
+    }
+    if not pairs:
+        return {}
+    match = " OR ".join(f"title : {_quote(pair)}" for pair in sorted(pairs))
+    holders = title_index.title_holders(db, match)
+    spans: dict[tuple[str, ...], set[int]] = {}
+    for document_id, row in library.documents_by_ids(db, holders).items():
+        title = tuple(words(SPLIT.sub(" ", row.get("title") or "")))
+        if len(title) >= 2 and _run_at(typed, title) is not None:
+            spans.setdefault(title, set()).add(document_id)
+    longest = sorted(spans, key=len, reverse=True)
+    found: dict[int, str] = {}
+    taken: list[tuple[int, int]] = []
+    for title in longest:
+        start = _run_at(typed, title)
+        assert start is not None
+        end = start + len(title)
+        if any(s <= start and end <= e for s, e in taken) or len(spans[title]) > MAX_DOCUMENTS:
+            continue
+        rest = typed[:start] + typed[end:]
+        if _distinctive(db, title) or _asks_for_page(question, rest, spans[title], db):
+            taken.append((start, end))
+            found |= {document_id: " ".join(title) for document_id in spans[title]}
+    return found
+
+
+def _run_at(typed: Sequence[str], title: Sequence[str]) -> int | None:
+    """Where the title's words start as a run of the question's words, if they do."""
+    n = len(title)
+    return next(
+        (i for i in range(len(typed) - n + 1) if tuple(typed[i : i + n]) == tuple(title)), None
+    )
+
+
+def _distinctive(db: Database, title: Sequence[str]) -> bool:
+    """A title long enough to be typed only as a name, or of two words or more (besides stop
+    words) each as rare in the library's text as a word found in `NAME_RARITY` of its chunks:
+    "first" of "First Steps" is in 9 % of a docs library's chunks, so "how do I take my first
+    steps with typer" names no page."""
+    if len(title) >= TITLE_WORDS:
+        return True
+    terms = [number_form(w) for w in dict.fromkeys(title) if w not in STOPWORDS]
+    if len(terms) < 2:
+        return False
+    chunks = max(terms_store.chunk_count(db), 1)
+    enough = _idf(chunks, round(NAME_RARITY * chunks))
+    return all(_idf(chunks, _library_frequency(db, term)) >= enough for term in terms)
+
+
+def _asks_for_page(question: str, rest: Sequence[str], documents: set[int], db: Database) -> bool:
+    """The question's words besides a title say nothing of their own, and it asks for the page
+    or types the title with its capitals past its first word."""
+    if any(w not in NO_SUBJECT for w in rest):
+        return False
+    if any(w in ASKING for w in rest):
+        return True
+    titles = {row.get("title") or "" for row in library.documents_by_ids(db, documents).values()}
+    for title in titles:
+        parts = [re.escape(part) for part in title.split()]
+        if not any(c.isupper() for c in title):
+            continue
+        typed = re.search(r"(?<=\W)" + r"\W+".join(parts) + r"(?!\w)", question)
+        if typed is not None and question[: typed.start()].strip(" \t\"'`([{"):
+            return True
+    return False
+
+
 def _by_identifier(db: Database, question: str, total: int) -> set[int]:
     """Documents the question names unmistakably: its file names and paths, a quoted span that
-    is a title or name, a number with the word before it ("ADR 3") that few names hold."""
+    is a title or name, a number with the word before it ("ADR 3") that few names hold, a
+    distinctive title typed whole (`typed_titles`)."""
     found: set[int] = set()
     for name in _FILE.findall(question):
         found |= library.documents_at(db, name.lstrip("./"))
@@ -107,7 +201,7 @@ def _by_identifier(db: Database, question: str, total: int) -> set[int]:
         held = _holding_all(db, pair)
         if 0 < len(held) <= MAX_DOCUMENTS:
             found |= held
-    return found
+    return found | set(typed_titles(db, question))
 
 
 def _numbered(question: str) -> list[list[str]]:
