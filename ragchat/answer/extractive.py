@@ -488,24 +488,29 @@ class _Ranking:
     def with_code(
         self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
     ) -> list[int]:
-        """`chosen`, and when it shows no code, the best code a sentence introduces among the
-        units sharing the query's words (not below `floor`): the how-to line of a lower source
-        ("Here's how to use sqlite-utils to enable full-text search ..." with its command)
-        beside sentences that only describe."""
-        if any(self.candidates[i][1].has_code for i in chosen):
-            return chosen
-        code = next(
-            (
-                i
-                for i in self.by_score(scores)
-                if scores[i] >= floor
-                and relevant[i]
-                and self.candidates[i][1].has_code
-                and self.candidates[i][1].sentence
-                and not any(self._same_block(i, j) for j in chosen)
-            ),
-            None,
-        )
+        """`chosen`, and the how-to code of a lower source when the code `chosen` shows is not
+        the code of the question: among the units sharing the query's words (not below `floor`),
+        the code a sentence introduces whose own words hold the largest share of the query's
+        weight (`code_match`), when that share is above every shown block's. So the how-to line
+        of a lower source ("Here's how to use sqlite-utils to enable full-text search ..." with
+        its command) comes beside sentences that only describe, and the code written with the
+        question's names (`async def` for "async views?") beside an install line or a directory
+        tree that holds fewer of them."""
+        shown = [self.code_match(i) for i in chosen if self.candidates[i][1].has_code]
+        bar = max(shown, default=-1.0)
+        eligible = [
+            i
+            for i in self.by_score(scores)
+            if scores[i] >= floor
+            and relevant[i]
+            and self.candidates[i][1].has_code
+            and self.candidates[i][1].sentence
+            and i not in chosen
+            and not any(self._same_block(i, j) for j in chosen)
+        ]
+        if shown:  # code is shown: only a block holding more of the question's names comes
+            eligible = [i for i in eligible if self.code_match(i) > bar]
+        code = max(eligible, key=lambda i: self.code_match(i) if shown else 0.0, default=None)
         return chosen if code is None else [*chosen, code]
 
     def _described_after(self, i: int) -> bool:
@@ -699,12 +704,16 @@ def _allowed(
     candidates: list[tuple[int, Unit]], stems: list[set[str]], query: Collection[str]
 ) -> list[bool]:
     """A console session or traceback is shown only when the question asks about what it
-    printed: the question shares a word with its output that no other unit holds."""
+    printed: the question shares a word with its output that no other unit holds. A Python
+    interpreter session a sentence introduces (a doctest: `>>> converter.structure(...)`) is
+    the example's code, shown as any code is."""
     elsewhere = set().union(
         *(s for (_, unit), s in zip(candidates, stems, strict=True) if not unit.is_console)
     )
     asked = set(query) - elsewhere
     return [
-        not unit.is_console or bool(asked & {stem(w) for w in words(unit.output)})
+        not unit.is_console
+        or (unit.is_session and bool(unit.sentence))
+        or bool(asked & {stem(w) for w in words(unit.output)})
         for _, unit in candidates
     ]

@@ -15,6 +15,7 @@ _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reser
 # a console session or a traceback, by its shape: a prompt line ("$ cmd", ">>> x", "C:\\> x",
 # "PS> x") or a traceback header; what a program printed, not code to write
 _PROMPT_LINE = re.compile(r"^\s*(?:[$%#❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
+_SESSION_PROMPT = re.compile(r"^\s*>>>\s")  # a Python interpreter's prompt
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
 # a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
 _CUT_FRONT = re.compile(r"^[a-z]{2}[a-z'’]*[\s,;]")  # not a one-letter "o" bullet
@@ -44,6 +45,12 @@ class Unit:
         return self.has_code and is_console(self.block)
 
     @property
+    def is_session(self) -> bool:
+        """A console that is a Python interpreter session (a doctest): its `>>>` lines are the
+        code to write, run before the reader's eyes, not a program's printed run."""
+        return self.is_console and is_session(self.block)
+
+    @property
     def output(self) -> str:
         """A console block's printed lines (its prompts and fences left out)."""
         if not self.is_console:
@@ -55,6 +62,13 @@ class Unit:
 def is_console(block: str) -> bool:
     lines = [line for line in block.splitlines()[1:] if line.strip()]
     return any(_PROMPT_LINE.match(line) or _TRACEBACK.match(line) for line in lines[:3])
+
+
+def is_session(block: str) -> bool:
+    """The block's first prompt line is a Python interpreter's (`>>> `)."""
+    lines = [line for line in block.splitlines()[1:] if line.strip()]
+    first = next((line for line in lines if _PROMPT_LINE.match(line)), "")
+    return bool(_SESSION_PROMPT.match(first))
 
 
 def units(text: str, params: AnswerParams) -> list[Unit]:

@@ -1,0 +1,92 @@
+"""The code place of a question's answer (issue 30, point 1): the code a lower source writes with
+the question's names comes beside an install line or a directory tree the first source shows,
+and a Python interpreter session (a doctest) a sentence introduces is the example's code, not a
+console run nobody asked about."""
+
+from __future__ import annotations
+
+from helpers import flat_idf, source
+
+from ragchat.answer import Mode, Request, extractive, units
+from ragchat.params import DEFAULT
+
+INTRO = """Since version 2.0, the framework comes with background tasks support. This lets you
+run slow work after the response is sent:
+
+```
+pip install framework>=2.0
+```
+
+Background tasks work well for sending mail and for cleaning files. The framework takes full
+advantage of background tasks and makes them easy to use."""
+HOW_TO = """You can mix plain views and background tasks, and the framework will schedule them
+for you:
+
+```python
+@app.post("/signup")
+def signup(request, tasks: Tasks):
+    tasks.background(send_welcome_mail, request.user)
+    return {"ok": True}
+```
+"""
+
+
+def test_code_with_the_questions_names_comes_beside_an_install_line() -> None:
+    answer = extractive(
+        Mode.QUESTION,
+        Request(
+            "does the framework support background tasks?", [source(1, INTRO), source(2, HOW_TO)]
+        ),
+        flat_idf,
+        DEFAULT.answer,
+    ).text
+    assert "tasks.background(" in answer  # the lower source's how-to code
+    assert answer.startswith("Since version 2.0")  # the first source still leads
+    assert "pip install" in answer  # nothing the answer showed is taken away
+
+
+OMIT = """Fields can be left out of the unstructured output. Using the omit override will skip the
+attribute completely when generating an unstructuring function:
+
+```pycon
+>>> from cattrs.gen import make_dict_unstructure_fn, override
+>>> c = Converter()
+>>> hook = make_dict_unstructure_fn(Example, c, secret=override(omit=True))
+>>> c.unstructure(Example("a", "b"))
+{'name': 'a'}
+```
+"""
+
+
+def test_an_interpreter_session_a_sentence_introduces_is_the_examples_code() -> None:
+    block = next(u for u in units(OMIT, DEFAULT.answer) if u.block)
+    assert block.is_console and block.is_session
+    answer = extractive(
+        Mode.QUESTION,
+        Request("how do I skip an attribute completely?", [source(1, OMIT)]),
+        flat_idf,
+        DEFAULT.answer,
+    ).text
+    assert "override(omit=True)" in answer
+
+
+SHELL = """Run the program to check it:
+
+```console
+$ python main.py --name Camila
+Hello Camila
+```
+
+The program greets the name it is given."""
+
+
+def test_a_shell_run_is_still_left_out_unless_asked_about_what_it_printed() -> None:
+    block = next(u for u in units(SHELL, DEFAULT.answer) if u.block)
+    assert block.is_console and not block.is_session
+    answer = extractive(
+        Mode.QUESTION,
+        Request("what does the program do with the name?", [source(1, SHELL)]),
+        flat_idf,
+        DEFAULT.answer,
+    ).text
+    assert "$ python main.py" not in answer
