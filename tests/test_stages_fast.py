@@ -25,7 +25,7 @@ from ragchat.conversation.plan import Ablations, plan
 from ragchat.conversation.reading import LoadedChunks, TurnContext, read_turn, window_of
 from ragchat.conversation.retrieve import retrieve
 from ragchat.conversation.searching import TurnSearch
-from ragchat.params import DEFAULT
+from ragchat.params import DEFAULT, with_values
 from ragchat.store import library, sessions
 
 SETTINGS = Settings(ollama="off")
@@ -333,3 +333,35 @@ def test_query_lists_are_stored_by_name_and_read_back_typed() -> None:
     ] == names
     with pytest.raises(ValueError, match="unknown query list 'elsewhere/vector'"):
         QueryList.from_dict({"name": "elsewhere/vector", "query": "", "weight": 1.0})
+
+
+# --- the anchor boost and the question's own first hits (issue 28, family 5) -------------------
+
+
+def test_the_boost_keeps_a_weak_questions_own_first_hit_in_place(
+    db: Database, embedder: HashedWords
+) -> None:
+    """A follow-up that finds little alone (its best chunk far below a confident cosine) keeps
+    its own first hit where the un-boosted fusion put it: the anchor document's chunks (boosted
+    with no margin here, so they pass anything) take the places below it, not its place."""
+    answered(db, "s", "does a will need witnesses?", [chunk_of(db, "A will needs two witnesses")])
+    found = context(db, embedder, "and in october?")
+    assert found.probe.best < DEFAULT.plan.confident, "the question finds little alone"
+    reading = standalone(found.question, is_follow_up=True, context_need=1.0)
+    loose = SETTINGS.replace(
+        anchor_boost=1.0,
+        params=with_values(DEFAULT, ["plan.anchor_margin=1.0", "fusion.own_within=1"]),
+    )
+    chosen = plan(found, reading, loose)
+    assert chosen.kind == "anchored_search"
+    deadline = chunk_of(db, "The tax return is due")
+    own = [q for q in chosen.queries if q.source is Source.QUESTION]
+    assert own and all(
+        found.searches().vector(q.query).ids[0] == deadline
+        if q.index is Index.VECTOR
+        else found.searches().fts(q.query).ids[0] == deadline
+        for q in own
+    ), "the question's own lists both rank the deadline first"
+    retrieval = retrieve(db, loose, chosen, found)
+    assert retrieval.chunks[0].chunk_id == deadline
+    assert retrieval.chunks[1].document == "wills.md" and retrieval.chunks[1].anchored
