@@ -8,11 +8,13 @@ from typing import Any
 
 from typer.testing import CliRunner
 
-from ragchat.answer import Source
+from ragchat.answer import Mode, Request, Source, extractive
+from ragchat.app import App
 from ragchat.cli import app
 from ragchat.config import Settings, user_cache_dir
 from ragchat.ingest import chunking
 from ragchat.ingest.parsed import ParsedDocument
+from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
 from ragchat.search import fusion
 from ragchat.search.fusion import Fused, RankedList
@@ -122,6 +124,33 @@ def source(number: int, text: str) -> Source:
 def flat_idf(term: str) -> float:
     """Every word equally rare: the answer's choice rests on the words alone."""
     return 1.0
+
+
+def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: object) -> str:
+    """The extractive answer to `query` from `texts` (source [1], [2], ... in order), every word
+    equally rare, default parameters; `fields` are the request's other fields (exclude, count)."""
+    sources = [source(i, text) for i, text in enumerate(texts, 1)]
+    request = Request(query, sources, **fields)  # type: ignore[arg-type]
+    return extractive(mode, request, flat_idf, params=DEFAULT.answer).text
+
+
+def library_app(root: Path, pages: dict[str, str], embedder: Any, **changes: Any) -> App:
+    """`pages` ({file name: text}) written under root/docs and ingested into root/lib.db by the
+    real pipeline (with `embedder`), and an App over that library (`changes`: settings, e.g.
+    chunk_size) that embeds with the same model."""
+    docs = root / "docs"
+    for name, text in pages.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text, encoding="utf-8")
+    settings = settings_for(root / "lib.db", **changes)
+    handle = open_db(settings.db)
+    try:
+        ingest(handle, settings, [docs], lambda: embedder)
+    finally:
+        handle.close()
+    app = App(settings)
+    app.__dict__["embedder"] = embedder
+    return app
 
 
 def memory_library(documents: dict[str, tuple[str, list[tuple[str, str]]]], embedder: Any) -> Any:

@@ -5,9 +5,9 @@ console run nobody asked about."""
 
 from __future__ import annotations
 
-from helpers import flat_idf, source
+from helpers import pick
 
-from ragchat.answer import Mode, Request, extractive, units
+from ragchat.answer import units
 from ragchat.params import DEFAULT
 
 INTRO = """Since version 2.0, the framework comes with background tasks support. This lets you
@@ -32,14 +32,7 @@ def signup(request, tasks: Tasks):
 
 
 def test_code_with_the_questions_names_comes_beside_an_install_line() -> None:
-    answer = extractive(
-        Mode.QUESTION,
-        Request(
-            "does the framework support background tasks?", [source(1, INTRO), source(2, HOW_TO)]
-        ),
-        flat_idf,
-        DEFAULT.answer,
-    ).text
+    answer = pick("does the framework support background tasks?", [INTRO, HOW_TO])
     assert "tasks.background(" in answer  # the lower source's how-to code
     assert answer.startswith("Since version 2.0")  # the first source still leads
     assert "pip install" in answer  # nothing the answer showed is taken away
@@ -61,12 +54,7 @@ attribute completely when generating an unstructuring function:
 def test_an_interpreter_session_a_sentence_introduces_is_the_examples_code() -> None:
     block = next(u for u in units(OMIT, DEFAULT.answer) if u.block)
     assert block.is_console and block.is_session
-    answer = extractive(
-        Mode.QUESTION,
-        Request("how do I skip an attribute completely?", [source(1, OMIT)]),
-        flat_idf,
-        DEFAULT.answer,
-    ).text
+    answer = pick("how do I skip an attribute completely?", [OMIT])
     assert "override(omit=True)" in answer
 
 
@@ -83,10 +71,5 @@ The program greets the name it is given."""
 def test_a_shell_run_is_still_left_out_unless_asked_about_what_it_printed() -> None:
     block = next(u for u in units(SHELL, DEFAULT.answer) if u.block)
     assert block.is_console and not block.is_session
-    answer = extractive(
-        Mode.QUESTION,
-        Request("what does the program do with the name?", [source(1, SHELL)]),
-        flat_idf,
-        DEFAULT.answer,
-    ).text
+    answer = pick("what does the program do with the name?", [SHELL])
     assert "$ python main.py" not in answer

@@ -6,19 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import flat_idf, settings_for, source
+from helpers import library_app, pick
 
-from ragchat.answer import Mode, Request, extractive
-from ragchat.ingest.pipeline import ingest
-from ragchat.params import DEFAULT
-from ragchat.store.db import open_db
-
-
-def pick(query: str, texts: list[str], mode: Mode, **fields: object) -> str:
-    sources = [source(i, text) for i, text in enumerate(texts, 1)]
-    request = Request(query, sources, **fields)  # type: ignore[arg-type]
-    return extractive(mode, request, flat_idf, params=DEFAULT.answer).text
-
+from ragchat.answer import Mode
+from ragchat.app import App
 
 PYTHON_CODE = """```python
 layout = env.get_template("layout.html")
@@ -115,39 +106,28 @@ A test can ask for the completion values of a word without a shell.
 """
 
 
-def _library(tmp_path: Path, embedder) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "completion.md").write_text(COMPLETION)
-    for name, text in (
-        ("install", "Install the completion for your shell once; the shell then completes values."),
-        ("colors", "The help text of a command can be colored when the shell shows colors."),
-        ("config", "A completion value can come from a settings file read by the shell."),
-        ("bash", "Bash completes the values of an option but does not show help text for them."),
-        ("zsh", "Zsh shows the completion values in columns, with their help text next to each."),
-        ("fish", "Fish shows a help text beside every completion value it offers."),
-        ("powershell", "PowerShell completes values and may show a help text next to each."),
-        ("options", "Each option can have a help text, shown by --help next to its name."),
-        ("commands", "Every command has a help text; the shell can show it on completion."),
-        ("values", "Completion values are offered by the shell when the user presses tab."),
-        ("menus", "Some shells show completion values in a menu with a help text per value."),
-    ):
-        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n{text}\n")
-    settings = settings_for(tmp_path / "lib.db", chunk_size=360, chunk_overlap=0)
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    return settings.db
+COMPLETION_OTHERS = (
+    ("install", "Install the completion for your shell once; the shell then completes values."),
+    ("colors", "The help text of a command can be colored when the shell shows colors."),
+    ("config", "A completion value can come from a settings file read by the shell."),
+    ("bash", "Bash completes the values of an option but does not show help text for them."),
+    ("zsh", "Zsh shows the completion values in columns, with their help text next to each."),
+    ("fish", "Fish shows a help text beside every completion value it offers."),
+    ("powershell", "PowerShell completes values and may show a help text next to each."),
+    ("options", "Each option can have a help text, shown by --help next to its name."),
+    ("commands", "Every command has a help text; the shell can show it on completion."),
+    ("values", "Completion values are offered by the shell when the user presses tab."),
+    ("menus", "Some shells show completion values in a menu with a help text per value."),
+)
+COMPLETION_PAGES = {"completion.md": COMPLETION} | {
+    f"{name}.md": f"# {name.title()}\n\n{text}\n" for name, text in COMPLETION_OTHERS
+}
 
 
 def test_show_me_the_code_for_that_shows_the_code_beside_the_last_answer(
     tmp_path: Path, embedder
 ) -> None:
-    from ragchat.app import App
-
-    path = _library(tmp_path, embedder)
-    app = App(settings_for(path, chunk_size=360, chunk_overlap=0))
-    app.__dict__["embedder"] = embedder
+    app = library_app(tmp_path, COMPLETION_PAGES, embedder, chunk_size=360, chunk_overlap=0)
     conversation = app.conversation("s")
     first = conversation.ask("can the shell show a help text next to each completion value?")
     assert "yield (name, help_text)" not in first.answer  # the code sits in the next chunk
@@ -179,41 +159,30 @@ A worker stops after its current job when it receives the stop signal.
 """
 
 
-def _workers_library(tmp_path: Path, embedder) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "workers.md").write_text(WORKERS)
-    (docs / "queues.md").write_text("# Queues\n\nA queue holds jobs in the order they came.\n")
-    (docs / "plugins.md").write_text(
+WORKERS_PAGES = {
+    "workers.md": WORKERS,
+    "queues.md": "# Queues\n\nA queue holds jobs in the order they came.\n",
+    "plugins.md": (
         "# Plugins\n\nA plugin adds job types; install it with pip and name it in the config.\n"
-    )
-    settings = settings_for(tmp_path / "lib.db", chunk_size=200, chunk_overlap=0)
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    return settings.db
+    ),
+}
 
 
-def _ask(path: Path, embedder, question: str) -> str:
-    from ragchat.app import App
-
-    app = App(settings_for(path, chunk_size=200, chunk_overlap=0))
-    app.__dict__["embedder"] = embedder
-    answer = app.conversation("s").ask(question).answer
-    app.close()
-    return answer
+def _ask(app: App, question: str) -> str:
+    return app.conversation("s").ask(question).answer
 
 
 def test_a_named_pages_part_asked_about_as_a_whole_is_its_lead_and_headings(
     tmp_path: Path, embedder
 ) -> None:
-    path = _workers_library(tmp_path, embedder)
-    answer = _ask(path, embedder, "in 'Running Workers', what's the deferred loading part about?")
+    app = library_app(tmp_path, WORKERS_PAGES, embedder, chunk_size=200, chunk_overlap=0)
+    answer = _ask(app, "in 'Running Workers', what's the deferred loading part about?")
     assert answer.startswith("Large setups with slow plugins may defer loading them")
     assert "- Declaring the PluginRegistry" in answer  # the headings under the part, in order
     assert answer.index("PluginRegistry") < answer.index("- What triggers a load?")
     assert "Stopping Workers" not in answer  # another part of the page
     # a question of its own about the named page is answered as any other
-    other = _ask(path, embedder, "in workers.md, when does a worker stop after the stop signal?")
+    other = _ask(app, "in workers.md, when does a worker stop after the stop signal?")
+    app.close()
     assert "after its current job" in other
     assert "- Deferred Loading of Plugins" not in other

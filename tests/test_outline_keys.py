@@ -8,12 +8,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import flat_idf, settings_for, source
+from helpers import flat_idf, library_app, source
 
 from ragchat.answer import Mode, Request, extractive, outline_summary
-from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
-from ragchat.store.db import open_db
 
 PLUGINS = """# Mount Plugins
 
@@ -41,31 +39,20 @@ A worker lets go of its plugins when it stops.
 """
 
 
-def _plugins_library(tmp_path: Path, embedder) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "mount-plugins.md").write_text(PLUGINS)
+PLUGINS_PAGES = {"mount-plugins.md": PLUGINS} | {
+    f"{name}.md": f"# {name.title()}\n\n{text}\n"
     for name, text in (
         ("queues", "A queue holds jobs in the order they came; a worker takes the oldest."),
         ("config", "The config file names the plugins, the queues and the log level."),
         ("logging", "Each worker logs what it does to the log file named in the config."),
-    ):
-        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n{text}\n")
-    settings = settings_for(tmp_path / "lib.db", chunk_size=400, chunk_overlap=0)
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    return settings.db
+    )
+}
 
 
 def test_a_named_page_is_told_by_the_sentences_and_items_naming_its_subject(
     tmp_path: Path, embedder
 ) -> None:
-    from ragchat.app import App
-
-    path = _plugins_library(tmp_path, embedder)
-    app = App(settings_for(path, chunk_size=400, chunk_overlap=0))
-    app.__dict__["embedder"] = embedder
+    app = library_app(tmp_path, PLUGINS_PAGES, embedder, chunk_size=400, chunk_overlap=0)
     answer = app.conversation("s").ask("what does the mount-plugins.md page cover?").answer
     app.close()
     # the lead: the sentence naming the page's subject, not only the note box that opens it
@@ -168,19 +155,12 @@ Unregister a watcher with the remove call and the signal's number.
 def test_a_summary_of_a_part_of_the_last_answers_page_is_its_outline(
     tmp_path: Path, embedder
 ) -> None:
-    from ragchat.app import App
-
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "signals.md").write_text(SIGNALS)
-    (docs / "processes.md").write_text("# Processes\n\nA process runs one program at a time.\n")
-    (docs / "keys.md").write_text("# Keys\n\nA key press reaches the program as an event.\n")
-    settings = settings_for(tmp_path / "lib.db", chunk_size=200, chunk_overlap=0)
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
+    pages = {
+        "signals.md": SIGNALS,
+        "processes.md": "# Processes\n\nA process runs one program at a time.\n",
+        "keys.md": "# Keys\n\nA key press reaches the program as an event.\n",
+    }
+    app = library_app(tmp_path, pages, embedder, chunk_size=200, chunk_overlap=0)
     conversation = app.conversation("s")
     conversation.ask("how does a process send a signal to another?")
     answer = conversation.ask("summarize the watching signals part").answer

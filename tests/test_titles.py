@@ -4,12 +4,10 @@ mentions every other PEP must not win a question that names one."""
 from __future__ import annotations
 
 import pytest
-from helpers import settings_for
+from helpers import library_app
 
 from ragchat.app import App
-from ragchat.ingest.pipeline import ingest
 from ragchat.search.titles import question_terms
-from ragchat.store.db import open_db
 from ragchat.store.titles import name_words
 
 PEPS = {
@@ -87,16 +85,7 @@ Watch the health checks during the rollout and roll back when they fail.
 @pytest.fixture(scope="module")
 def peps(tmp_path_factory: pytest.TempPathFactory, embedder) -> App:
     root = tmp_path_factory.mktemp("peps")
-    (root / "docs").mkdir()
-    for name, text in PEPS.items():
-        (root / "docs" / name).write_text(text)
-    settings = settings_for(root / "lib.db")
-    db = open_db(settings.db)
-    ingest(db, settings, [root / "docs"], lambda: embedder)
-    db.close()
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
-    return app
+    return library_app(root, PEPS, embedder)
 
 
 def test_file_names_become_words_with_plain_numbers() -> None:

@@ -6,13 +6,10 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import flat_idf, settings_for, source
+from helpers import library_app, pick
 
-from ragchat.answer import Mode, Request, extractive, units
-from ragchat.app import App
-from ragchat.ingest.pipeline import ingest
+from ragchat.answer import units
 from ragchat.params import DEFAULT
-from ragchat.store.db import open_db
 
 SERVE = """This command starts the web application running on your machine:
 
@@ -36,12 +33,7 @@ def test_a_lead_in_ending_in_a_web_address_is_a_sentence_with_its_block() -> Non
     found = units(SERVE, DEFAULT.answer)
     lead = next(u for u in found if u.sentence.startswith("Once started"))
     assert lead.has_code and "--port INTEGER" in lead.block  # not a title beside a bare block
-    answer = extractive(
-        Mode.QUESTION,
-        Request("which port does it use and how do I change the port?", [source(1, SERVE)]),
-        flat_idf,
-        DEFAULT.answer,
-    ).text
+    answer = pick("which port does it use and how do I change the port?", [SERVE])
     assert "-p, --port INTEGER" in answer
 
 
@@ -58,15 +50,7 @@ CREATE VIRTUAL TABLE "items_fts" USING FTS4 (name, description, content="items")
 
 
 def test_an_answer_of_descriptions_brings_the_how_to_code_of_a_lower_source() -> None:
-    answer = extractive(
-        Mode.QUESTION,
-        Request(
-            "how do I enable full-text search for a table?",
-            [source(1, FTS_INTRO), source(2, FTS_BY_HAND)],
-        ),
-        flat_idf,
-        DEFAULT.answer,
-    ).text
+    answer = pick("how do I enable full-text search for a table?", [FTS_INTRO, FTS_BY_HAND])
     assert "CREATE VIRTUAL TABLE" in answer
     assert answer.startswith("Full-text search lets")  # the first source still leads
 
@@ -101,17 +85,12 @@ Not every feature is supported: consult the publish-vercel README for more detai
 
 
 def test_a_correction_does_not_say_the_answer_it_corrects_again(tmp_path: Path, embedder) -> None:
-    folder = tmp_path / "docs"
-    folder.mkdir()
-    (folder / "publish.md").write_text(PUBLISH)
-    path = tmp_path / "lib.db"
-    db = open_db(path)
-    ingest(db, settings_for(path), [folder], lambda: embedder)
-    db.close()
-    conversation = App(settings_for(path)).conversation("fix")
+    app = library_app(tmp_path, {"publish.md": PUBLISH}, embedder)
+    conversation = app.conversation("fix")
     first = conversation.ask("what about Fly?")
     assert "publish fly mydatabase.db" in first.answer
     again = conversation.ask("I meant Vercel, not Fly")
     assert "publish vercel mydatabase.db" in again.answer
     assert "publish fly mydatabase.db" not in again.answer
     assert "Consult the publish-fly README" not in again.answer
+    app.close()

@@ -9,13 +9,11 @@ from __future__ import annotations
 from pathlib import Path
 
 import pytest
-from helpers import settings_for
+from helpers import library_app
 
 from ragchat.app import App
-from ragchat.ingest.pipeline import ingest
 from ragchat.search.titles import named_exactly, typed_titles
 from ragchat.store import library
-from ragchat.store.db import open_db
 
 PAGES = {
     "one-file-per-command.md": """# One File Per Command
@@ -53,17 +51,8 @@ first; options have defaults, a help text and a type.
 
 @pytest.fixture(scope="module")
 def tools(tmp_path_factory: pytest.TempPathFactory, embedder) -> App:
-    root: Path = tmp_path_factory.mktemp("typed-titles")
-    (root / "docs").mkdir()
-    for name, text in PAGES.items():
-        (root / "docs" / name).write_text(text)
-    settings = settings_for(root / "lib.db", chunk_size=300, chunk_overlap=0)
-    db = open_db(settings.db)
-    ingest(db, settings, [root / "docs"], lambda: embedder)
-    db.close()
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
-    return app
+    root = tmp_path_factory.mktemp("typed-titles")
+    return library_app(root, PAGES, embedder, chunk_size=300, chunk_overlap=0)
 
 
 def _paths(app: App, ids: set[int]) -> set[str]:
