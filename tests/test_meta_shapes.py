@@ -186,3 +186,28 @@ def test_a_named_pages_part_asked_about_as_a_whole_is_its_lead_and_headings(
     app.close()
     assert "after its current job" in other
     assert "- Deferred Loading of Plugins" not in other
+
+
+THREADS_PAGES = {
+    "threads.md": (
+        "# Worker threads\n\nRun blocking code in a worker thread with `to_thread.run_sync(func)`.\n\n"
+        "## Thread limit\n\nAt most 40 worker threads run at once; a capacity limiter sets another"
+        " number.\n\n## Portals\n\nA blocking portal lets a worker thread call back into the"
+        " event loop.\n"
+    ),
+    "topics.md": "# Topics\n\nA new topic starts a fresh page of notes; each topic has a title.\n",
+    "tasks.md": "# Tasks\n\nA task group starts several tasks at the same time.\n",
+}
+
+
+def test_the_shift_phrase_is_no_subject_of_the_topic_it_begins(tmp_path: Path, embedder) -> None:
+    app = library_app(tmp_path, THREADS_PAGES, embedder, chunk_size=400, chunk_overlap=0)
+    conversation = app.conversation("s")
+    conversation.ask("how do I start several tasks at the same time?")
+    conversation.ask("new topic: how do I run blocking code in a worker thread?")
+    third = conversation.ask("how many threads can it start at most?")
+    app.close()
+    understood = third.lineage.reformulation.semantic_query
+    assert "new" not in understood.lower().split()  # "it" is not "new", nor is "topic" a term
+    assert "topic" not in understood.lower()
+    assert "40 worker threads" in third.answer

@@ -19,6 +19,7 @@ from ..store import library
 from ..store.library import Scope, StoredChunk
 from ..store.sessions import Message
 from .collections import Carried, carried
+from .followup.cues import explicit_shift
 from .history import HistoryWindow, select_window
 from .models import Lineage
 from .searching import Ranking, TurnSearch
@@ -122,8 +123,10 @@ def lineages(history: tuple[Message, ...]) -> list[Lineage]:
 
 
 def topic_questions(history: tuple[Message, ...], turns: list[Lineage]) -> tuple[str, ...]:
-    """The user questions since the last one that began a topic (the first, or a topic shift)."""
-    questions = [m.content for m in history if m.role == "user"]
+    """The user questions since the last one that began a topic (the first, or a topic shift),
+    each without a shift phrase: "new topic: how do I run blocking code?" began a topic about
+    blocking code, and "new" is no term of it nor a referent for the next turn's "it"."""
+    questions = [explicit_shift(m.content)[1] for m in history if m.role == "user"]
     start = 0
     for index, lineage in enumerate(turns):
         if lineage.reformulation.topic_shift and index < len(questions):
