@@ -190,7 +190,8 @@ def test_a_named_pages_part_asked_about_as_a_whole_is_its_lead_and_headings(
 
 THREADS_PAGES = {
     "threads.md": (
-        "# Worker threads\n\nRun blocking code in a worker thread with `to_thread.run_sync(func)`.\n\n"
+        "# Worker threads\n\nRun blocking code in a worker thread with"
+        " `to_thread.run_sync(func)`.\n\n"
         "## Thread limit\n\nAt most 40 worker threads run at once; a capacity limiter sets another"
         " number.\n\n## Portals\n\nA blocking portal lets a worker thread call back into the"
         " event loop.\n"
