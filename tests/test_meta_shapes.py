@@ -212,3 +212,34 @@ def test_the_shift_phrase_is_no_subject_of_the_topic_it_begins(tmp_path: Path, e
     assert "new" not in understood.lower().split()  # "it" is not "new", nor is "topic" a term
     assert "topic" not in understood.lower()
     assert "40 worker threads" in third.answer
+
+
+LOOP_PAGES = {
+    "basics.md": (
+        "# Running\n\nRun the main function with `run(main)`.\n\n"
+        "## Backend options\n\n"
+        "Options exclusive to a backend are passed with the backend_options argument:\n\n"
+        "```python\nrun(main, backend_options={'debug': True})\n```\n\n"
+        "The event loop takes these options:\n\n"
+        "- debug (bool): run the event loop in debug mode\n"
+        "- use_uvloop (bool): use the faster uvloop event loop when it is installed\n"
+        "- loop_factory (callable): a function that creates the event loop\n"
+    ),
+    "migration.md": (
+        "# Migration\n\n## Loop factories\n\nEvent loop policies are replaced by factories;"
+        " pass loop_factory in the backend options instead of event_loop_policy.\n"
+    ),
+    "threads.md": "# Threads\n\nA worker thread runs blocking code outside the event loop.\n",
+}
+
+
+def test_a_correction_may_show_again_the_line_of_the_corrected_answer_it_names(
+    tmp_path: Path, embedder
+) -> None:
+    app = library_app(tmp_path, LOOP_PAGES, embedder, chunk_size=600, chunk_overlap=0)
+    conversation = app.conversation("s")
+    first = conversation.ask("can I pass extra options to the event loop?")
+    assert "use_uvloop" in first.answer
+    second = conversation.ask("no, I meant making it use uvloop")
+    app.close()
+    assert "use_uvloop (bool)" in second.answer

@@ -63,6 +63,7 @@ class Request:
     weak: bool = False  # the sources match only weakly: the answer says so first
     priors: Mapping[int, float] = field(default_factory=dict)  # chunk similarity, by source number
     exclude: str = ""  # what earlier answers said: none of it is said again (a summary may)
+    again: frozenset[str] = frozenset()  # stems whose units may be said again though excluded
     said: str = ""  # what earlier answers said: a question shows it again only when nothing new
     # in the sources shares the question's words (then it is the answer itself)
     cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
@@ -93,7 +94,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """The units that best answer the query: ranked by its words (idf-weighted, stem-matched)
     and their chunk's relevance; the best unit of the first source always in; units sharing no
     word with the query only fill places the others leave."""
-    candidates = _candidates(request.sources, request.exclude, params)
+    candidates = _candidates(request.sources, request.exclude, params, again=request.again)
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
@@ -135,7 +136,7 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     too ("give me an example" after a list of converters opens with code, not another list).
     Code the session has shown comes back only when no other code is left."""
     candidates = _in_language(request, params) or _candidates(
-        request.sources, request.exclude, params, examples=True
+        request.sources, request.exclude, params, examples=True, again=request.again
     )
     if not candidates:
         return _nothing_usable(request, params)
@@ -598,19 +599,28 @@ def _key(text: str) -> str:
 
 
 def _candidates(
-    sources: Sequence[Source], exclude: str, params: AnswerParams, examples: bool = False
+    sources: Sequence[Source],
+    exclude: str,
+    params: AnswerParams,
+    examples: bool = False,
+    again: frozenset[str] = frozenset(),
 ) -> list[tuple[int, Unit]]:
-    """(source number, unit) of every usable unit, without repeats or what `exclude` already said.
+    """(source number, unit) of every usable unit, without repeats or what `exclude` already said
+    (unless it holds a stem of `again`: what a correction names may be said again).
     When `examples` are asked for, code already said comes back only when no other code is left:
     the example then is the one shown (never a repeat while there is another)."""
-    found = _usable(sources, exclude, params, keep_said_code=False)
+    found = _usable(sources, exclude, params, keep_said_code=False, again=again)
     if examples and not any(unit.has_code for _, unit in found):
-        return _usable(sources, exclude, params, keep_said_code=True)
+        return _usable(sources, exclude, params, keep_said_code=True, again=again)
     return found
 
 
 def _usable(
-    sources: Sequence[Source], exclude: str, params: AnswerParams, keep_said_code: bool
+    sources: Sequence[Source],
+    exclude: str,
+    params: AnswerParams,
+    keep_said_code: bool,
+    again: frozenset[str] = frozenset(),
 ) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
@@ -634,7 +644,12 @@ def _usable(
         if (
             not _answerable(unit, key, params)
             or key in seen
-            or (said and key in said and not (keep_said_code and unit.has_code))
+            or (
+                said
+                and key in said
+                and not (keep_said_code and unit.has_code)
+                and not again & _unit_stems(unit)
+            )
         ):
             continue
         seen.add(key)

@@ -20,8 +20,9 @@ from ..params import AnswerParams
 from ..search.passages import Passage, passages
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
-from ..text import printable
+from ..text import content_words, printable, stem, stems
 from .corpus import CorpusStats
+from .correction import subject_of
 from .followup.cues import meta_subject
 from .history import HistoryWindow
 from .models import Lineage
@@ -214,6 +215,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         cover=[c.rank for c in lineage.chunks if c.reused],
         subject=(meta_subject(lineage.question) or "") if meta else "",
         why=bool(WHY_QUESTION.match(inputs.typed or lineage.question)),
+        again=_named_again(inputs, meta, corpus),
     )
     reply = answers.extractive(mode, request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
@@ -246,6 +248,18 @@ def _shown(inputs: AnswerInputs, meta: bool) -> str:
     if not meta:
         return ""
     return "\n\n".join(dict.fromkeys([*inputs.shown, inputs.window.last.assistant]))
+
+
+def _named_again(inputs: AnswerInputs, meta: bool, corpus: CorpusStats) -> frozenset[str]:
+    """What a correction names that the answer it corrects may show again: the rarest word of
+    "no, I meant X" that the corrected question did not hold. "no, I meant making it use uvloop"
+    after an answer that listed `use_uvloop` among other options points at that line."""
+    if not inputs.typed or meta:
+        return frozenset()
+    asked = stems(inputs.window.last.user)
+    subject = subject_of(inputs.typed) or ""
+    new = [w for w in content_words(subject) if stem(w) not in asked and corpus.chunk_frequency(w)]
+    return frozenset({stem(max(new, key=corpus.idf))}) if new else frozenset()
 
 
 def answer(
