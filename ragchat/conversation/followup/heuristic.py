@@ -270,13 +270,7 @@ class HeuristicReformulator:
             subject and names(subject, sentence_start=True)
         )  # "what about Ivanka?": a new subject
         topic = data.topic_questions or ((data.last.user,) if data.last.user else ())
-        # the last answer's names are what a pointer or an ellipsis may mean; a question without
-        # either, read as a possible continuation or a new topic, carries only the topic's own
-        # words: an answer's lead names its passages' things ("Note", "None", another library's
-        # class), which the user never said
-        pointing = decision.kind == "follow_up"
-        answer = data.last.assistant if pointing else ""
-        terms = conversation_terms(self.corpus, topic, answer, self.params)
+        terms = conversation_terms(self.corpus, topic, data.last.assistant, self.params)
         context = pick_terms(
             terms,
             [*signals.content, *words(data.question)],
