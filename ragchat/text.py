@@ -147,6 +147,25 @@ def is_compound(term: str) -> bool:
     return bool(_COMPOUND.fullmatch(term.strip()))
 
 
+# a code identifier as typed: dotted (`click.prompt`, `cli.py`; each part after a dot starts
+# lower-case and has two characters or more, so "U.S." and a missing space, "bad.I", are none),
+# snake_case, camelCase, a call (`run()`) or anything in backticks. Code, not English: the shape
+# is the same in any language.
+_IDENTIFIER = re.compile(
+    r"`[^`\n]+`"
+    r"|[^\W\d_]\w*(?:\.[a-z_]\w+)+"
+    r"|\w*[^\W\d_]_\w+"
+    r"|\b[a-z]+[A-Z]\w*"
+    r"|\b\w+\(\)",
+    re.UNICODE,
+)
+
+
+def identifiers(text: str) -> list[str]:
+    """The code identifiers a text types, in order (`click.prompt`, `user_name`, `camelCase`)."""
+    return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text)]
+
+
 def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 

@@ -42,7 +42,7 @@ from ...lexicon import (
     TOPIC_SHIFT,
     WHAT_ABOUT,
 )
-from ...text import words
+from ...text import identifiers, words
 
 CueKind = Literal["meta", "shift", "anaphora", "deixis", "ellipsis", "what_about", "discourse"]
 # pointing words that stand alone ("it", "such"): not determiners (their noun may follow), not a
@@ -216,10 +216,12 @@ def explicit_shift(question: str) -> tuple[bool, str]:
 
 
 def _named_positions(question: str, tokens: list[str]) -> list[int]:
-    """Token positions of capitalised words that do not start a sentence (names, acronyms)."""
+    """Token positions of capitalised words that do not start a sentence (names, acronyms) and
+    of code identifiers (`click.prompt`, `user_name`): things the question names itself."""
     capitalised = {
         token for m in CAPITALISED_INSIDE.finditer(question) for token in words(m.group(0))
     }  # "U.S." -> "u", "s", as the question's tokens
+    capitalised |= {token for name in identifiers(question) for token in words(name)}
     return [
         i
         for i, t in enumerate(tokens)
