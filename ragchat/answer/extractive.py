@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..lexicon import DEMONSTRATIVES, REASON_CUES
+from ..lexicon import DEMONSTRATIVES, REASON_CUES, REPLACEABLE
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
@@ -101,7 +101,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     scores = ranking.masked([ranking.relevance(i) for i in range(len(candidates))], bare=False)
     # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
     # must not push out the list of formalities)
-    relevant = [ranking.shares_query_words(i) for i in range(len(candidates))]
+    relevant = ranking.relevant()
     if (
         request.exclude
         and not any(relevant)
@@ -122,7 +122,11 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         else s
         for s, r in zip(scores, repeats, strict=True)
     ]
-    floor = max(scores) - params.score_margin
+    # the units that come again do not set the bar for what is new: a repeat scoring far above
+    # the rest would otherwise leave it the whole answer ("So, with the following FilterSchema"
+    # again, for a question that asks why)
+    fresh = [s for s, r in zip(scores, repeats, strict=True) if not r and s > -math.inf]
+    floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
     return ranking.answer(
         ranking.with_code(scores, chosen, relevant, floor),
@@ -435,6 +439,32 @@ class _Ranking:
 
     def shares_query_words(self, i: int) -> bool:
         return bool(self.weights.keys() & self.stems[i])
+
+    def relevant(self) -> list[bool]:
+        """Which units share the query's words, a sentence that goes on about the one before it
+        included: one that opens with a pointer ("It does no code generation, so ..." after "The
+        BaseConverter is a simpler and slower converter variant.") says its words through its
+        antecedent, so it is as relevant as the sentence it follows."""
+        found: list[bool] = []
+        for i in range(len(self.candidates)):
+            found.append(self.shares_query_words(i) or (self._continues(i) and found[i - 1]))
+        return found
+
+    def _continues(self, i: int) -> bool:
+        """Unit `i` is a sentence opening with a pronoun or demonstrative right after a sentence
+        of the same chunk (no block between: after a block, the pointer may mean the block)."""
+        if i == 0:
+            return False
+        (number, unit), (before_number, before) = self.candidates[i], self.candidates[i - 1]
+        return (
+            number == before_number
+            and before.position == unit.position - 1
+            and before.kind == "sentence"
+            and not before.block
+            and unit.kind in ("sentence", "code", "list", "table")
+            and bool(unit.sentence)
+            and (words(unit.sentence) or [""])[0] in REPLACEABLE
+        )
 
     def by_score(self, scores: list[float]) -> list[int]:
         return sorted(range(len(self.candidates)), key=lambda i: -scores[i])

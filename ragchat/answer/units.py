@@ -13,8 +13,10 @@ from .params import AnswerParams
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
 _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reserved)\b", re.I)
 # a console session or a traceback, by its shape: a prompt line ("$ cmd", ">>> x", "C:\\> x",
-# "PS> x") or a traceback header; what a program printed, not code to write
-_PROMPT_LINE = re.compile(r"^\s*(?:[$%#❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
+# "PS> x") or a traceback header; what a program printed, not code to write. Not "# ": in
+# code it is a comment ("# it will throw an error later" under `sync_to_async(Blog.objects.all)`,
+# "# in lazy_group.py"), far more often than a root shell's prompt
+_PROMPT_LINE = re.compile(r"^\s*(?:[$%❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
 _SESSION_PROMPT = re.compile(r"^\s*>>>\s")  # a Python interpreter's prompt
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
 # a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
