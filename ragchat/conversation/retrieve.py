@@ -250,8 +250,11 @@ def retrieve(
         if any(item.ids for item in lists)
         else []
     )
+    asked = context.asked.document_ids if context.asked is not None else None
     found = [
-        _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
+        _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id))
+        for item in fused
+        if asked is None or item.document_id in asked  # a question that names where it asks
     ]
     named = frozenset(stored[i].document_id for i in titles[1].ids) if titles else frozenset()
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
