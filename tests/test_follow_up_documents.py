@@ -155,4 +155,3 @@ def test_a_first_question_naming_a_collection_is_asked_there(two_tools: Path, em
     assert documents[0] == "kettle:shell.md"
     # the other tool's pages, alike but for the name, no longer take the places
     assert all(d.startswith("kettle:") for d in documents)
-
