@@ -53,12 +53,12 @@ def _library(tmp_path: Path, embedder) -> Path:
     return settings.db
 
 
-def _turns(path: Path, embedder, *questions: str):
+def _turns(path: Path, embedder, *questions: str, session: str = "s"):
     from ragchat.app import App
 
     app = App(settings_for(path))
     app.__dict__["embedder"] = embedder
-    conversation = app.conversation("s")
+    conversation = app.conversation(session)
     results = [conversation.ask(question) for question in questions]
     app.close()
     return results
@@ -146,3 +146,12 @@ def test_collection_names_leave_the_carried_query() -> None:
     )
     assert without_names("idea, click, quits", ["click"]) == "idea, quits"
     assert without_names("see tutorial/click.md", ["click"]) == "see tutorial/click.md"
+
+
+def test_a_first_question_naming_a_collection_is_asked_there(two_tools: Path, embedder) -> None:
+    question = "how do I install shell completion for kettle in bash?"
+    (first,) = _turns(two_tools, embedder, question, session="first")
+    documents = _documents(first)
+    assert documents[0] == "kettle:shell.md"
+    # the other tool's pages, alike but for the name, no longer take the places
+    assert all(d.startswith("kettle:") for d in documents)

@@ -19,7 +19,7 @@ one collection carries nothing.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable
+from collections.abc import Collection, Iterable
 from dataclasses import dataclass, replace
 
 from sqlite_utils import Database
@@ -90,6 +90,24 @@ def carried(
     moved = tuple(named) if named and standing and not standing & set(named) else ()
     found = library.scope(db, [c.id for c in every if c.name in wanted])
     return Carried(found, moved, unsaid=tuple(c.name for c in every) if moved else ())
+
+
+def asked_in(
+    db: Database, question: str, within: Scope | None, standing: Collection[str]
+) -> Scope | None:
+    """The collections the question names among those the turn searches, when it names some but
+    not all and the conversation stands nowhere else (`standing`: the collections of the last
+    answer's documents, none before a first answer); else None. Such a question says where it
+    asks ("how do I turn on tab completion for my click tool?"): only those collections' chunks
+    take its places, so another collection's pages sharing its words (Typer's completion pages,
+    Typer being built on Click) no longer push the named page's other sections out. A question
+    that names another place than the conversation's moves it (`carried`) and is left as it was."""
+    kept = set(within.names) if within is not None else None
+    every = [c for c in library.collections(db) if kept is None or c.name in kept]
+    named = set(named_collections(question, [c.name for c in every]))
+    if not named or len(named) == len(every) or not set(standing) <= named:
+        return None
+    return library.scope(db, [c.id for c in every if c.name in named])
 
 
 def weighed_alone(search: TurnSearch, question: str, found: Carried) -> Carried:

@@ -92,6 +92,9 @@ class TurnContext:
     within: Scope | None = None  # the collections the question is asked in (None: all)
     search: TurnSearch | None = None  # the turn's searches (None: a context made without them)
     carried: Carried = Carried()  # where the conversation's context is searched (collections.py)
+    # the collections the question names where it asks (collections.asked_in): only their chunks
+    # take places (None: every collection the turn searches)
+    asked: Scope | None = None
     correction: str = ""  # the X of "no, I meant X" when the turn re-runs the last question with it
 
     def loaded(self, db: Database) -> LoadedChunks:

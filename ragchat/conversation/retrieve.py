@@ -251,7 +251,8 @@ def retrieve(
         else []
     )
     found = [
-        _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id)) for item in fused
+        _chunk(0, item, stored[item.chunk_id], similarity.get(item.chunk_id))
+        for item in _asked(fused, context)
     ]
     named = frozenset(stored[i].document_id for i in titles[1].ids) if titles else frozenset()
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
@@ -273,6 +274,14 @@ def retrieve(
     extra = (titles[0],) if titles is not None else ()
     loaded = context.load(db, (c.chunk_id for c in (*chunks, *judged)))
     return Retrieval(chunks, best, notices, extra, loaded, judged if judged != chunks else ())
+
+
+def _asked(fused: list[Fused], context: TurnContext) -> list[Fused]:
+    """The fused chunks of the collections a question names where it asks (`context.asked`,
+    `collections.asked_in`), when the lists found any; else all of them."""
+    asked = context.asked.document_ids if context.asked is not None else None
+    kept = [item for item in fused if asked is None or item.document_id in asked]
+    return kept or fused
 
 
 def _unique(chunks: list[RetrievedChunk]) -> list[RetrievedChunk]:

@@ -24,9 +24,10 @@ from ..llm import ChatBackend, remote_notice
 from ..params import Params
 from ..store import library, sessions
 from ..store.library import Scope
+from ..store.sessions import Message
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
-from .collections import Carried, weighed_alone
+from .collections import Carried, asked_in, weighed_alone
 from .combine import Evidence, combine, fidelity, repeats_the_user
 from .corpus import CorpusView
 from .followup.cues import without_deixis
@@ -36,7 +37,15 @@ from .models import Lineage, Reformulation, ReformulationInput, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .outline import asked_outline
 from .plan import Ablations, RetrievalPlan, plan
-from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
+from .reading import (
+    EMPTY_QUESTION,
+    TurnContext,
+    clean_question,
+    lineages,
+    probe,
+    read_turn,
+    window_of,
+)
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
 from .searching import TurnSearch
@@ -160,7 +169,11 @@ class Conversation:
         context = read_turn(
             self.db, text, vector, opened.history, window=window, search=search, notices=notices
         )
-        context = replace(context, carried=self._weighed_alone(context))
+        context = replace(
+            context,
+            carried=self._weighed_alone(context),
+            asked=asked_in(self.db, text, within, _standing(opened.history)),
+        )
         context, reformulation, pending = self._reformulate(
             replace(context, turn=opened.number, correction=correction.subject_typed(typed)), typed
         )
@@ -451,3 +464,9 @@ class Conversation:
             if notice not in self._shown:
                 self._shown.add(notice)
                 self.on_notice(notice)
+
+
+def _standing(history: tuple[Message, ...]) -> set[str]:
+    """The collections of the documents the last answer stood on (none before a first answer)."""
+    turns = lineages(history)
+    return {c.collection for c in turns[-1].chunks if c.used} if turns else set()
