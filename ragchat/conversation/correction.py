@@ -17,6 +17,8 @@ from __future__ import annotations
 
 import re
 
+from ..text import subject_words
+
 # The one table of English correction openers (regular expressions, matched at the start of the
 # turn, case-insensitive); what follows them is X.
 CORRECTION_OPENERS = (
@@ -56,8 +58,14 @@ def subject_of(turn: str) -> str | None:
 
 def corrected(previous: str, subject: str) -> str:
     """The previous question with `subject` as its subject: in place of the noun phrase that shares
-    a word with it, else of the pronoun, else of the first noun phrase."""
+    a word with it, else of the pronoun, else of the first noun phrase. A subject that says as
+    much as the previous question (as many words of its own: "the environment variable that
+    switches off the rich formatting of the help" after "and turning the env var off in the help
+    output?") restates the whole need: it is the question, alone (put into the previous question,
+    the words the user has just turned down would pull the search back to them)."""
     question = previous.strip()
+    if len(set(subject_words(subject))) >= len(set(subject_words(question))):
+        return subject
     said = {word.lower() for word in re.findall(r"\w+", subject)}
     phrases = list(_DETERMINER.finditer(question))
     sharing = [m for m in phrases if said & {w.lower() for w in re.findall(r"\w+", m.group(0))[1:]}]

@@ -88,7 +88,8 @@ def _queries(
             )
         )
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
-    if correction.strip():  # "no, I meant X": X as typed, beside the question it corrects
+    if correction.strip() and correction != question:  # "no, I meant X": X as typed, beside
+        # the question it corrects (an X that restates the whole need is the question itself)
         lists.append(QueryList(Source.CORRECTION, Index.VECTOR, correction, vector))
         lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
