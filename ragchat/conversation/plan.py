@@ -18,7 +18,7 @@ from ..config import Settings
 from ..params import PlanParams
 from ..search.fusion import Anchoring
 from .collections import Carried, without_names
-from .followup.cues import meta_subject, without_deixis
+from .followup.cues import meta_own_words, without_deixis
 from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
@@ -120,10 +120,10 @@ def request_only(question: str, reformulation: Reformulation) -> bool:
     """A meta-request that says nothing of its own besides the request ("example please", "code
     for that?", "why?"): its words name what to do with the last answer, not what it is about,
     and searched as a query they find the pages that talk about examples or code. It searches
-    with what the conversation gives (the last question, its subject) only; a request with a
-    subject of its own ("an example with a list", "summarize the precedence part") keeps its
-    own lists."""
-    return reformulation.is_meta and meta_subject(question) == ""
+    with what the conversation gives (the last question, its subject) only. A request with
+    words of its own, after it or in another clause ("an example with a list", "summarize the
+    precedence part", "I study astronauts. Tell me more about her"), keeps its own lists."""
+    return reformulation.is_meta and not meta_own_words(question)
 
 
 def _previous(context: TurnContext) -> str:
