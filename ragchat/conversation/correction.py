@@ -9,6 +9,8 @@ Where X goes: in place of the previous question's pronoun ("how do I make it req
 "how do I make the query parameter required?"), else of its first determiner phrase ("how do
 I make a will valid?" -> "how do I make a codicil valid?"), preferring a phrase that shares a word
 with X ("the downtown hotel" for "the downtown of SF"); with none of these, X leads the question.
+An X with as many words of its own as the previous question restates the whole need and is the
+question, alone.
 A clause or a qualifier ("I meant if ...", "I meant for the purchase loan") is no correction: the
 turn is read as typed, as an elliptical follow-up.
 """

@@ -18,7 +18,7 @@ from ..config import Settings
 from ..params import PlanParams
 from ..search.fusion import Anchoring
 from .collections import Carried, without_names
-from .followup.cues import meta_own_words, without_deixis
+from .followup.cues import meta_own_words, meta_subject, without_deixis
 from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
@@ -123,7 +123,12 @@ def request_only(question: str, reformulation: Reformulation) -> bool:
     with what the conversation gives (the last question, its subject) only. A request with
     words of its own, after it or in another clause ("an example with a list", "summarize the
     precedence part", "I study astronauts. Tell me more about her"), keeps its own lists."""
-    return reformulation.is_meta and not meta_own_words(question)
+    return (
+        reformulation.is_meta
+        and meta_subject(question) == ""  # a request by its shape (a model may read a question
+        # with a subject of its own as meta: its own lists stay)
+        and not meta_own_words(question)
+    )
 
 
 def _previous(context: TurnContext) -> str:
