@@ -10,8 +10,9 @@ from pathlib import Path
 
 from helpers import library_app
 
-from ragchat.conversation.correction import corrected
+from ragchat.conversation.correction import restates
 from ragchat.conversation.models import Source
+from ragchat.params import DEFAULT
 
 SCOPING = """# Loops
 
@@ -61,10 +62,12 @@ def test_a_bare_request_searches_with_the_conversation_not_its_own_words(
 
 
 def test_a_correction_that_restates_the_need_is_the_question() -> None:
+    least = DEFAULT.followup.restated_words
     said = "the environment variable that switches off the rich formatting of the help"
-    assert corrected("and turning the env var off in the help output?", said) == said
-    # a shorter X still takes the place of what it corrects
-    assert corrected("how do I make a will valid?", "a codicil") == "how do I make a codicil valid?"
+    assert restates("and turning the env var off in the help output?", said, least)
+    # a noun phrase takes the place of what it corrects, however short the question
+    assert not restates("how do I make it required?", "the query parameter", least)
+    assert not restates("how do I make a will valid?", "a codicil", least)
 
 
 WILLS = {

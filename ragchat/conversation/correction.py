@@ -9,8 +9,8 @@ Where X goes: in place of the previous question's pronoun ("how do I make it req
 "how do I make the query parameter required?"), else of its first determiner phrase ("how do
 I make a will valid?" -> "how do I make a codicil valid?"), preferring a phrase that shares a word
 with X ("the downtown hotel" for "the downtown of SF"); with none of these, X leads the question.
-An X with as many words of its own as the previous question restates the whole need and is the
-question, alone.
+An X with as many words of its own as the previous question, and more than a noun phrase holds,
+restates the whole need and is the question, alone (`restates`).
 A clause or a qualifier ("I meant if ...", "I meant for the purchase loan") is no correction: the
 turn is read as typed, as an elliptical follow-up.
 """
@@ -60,14 +60,8 @@ def subject_of(turn: str) -> str | None:
 
 def corrected(previous: str, subject: str) -> str:
     """The previous question with `subject` as its subject: in place of the noun phrase that shares
-    a word with it, else of the pronoun, else of the first noun phrase. A subject that says as
-    much as the previous question (as many words of its own: "the environment variable that
-    switches off the rich formatting of the help" after "and turning the env var off in the help
-    output?") restates the whole need: it is the question, alone (put into the previous question,
-    the words the user has just turned down would pull the search back to them)."""
+    a word with it, else of the pronoun, else of the first noun phrase."""
     question = previous.strip()
-    if len(set(subject_words(subject))) >= len(set(subject_words(question))):
-        return subject
     said = {word.lower() for word in re.findall(r"\w+", subject)}
     phrases = list(_DETERMINER.finditer(question))
     sharing = [m for m in phrases if said & {w.lower() for w in re.findall(r"\w+", m.group(0))[1:]}]
@@ -75,6 +69,17 @@ def corrected(previous: str, subject: str) -> str:
     if found:
         return question[: found.start()] + subject + question[found.end() :]
     return f"{subject}: {question}"
+
+
+def restates(previous: str, subject: str, least: int) -> bool:
+    """The subject restates the whole need rather than naming a thing: it has as many words of
+    its own as the previous question, and at least `least` (a noun phrase, "the query parameter",
+    "the downtown of SF", rarely holds more than two). Such a subject is the question, alone
+    ("the environment variable that switches off the rich formatting of the help" after "and
+    turning the env var off in the help output?"): put into the previous question, the words the
+    user has just turned down would pull the search back to them."""
+    own = len(set(subject_words(subject)))
+    return own >= least and own >= len(set(subject_words(previous)))
 
 
 RETRY = "/retry"  # how a turn records the REPL's `/retry X` as typed
