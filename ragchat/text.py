@@ -147,6 +147,60 @@ def is_compound(term: str) -> bool:
     return bool(_COMPOUND.fullmatch(term.strip()))
 
 
+# an identifier as code writes it: words joined by "_", "::" or brackets ("to_camel_case",
+# "list[int]"), by dots when each side is a word of two letters or more ("click.prompt"; not
+# "e.g." or "3.5"), by hyphens after a leading "-" or "--" ("--dry-run"); or run together with
+# capitals ("camelCase", "BaseConverter", "HTTPResponse", see `camel_words`)
+_JOINED = re.compile(r"[^\W_](?:_|::|\[|\]\[)[^\W_]|[^\W\d_]{2}\.[^\W\d_]{2}|^--?[^\W_]")
+_EDGES = "\"'`“”‘’()<>{},;:!?."
+
+
+def camel_words(word: str) -> list[str]:
+    """A word run together with capitals, cut where a capital starts a new word ("camelCase" ->
+    camel, Case; "HTTPResponse" -> HTTP, Response; "OAuth2Bearer" -> OAuth2, Bearer)."""
+    cuts = [0]
+    for i in range(1, len(word)):
+        before, char = word[i - 1], word[i]
+        if not char.isupper():
+            continue
+        after_lower = before.islower() or before.isdigit()
+        # "HTTPResponse": the capital before a lower-case run ends an acronym ("PDFs" is one)
+        following = word[i + 1 : i + 3]
+        acronym_ends = before.isupper() and word[i - 2 : i].isupper() and len(following) == 2
+        acronym_ends = acronym_ends and following.islower()
+        if after_lower or acronym_ends:
+            cuts.append(i)
+    return [word[a:b] for a, b in zip(cuts, [*cuts[1:], len(word)], strict=True)]
+
+
+def identifier_phrases(text: str) -> list[str]:
+    """The identifiers of a text as the phrase of their words, lower-cased, in order ("camelCase"
+    -> "camel case", "to_camel_case" -> "to camel case", "click.prompt" -> "click prompt"): the
+    way a document that writes the identifier in another shape is indexed (`to_camel_case`,
+    "Camel Case", `camel_case` all hold the words "camel case" side by side)."""
+    found = []
+    for run in re.split(r"[\s/,;]+", text):
+        run = run.strip(_EDGES)
+        tokens = words(run)
+        cased = [m.group(0) for m in WORD.finditer(run)]
+        parts = [w.lower() for token in cased for w in camel_words(token)]
+        if len(parts) >= 2 and (_JOINED.search(run) or len(parts) > len(tokens)):
+            found.append(" ".join(parts))
+    return list(dict.fromkeys(found))
+
+
+def spelled_out(text: str) -> str:
+    """`text` with each word run together with capitals followed by its words: "camelCase keys"
+    -> "camelCase (camel case) keys". For the embedding model, whose lower-cased word pieces make
+    "camelcase" a word of its own, not "camel case" (it already cuts at "_" and ".")."""
+
+    def spelled(match: re.Match[str]) -> str:
+        parts = camel_words(match.group(0))
+        return match.group(0) if len(parts) < 2 else f"{match.group(0)} ({' '.join(parts).lower()})"
+
+    return WORD.sub(spelled, text)
+
+
 def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 

@@ -24,6 +24,7 @@ from ..llm import ChatBackend, remote_notice
 from ..params import Params
 from ..store import library, sessions
 from ..store.library import Scope
+from ..text import spelled_out
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .collections import Carried, weighed_alone
@@ -91,7 +92,7 @@ class Conversation:
         if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         text, typed = self._corrected(text, retry)
-        vector = self.embedder.embed_query(text[: self.params.answer.embed_chars])
+        vector = self.embedder.embed_query(spelled_out(text[: self.params.answer.embed_chars]))
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
         opened = sessions.open_turn(

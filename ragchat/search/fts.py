@@ -12,7 +12,7 @@ import math
 import re
 
 from ..lexicon import STOPWORDS
-from ..text import compounds, is_compound, words
+from ..text import compounds, identifier_phrases, is_compound, words
 
 MAX_TERMS = 16
 
@@ -28,6 +28,9 @@ def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
         tokens = [w for w in words(part) if w not in STOPWORDS]
         # a compound of common words ("one-off", "read-only") is searched as its phrase
         terms += [_quote(" ".join(words(c))) for c in compounds(part)]
+        # an identifier also as the phrase of its words: typed `camelCase`, it meets the
+        # documents' "camel case" and `to_camel_case`; its common words ("case") are no evidence
+        terms += [_quote(phrase) for phrase in identifier_phrases(part)]
         if len(tokens) >= 2 and len(tokens) <= 4 and not is_compound(part):
             terms.append(_quote(" ".join(tokens)))
         terms.extend(_quote(token) for token in tokens)
