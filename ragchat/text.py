@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -165,38 +166,48 @@ def camel_words(word: str) -> list[str]:
             continue
         after_lower = before.islower() or before.isdigit()
         # "HTTPResponse": the capital before a lower-case run ends an acronym ("PDFs" is one)
-        following = word[i + 1 : i + 3]
+        following = word[i + 1 : i + 3]  # two lower-case letters ("NASA's" is one word)
         acronym_ends = before.isupper() and word[i - 2 : i].isupper() and len(following) == 2
-        acronym_ends = acronym_ends and following.islower()
+        acronym_ends = acronym_ends and following.isalpha() and following.islower()
         if after_lower or acronym_ends:
             cuts.append(i)
     return [word[a:b] for a, b in zip(cuts, [*cuts[1:], len(word)], strict=True)]
 
 
-def identifier_phrases(text: str) -> list[str]:
+def known_nowhere(word: str) -> bool:
+    return False
+
+
+def identifier_phrases(text: str, known: Callable[[str], bool] = known_nowhere) -> list[str]:
     """The identifiers of a text as the phrase of their words, lower-cased, in order ("camelCase"
     -> "camel case", "to_camel_case" -> "to camel case", "click.prompt" -> "click prompt"): the
     way a document that writes the identifier in another shape is indexed (`to_camel_case`,
-    "Camel Case", `camel_case` all hold the words "camel case" side by side)."""
+    "Camel Case", `camel_case` all hold the words "camel case" side by side). A word run together
+    with capitals that the library `known`s as it is typed ("CalFresh") needs no other shape."""
     found = []
     for run in re.split(r"[\s/,;]+", text):
         run = run.strip(_EDGES)
-        tokens = words(run)
         cased = [m.group(0) for m in WORD.finditer(run)]
         parts = [w.lower() for token in cased for w in camel_words(token)]
-        if len(parts) >= 2 and (_JOINED.search(run) or len(parts) > len(tokens)):
-            found.append(" ".join(parts))
+        camel = [token.lower() for token in cased if len(camel_words(token)) > 1]
+        if len(parts) < 2 or not _JOINED.search(run) and all(known(word) for word in camel):
+            continue
+        found.append(" ".join(parts))
     return list(dict.fromkeys(found))
 
 
-def spelled_out(text: str) -> str:
-    """`text` with each word run together with capitals followed by its words: "camelCase keys"
-    -> "camelCase (camel case) keys". For the embedding model, whose lower-cased word pieces make
-    "camelcase" a word of its own, not "camel case" (it already cuts at "_" and ".")."""
+def spelled_out(text: str, known: Callable[[str], bool] = known_nowhere) -> str:
+    """`text` with each word run together with capitals that the library does not know as typed
+    followed by its words: "camelCase keys" -> "camelCase (camel case) keys". For the embedding
+    model, whose lower-cased word pieces make "camelcase" a word of its own, not "camel case" (it
+    already cuts at "_" and ".")."""
 
     def spelled(match: re.Match[str]) -> str:
-        parts = camel_words(match.group(0))
-        return match.group(0) if len(parts) < 2 else f"{match.group(0)} ({' '.join(parts).lower()})"
+        typed = match.group(0)
+        parts = camel_words(typed)
+        if len(parts) < 2 or known(typed.lower()):
+            return typed
+        return f"{typed} ({' '.join(parts).lower()})"
 
     return WORD.sub(spelled, text)
 

@@ -26,11 +26,20 @@ from ragchat.text import camel_words, identifier_phrases, spelled_out
         ("to_camel_case and click.prompt()", ["to camel case", "click prompt"]),
         ("my hook for list[int]", ["list int"]),
         ("run it with --dry-run first", ["dry run"]),
-        ("e.g. 3.5 in the U.S., PDFs and URLs, v1 and v2, read-only, yes/no", []),
+        ("e.g. 3.5 in the U.S., PDFs and URLs, NASA's, v1 and v2, read-only, yes/no", []),
+        ("camelCase/snake_case", ["camel case", "snake case"]),
     ],
 )
 def test_identifier_phrases_are_the_words_of_each_identifier(text: str, phrases: list[str]) -> None:
     assert identifier_phrases(text) == phrases
+
+
+def test_a_word_the_library_holds_as_typed_needs_no_other_shape() -> None:
+    """The documents write "CalFresh": it is found as typed; "MontanaVA" they write apart."""
+    known = {"calfresh"}.__contains__
+    assert identifier_phrases("CalFresh or MontanaVA?", known) == ["montana va"]
+    assert spelled_out("CalFresh or MontanaVA?", known) == "CalFresh or MontanaVA (montana va)?"
+    assert identifier_phrases("cal_fresh", known) == ["cal fresh"]
 
 
 def test_camel_words_cut_where_a_capital_starts_a_word() -> None:

@@ -110,7 +110,7 @@ def fts_ranking(
     them. In a large library, when the query's terms are held by more than
     `SCALE.fts_scored_rows` chunks, only the chunks holding its rarest terms are scored (with
     every term's BM25): a chunk found by common words alone is left out."""
-    quoted = match_terms(keyword_query)
+    quoted = match_terms(keyword_query, known=library_holds(db))
     if not quoted:
         return []
     shares = _shares(db, quoted)
@@ -171,6 +171,16 @@ def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
     return {term: known[term] for term in quoted if term in known}
 
 
+def library_holds(db: Database) -> Callable[[str], bool]:
+    """Whether some chunk holds a word as typed (as the index tokenizes it)."""
+
+    def holds(word: str) -> bool:
+        quoted = '"' + word.replace('"', '""') + '"'
+        return _shares(db, [quoted]).get(quoted, 0.0) > 0
+
+    return holds
+
+
 _WORKER: ThreadPoolExecutor | None = None  # one thread: a library's reader serves one at a time
 _WORKER_LOCK = threading.Lock()
 
@@ -217,7 +227,7 @@ def search(
         vector = (
             request.vector
             if request.vector is not None
-            else embedder.embed_query(spelled_out(request.semantic_query))
+            else embedder.embed_query(spelled_out(request.semantic_query, library_holds(db)))
         )
         ids, similarity = vector_ranking(db, vector, depth, within=request.within)
         lists.append(RankedList("question/vector", "vector", tuple(ids), settings.vector_weight))
