@@ -21,9 +21,8 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..embed import Embedder
-from ..search.hybrid import fts_ranking, library_holds, vector_ranking
+from ..search.hybrid import fts_ranking, vector_ranking
 from ..store.library import Scope
-from ..text import spelled_out
 
 Kind = Literal["vector", "fts"]
 
@@ -78,7 +77,7 @@ class TurnSearch:
         """The query vector of `text` (cut at `embed_chars`), embedded once a turn."""
         key = text[: self._embed_chars]
         if key not in self._vectors:
-            self._vectors[key] = self.embedder.embed_query(spelled_out(key, library_holds(self.db)))
+            self._vectors[key] = self.embedder.embed_query(key)
         return self._vectors[key]
 
     def vector(

@@ -22,10 +22,8 @@ from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
-from ..search.hybrid import library_holds
 from ..store import library, sessions
 from ..store.library import Scope
-from ..text import spelled_out
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .collections import Carried, weighed_alone
@@ -93,8 +91,7 @@ class Conversation:
         if not text and retry is None:
             raise RagchatError(EMPTY_QUESTION)
         text, typed = self._corrected(text, retry)
-        spelled = spelled_out(text[: self.params.answer.embed_chars], library_holds(self.db))
-        vector = self.embedder.embed_query(spelled)
+        vector = self.embedder.embed_query(text[: self.params.answer.embed_chars])
         remote = self._remote_notice()
         self._announce(remote)  # before anything is sent there
         opened = sessions.open_turn(

@@ -20,7 +20,7 @@ from ..params import SCALE
 from ..store import library, readers, terms, vectors
 from ..store.library import Scope, StoredChunk
 from ..store.transaction import get_setting
-from ..text import snippet, source_label, spelled_out
+from ..text import snippet, source_label
 from .fts import match_terms, rarer_terms, score_bound, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
@@ -227,7 +227,7 @@ def search(
         vector = (
             request.vector
             if request.vector is not None
-            else embedder.embed_query(spelled_out(request.semantic_query, library_holds(db)))
+            else embedder.embed_query(request.semantic_query)
         )
         ids, similarity = vector_ranking(db, vector, depth, within=request.within)
         lists.append(RankedList("question/vector", "vector", tuple(ids), settings.vector_weight))
