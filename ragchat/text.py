@@ -196,22 +196,6 @@ def identifier_phrases(text: str, known: Callable[[str], bool] = known_nowhere) 
     return list(dict.fromkeys(found))
 
 
-def spelled_out(text: str, known: Callable[[str], bool] = known_nowhere) -> str:
-    """`text` with each word run together with capitals that the library does not know as typed
-    followed by its words: "camelCase keys" -> "camelCase (camel case) keys". For the embedding
-    model, whose lower-cased word pieces make "camelcase" a word of its own, not "camel case" (it
-    already cuts at "_" and ".")."""
-
-    def spelled(match: re.Match[str]) -> str:
-        typed = match.group(0)
-        parts = camel_words(typed)
-        if len(parts) < 2 or known(typed.lower()):
-            return typed
-        return f"{typed} ({' '.join(parts).lower()})"
-
-    return WORD.sub(spelled, text)
-
-
 def stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 

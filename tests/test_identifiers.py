@@ -15,7 +15,7 @@ from typer.testing import CliRunner
 from ragchat.search.fts import match_terms
 from ragchat.search.hybrid import fts_ranking
 from ragchat.store.db import open_db
-from ragchat.text import camel_words, identifier_phrases, spelled_out
+from ragchat.text import camel_words, identifier_phrases
 
 
 @pytest.mark.parametrize(
@@ -38,7 +38,6 @@ def test_a_word_the_library_holds_as_typed_needs_no_other_shape() -> None:
     """The documents write "CalFresh": it is found as typed; "MontanaVA" they write apart."""
     known = {"calfresh"}.__contains__
     assert identifier_phrases("CalFresh or MontanaVA?", known) == ["montana va"]
-    assert spelled_out("CalFresh or MontanaVA?", known) == "CalFresh or MontanaVA (montana va)?"
     assert identifier_phrases("cal_fresh", known) == ["cal fresh"]
 
 
@@ -47,11 +46,6 @@ def test_camel_words_cut_where_a_capital_starts_a_word() -> None:
     assert camel_words("HTTPResponse") == ["HTTP", "Response"]
     assert camel_words("OAuth2Bearer") == ["OAuth2", "Bearer"]
     assert camel_words("PDFs") == ["PDFs"]
-
-
-def test_the_embedded_question_spells_out_a_camel_case_word() -> None:
-    assert spelled_out("use camelCase keys") == "use camelCase (camel case) keys"
-    assert spelled_out("to_camel_case, PDFs") == "to_camel_case, PDFs"
 
 
 def test_an_identifier_is_searched_as_its_phrase_not_as_its_common_words() -> None:
