@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Callable
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -164,6 +165,54 @@ _IDENTIFIER = re.compile(
 def identifiers(text: str) -> list[str]:
     """The code identifiers a text types, in order (`click.prompt`, `user_name`, `camelCase`)."""
     return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text)]
+
+
+# an identifier as code writes it: words joined by "_", "::" or brackets ("to_camel_case",
+# "list[int]"), by dots when each side is a word of two letters or more ("click.prompt"; not
+# "e.g." or "3.5"), by hyphens after a leading "-" or "--" ("--dry-run"); or run together with
+# capitals ("camelCase", "BaseConverter", "HTTPResponse", see `camel_words`)
+_JOINED = re.compile(r"[^\W_](?:_|::|\[|\]\[)[^\W_]|[^\W\d_]{2}\.[^\W\d_]{2}|^--?[^\W_]")
+_EDGES = "\"'`“”‘’()<>{},;:!?."
+
+
+def camel_words(word: str) -> list[str]:
+    """A word run together with capitals, cut where a capital starts a new word ("camelCase" ->
+    camel, Case; "HTTPResponse" -> HTTP, Response; "OAuth2Bearer" -> OAuth2, Bearer)."""
+    cuts = [0]
+    for i in range(1, len(word)):
+        before, char = word[i - 1], word[i]
+        if not char.isupper():
+            continue
+        after_lower = before.islower() or before.isdigit()
+        # "HTTPResponse": the capital before a lower-case run ends an acronym ("PDFs" is one)
+        following = word[i + 1 : i + 3]  # two lower-case letters ("NASA's" is one word)
+        acronym_ends = before.isupper() and word[i - 2 : i].isupper() and len(following) == 2
+        acronym_ends = acronym_ends and following.isalpha() and following.islower()
+        if after_lower or acronym_ends:
+            cuts.append(i)
+    return [word[a:b] for a, b in zip(cuts, [*cuts[1:], len(word)], strict=True)]
+
+
+def known_nowhere(word: str) -> bool:
+    return False
+
+
+def identifier_phrases(text: str, known: Callable[[str], bool] = known_nowhere) -> list[str]:
+    """The identifiers of a text as the phrase of their words, lower-cased, in order ("camelCase"
+    -> "camel case", "to_camel_case" -> "to camel case", "click.prompt" -> "click prompt"): the
+    way a document that writes the identifier in another shape is indexed (`to_camel_case`,
+    "Camel Case", `camel_case` all hold the words "camel case" side by side). A word run together
+    with capitals that the library `known`s as it is typed ("CalFresh") needs no other shape."""
+    found = []
+    for run in re.split(r"[\s/,;]+", text):
+        run = run.strip(_EDGES)
+        cased = [m.group(0) for m in WORD.finditer(run)]
+        parts = [w.lower() for token in cased for w in camel_words(token)]
+        camel = [token.lower() for token in cased if len(camel_words(token)) > 1]
+        if len(parts) < 2 or not _JOINED.search(run) and all(known(word) for word in camel):
+            continue
+        found.append(" ".join(parts))
+    return list(dict.fromkeys(found))
 
 
 def stems(text: str) -> set[str]:

@@ -10,9 +10,10 @@ from __future__ import annotations
 
 import math
 import re
+from collections.abc import Callable
 
 from ..lexicon import STOPWORDS
-from ..text import compounds, is_compound, words
+from ..text import compounds, identifier_phrases, is_compound, known_nowhere, words
 
 MAX_TERMS = 16
 
@@ -21,8 +22,11 @@ def _quote(term: str) -> str:
     return '"' + term.replace('"', '""') + '"'
 
 
-def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
-    """The quoted terms and phrases of a query, most important (first mentioned) first."""
+def match_terms(
+    query: str, max_terms: int = MAX_TERMS, known: Callable[[str], bool] = known_nowhere
+) -> list[str]:
+    """The quoted terms and phrases of a query, most important (first mentioned) first (`known`:
+    whether the library holds a word as typed)."""
     terms: list[str] = []
     for part in re.split(r"[,;\n]", query):
         tokens = [w for w in words(part) if w not in STOPWORDS]
@@ -31,6 +35,9 @@ def match_terms(query: str, max_terms: int = MAX_TERMS) -> list[str]:
         if len(tokens) >= 2 and len(tokens) <= 4 and not is_compound(part):
             terms.append(_quote(" ".join(tokens)))
         terms.extend(_quote(token) for token in tokens)
+        # an identifier also as the phrase of its words: typed `camelCase`, it meets the
+        # documents' "camel case" and `to_camel_case`; its common words ("case") are no evidence
+        terms += [_quote(phrase) for phrase in identifier_phrases(part, known)]
     unique = list(dict.fromkeys(terms))
     return unique[:max_terms]
 

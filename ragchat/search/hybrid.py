@@ -110,7 +110,7 @@ def fts_ranking(
     them. In a large library, when the query's terms are held by more than
     `SCALE.fts_scored_rows` chunks, only the chunks holding its rarest terms are scored (with
     every term's BM25): a chunk found by common words alone is left out."""
-    quoted = match_terms(keyword_query)
+    quoted = match_terms(keyword_query, known=library_holds(db))
     if not quoted:
         return []
     shares = _shares(db, quoted)
@@ -169,6 +169,16 @@ def _shares(db: Database, quoted: Sequence[str]) -> dict[str, float]:
         single = len(found) == 1  # a phrase, or a word the index does not keep, always stays
         known[term] = terms.chunk_frequencies(db, found)[found[0]] / known[""] if single else 0.0
     return {term: known[term] for term in quoted if term in known}
+
+
+def library_holds(db: Database) -> Callable[[str], bool]:
+    """Whether some chunk holds a word as typed (as the index tokenizes it)."""
+
+    def holds(word: str) -> bool:
+        quoted = '"' + word.replace('"', '""') + '"'
+        return _shares(db, [quoted]).get(quoted, 0.0) > 0
+
+    return holds
 
 
 _WORKER: ThreadPoolExecutor | None = None  # one thread: a library's reader serves one at a time
