@@ -22,6 +22,19 @@ def test_a_sentence_opening_with_a_pointer_goes_on_about_the_one_before() -> Non
     assert answer.startswith("The BaseConverter is a simpler")
 
 
+EXPERIMENTS = """The BaseConverter is a simpler and slower converter variant. These earlier
+experiments generated no code at all and were replaced after several years in production."""
+
+
+def test_a_determiner_with_a_noun_of_its_own_names_its_own_subject() -> None:
+    """ "These earlier experiments ..." says what it is about: not a pointer going on about the
+    sentence before, so it gains nothing from it (it shares none of the question's words)."""
+    answer = pick(
+        "difference between Converter and BaseConverter?", [EXPERIMENTS, CONVERTER], count=3
+    )
+    assert "These earlier experiments" not in answer
+
+
 SCHEMA = """So, with the following schema...
 
 ```python

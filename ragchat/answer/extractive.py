@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from enum import Enum
 from typing import TypeVar
 
-from ..lexicon import DEMONSTRATIVES, REASON_CUES, REPLACEABLE
+from ..lexicon import DEMONSTRATIVES, DETERMINERS, REASON_CUES, REPLACEABLE, STOPWORDS
 from ..text import content_words, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
@@ -346,6 +346,16 @@ def _said_before_was_relevant(request: Request, ranking: _Ranking, params: Answe
 # --- ranking -----------------------------------------------------------------
 
 
+def _opens_with_pointer(sentence: str) -> bool:
+    """The sentence's subject is a pointer alone ("It does no code generation", "These are
+    ..."), not a determiner with a noun of its own ("These earlier experiments used ...", which
+    names what it is about)."""
+    first, second = ([*words(sentence), "", ""])[:2]
+    if first not in REPLACEABLE:
+        return False
+    return first not in DETERMINERS or not second or second in STOPWORDS
+
+
 @dataclass(frozen=True)
 class _Ranking:
     """The candidates of a request and what scoring them needs."""
@@ -463,7 +473,7 @@ class _Ranking:
             and not before.block
             and unit.kind in ("sentence", "code", "list", "table")
             and bool(unit.sentence)
-            and (words(unit.sentence) or [""])[0] in REPLACEABLE
+            and _opens_with_pointer(unit.sentence)
         )
 
     def by_score(self, scores: list[float]) -> list[int]:
