@@ -119,7 +119,9 @@ def test_a_correction_searches_its_own_words_as_typed(two_tools: Path, embedder)
         f"no, I mean {correction}",
     )
     searched = {(q.source.value, q.index.value): q.query for q in corrected.lineage.queries}
-    assert searched[("correction", "vector")] == correction
+    # X restates the whole need (correction.restates): it runs as the question, searched once
+    assert searched[("question", "vector")] == correction
+    assert ("correction", "vector") not in searched
     assert "brewer:asking.md" in _documents(corrected)[:2]
 
 
