@@ -79,9 +79,12 @@ QUESTIONS = [
 ]
 
 
+WRITTEN = 32  # documents the other process ingests: a writing window of several turns when busy
+
+
 def test_asking_while_another_process_ingests(small_library: Path, tmp_path: Path, runner) -> None:
     folder = tmp_path / "corpus"
-    write_corpus(folder, 16)
+    write_corpus(folder, WRITTEN)
     ingesting = subprocess.Popen(
         [RAGCHAT, "ingest", str(folder), "--db", str(small_library)],
         env={**os.environ, "RAGCHAT_EMBED_BATCH": "4"},  # many short write transactions
@@ -117,7 +120,7 @@ def test_asking_while_another_process_ingests(small_library: Path, tmp_path: Pat
         assert "locked" not in result.output.lower() and "Traceback" not in result.output
     assert interleaved >= 2, f"only {interleaved} turn(s) ran while the ingest was writing"
     assert library_problems(small_library) == []
-    assert len(chunk_ids_by_path(small_library)) == 2 + 16
+    assert len(chunk_ids_by_path(small_library)) == 2 + WRITTEN
     turns = invoke(runner, "sessions", "--db", small_library)
     assert turns.exit_code == 0 and "busy" in turns.stdout
     db = open_db(small_library)
