@@ -22,7 +22,6 @@ from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
 from ..text import content_words, printable, stem, stems
 from .corpus import CorpusStats
-from .correction import subject_of
 from .followup.cues import meta_subject
 from .history import HistoryWindow
 from .models import Lineage
@@ -252,12 +251,13 @@ def _shown(inputs: AnswerInputs, meta: bool) -> str:
 
 def _named_again(inputs: AnswerInputs, meta: bool, corpus: CorpusStats) -> frozenset[str]:
     """What a correction names that the answer it corrects may show again: the rarest word of
-    "no, I meant X" that the corrected question did not hold. "no, I meant making it use uvloop"
-    after an answer that listed `use_uvloop` among other options points at that line."""
-    if not inputs.typed or meta:
+    "no, I meant X" (`Lineage.correction`) that the corrected question did not hold. "no, I
+    meant making it use uvloop" after an answer that listed `use_uvloop` among other options
+    points at that line."""
+    subject = inputs.lineage.correction
+    if not subject or meta:
         return frozenset()
     asked = stems(inputs.window.last.user)
-    subject = subject_of(inputs.typed) or ""
     new = [w for w in content_words(subject) if stem(w) not in asked and corpus.chunk_frequency(w)]
     return frozenset({stem(max(new, key=corpus.idf))}) if new else frozenset()
 

@@ -24,7 +24,6 @@ from ..llm import ChatBackend, remote_notice
 from ..params import Params
 from ..store import library, sessions
 from ..store.library import Scope
-from ..store.sessions import Message
 from . import answering, correction, coverage
 from .answering import Answered, AnswerInputs
 from .collections import Carried, asked_in, weighed_alone
@@ -37,15 +36,7 @@ from .models import Lineage, Reformulation, ReformulationInput, TurnResult
 from .ollama_reformulator import ModelReading, OllamaReformulator
 from .outline import asked_outline
 from .plan import Ablations, RetrievalPlan, plan
-from .reading import (
-    EMPTY_QUESTION,
-    TurnContext,
-    clean_question,
-    lineages,
-    probe,
-    read_turn,
-    window_of,
-)
+from .reading import EMPTY_QUESTION, TurnContext, clean_question, probe, read_turn, window_of
 from .reformulate import PendingReading, Reformulator, ask_model, reformulate
 from .retrieve import Retrieval, retrieve
 from .searching import TurnSearch
@@ -172,7 +163,7 @@ class Conversation:
         context = replace(
             context,
             carried=self._weighed_alone(context),
-            asked=asked_in(self.db, text, within, _standing(opened.history)),
+            asked=asked_in(self.db, text, within, _standing(context.last)),
         )
         context, reformulation, pending = self._reformulate(
             replace(context, turn=opened.number, correction=correction.subject_typed(typed)), typed
@@ -470,7 +461,6 @@ class Conversation:
                 self.on_notice(notice)
 
 
-def _standing(history: tuple[Message, ...]) -> set[str]:
+def _standing(last: Lineage | None) -> set[str]:
     """The collections of the documents the last answer stood on (none before a first answer)."""
-    turns = lineages(history)
-    return {c.collection for c in turns[-1].chunks if c.used} if turns else set()
+    return {c.collection for c in last.chunks if c.used} if last is not None else set()

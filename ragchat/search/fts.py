@@ -18,7 +18,8 @@ from ..text import compounds, identifier_phrases, is_compound, known_nowhere, wo
 MAX_TERMS = 16
 
 
-def _quote(term: str) -> str:
+def quote(term: str) -> str:
+    """A term as an FTS5 string: a phrase, never operators."""
     return '"' + term.replace('"', '""') + '"'
 
 
@@ -31,13 +32,13 @@ def match_terms(
     for part in re.split(r"[,;\n]", query):
         tokens = [w for w in words(part) if w not in STOPWORDS]
         # a compound of common words ("one-off", "read-only") is searched as its phrase
-        terms += [_quote(" ".join(words(c))) for c in compounds(part)]
+        terms += [quote(" ".join(words(c))) for c in compounds(part)]
         if len(tokens) >= 2 and len(tokens) <= 4 and not is_compound(part):
-            terms.append(_quote(" ".join(tokens)))
-        terms.extend(_quote(token) for token in tokens)
+            terms.append(quote(" ".join(tokens)))
+        terms.extend(quote(token) for token in tokens)
         # an identifier also as the phrase of its words: typed `camelCase`, it meets the
         # documents' "camel case" and `to_camel_case`; its common words ("case") are no evidence
-        terms += [_quote(phrase) for phrase in identifier_phrases(part, known)]
+        terms += [quote(phrase) for phrase in identifier_phrases(part, known)]
     unique = list(dict.fromkeys(terms))
     return unique[:max_terms]
 
@@ -102,4 +103,4 @@ def phrase_match(term: str) -> str | None:
     tokens = words(term)
     if not is_compound(term) and not any(token not in STOPWORDS for token in tokens):
         return None
-    return _quote(" ".join(tokens))
+    return quote(" ".join(tokens))

@@ -21,7 +21,7 @@ from ..store import library, readers, terms, vectors
 from ..store.library import Scope, StoredChunk
 from ..store.transaction import get_setting
 from ..text import snippet, source_label
-from .fts import match_terms, rarer_terms, score_bound, split_by_postings
+from .fts import match_terms, quote, rarer_terms, score_bound, split_by_postings
 from .fusion import RankedList, fuse
 from .titles import named_documents, title_ranking
 
@@ -175,7 +175,7 @@ def library_holds(db: Database) -> Callable[[str], bool]:
     """Whether some chunk holds a word as typed (as the index tokenizes it)."""
 
     def holds(word: str) -> bool:
-        quoted = '"' + word.replace('"', '""') + '"'
+        quoted = quote(word)
         return _shares(db, [quoted]).get(quoted, 0.0) > 0
 
     return holds

@@ -30,7 +30,7 @@ from ..store import titles as title_index
 from ..store.titles import SPLIT, number_form
 from ..store.vectors import vectors_of
 from ..text import words
-from .fts import _quote, phrase_match
+from .fts import phrase_match, quote
 
 NAMES_COVERAGE = 0.6  # share of the question's idf weight a document's title and name must hold
 NAME_RARITY = 0.05  # the words a title shares with a question must be together as rare as one
@@ -121,7 +121,7 @@ def typed_titles(db: Database, question: str) -> dict[int, str]:
     }
     if not pairs:
         return {}
-    match = " OR ".join(f"title : {_quote(pair)}" for pair in sorted(pairs))
+    match = " OR ".join(f"title : {quote(pair)}" for pair in sorted(pairs))
     holders = title_index.title_holders(db, match)
     spans: dict[tuple[str, ...], set[int]] = {}
     for document_id, row in library.documents_by_ids(db, holders).items():
@@ -217,7 +217,7 @@ def _numbered(question: str) -> list[list[str]]:
 def _holding_all(db: Database, terms: list[str]) -> set[int]:
     """Documents whose title or name holds every term, each within two words of the next
     ("adr 0003 3" holds "adr 3"; "Special needs of a 6 year old" does not hold "special 6")."""
-    return title_index.title_holders(db, f"NEAR({' '.join(_quote(term) for term in terms)}, 2)")
+    return title_index.title_holders(db, f"NEAR({' '.join(quote(term) for term in terms)}, 2)")
 
 
 def _by_words(
@@ -230,7 +230,7 @@ def _by_words(
     if not terms:
         return []
     chunks = max(terms_store.chunk_count(db), 1)
-    holders = {term: title_index.title_holders(db, _quote(term)) for term in terms}
+    holders = {term: title_index.title_holders(db, quote(term)) for term in terms}
     weight = {term: _idf(total, len(found)) for term, found in holders.items()}
     mass = sum(weight.values())
     if mass <= 0:
