@@ -10,6 +10,7 @@ from helpers import library_app, pick
 
 from ragchat.answer import Mode
 from ragchat.app import App
+from ragchat.conversation.models import TurnResult
 
 PYTHON_CODE = """```python
 layout = env.get_template("layout.html")
@@ -124,15 +125,32 @@ COMPLETION_PAGES = {"completion.md": COMPLETION} | {
 }
 
 
+def _conversation(
+    root: Path, pages: dict[str, str], embedder, questions: list[str], chunk_size: int
+) -> list[TurnResult]:
+    """`questions` asked in order in one session of a library of `pages` (no chunk overlap)."""
+    app = library_app(root, pages, embedder, chunk_size=chunk_size, chunk_overlap=0)
+    try:
+        conversation = app.conversation("s")
+        return [conversation.ask(question) for question in questions]
+    finally:
+        app.close()
+
+
 def test_show_me_the_code_for_that_shows_the_code_beside_the_last_answer(
     tmp_path: Path, embedder
 ) -> None:
-    app = library_app(tmp_path, COMPLETION_PAGES, embedder, chunk_size=360, chunk_overlap=0)
-    conversation = app.conversation("s")
-    first = conversation.ask("can the shell show a help text next to each completion value?")
+    first, second = _conversation(
+        tmp_path,
+        COMPLETION_PAGES,
+        embedder,
+        [
+            "can the shell show a help text next to each completion value?",
+            "show me the code for that",
+        ],
+        chunk_size=360,
+    )
     assert "yield (name, help_text)" not in first.answer  # the code sits in the next chunk
-    second = conversation.ask("show me the code for that")
-    app.close()
     assert "yield (name, help_text)" in second.answer
 
 
@@ -202,12 +220,17 @@ THREADS_PAGES = {
 
 
 def test_the_shift_phrase_is_no_subject_of_the_topic_it_begins(tmp_path: Path, embedder) -> None:
-    app = library_app(tmp_path, THREADS_PAGES, embedder, chunk_size=400, chunk_overlap=0)
-    conversation = app.conversation("s")
-    conversation.ask("how do I start several tasks at the same time?")
-    conversation.ask("new topic: how do I run blocking code in a worker thread?")
-    third = conversation.ask("how many threads can it start at most?")
-    app.close()
+    *_, third = _conversation(
+        tmp_path,
+        THREADS_PAGES,
+        embedder,
+        [
+            "how do I start several tasks at the same time?",
+            "new topic: how do I run blocking code in a worker thread?",
+            "how many threads can it start at most?",
+        ],
+        chunk_size=400,
+    )
     understood = third.lineage.reformulation.semantic_query
     assert "new" not in understood.lower().split()  # "it" is not "new", nor is "topic" a term
     assert "topic" not in understood.lower()
@@ -236,10 +259,12 @@ LOOP_PAGES = {
 def test_a_correction_may_show_again_the_line_of_the_corrected_answer_it_names(
     tmp_path: Path, embedder
 ) -> None:
-    app = library_app(tmp_path, LOOP_PAGES, embedder, chunk_size=600, chunk_overlap=0)
-    conversation = app.conversation("s")
-    first = conversation.ask("can I pass extra options to the event loop?")
+    first, second = _conversation(
+        tmp_path,
+        LOOP_PAGES,
+        embedder,
+        ["can I pass extra options to the event loop?", "no, I meant making it use uvloop"],
+        chunk_size=600,
+    )
     assert "use_uvloop" in first.answer
-    second = conversation.ask("no, I meant making it use uvloop")
-    app.close()
     assert "use_uvloop (bool)" in second.answer
