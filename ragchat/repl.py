@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import os
 import shlex
 from collections.abc import Callable, Iterable, Iterator
@@ -59,6 +60,15 @@ def default_export_name(session: str) -> str:
     return f"ragchat-{safe or 'session'}.md"
 
 
+def _say_loop_errors() -> None:
+    asyncio.get_running_loop().set_exception_handler(_loop_error)
+
+
+def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+    problem = context.get("exception") or context.get("message", "unknown")
+    render.error(f"the prompt hit an internal error and goes on: {printable(str(problem))}")
+
+
 class SlashCompleter(Completer):
     """Tab completion: slash commands at the start of the line, session names after
     /new and /resume."""
@@ -104,12 +114,19 @@ class Repl:
         self.lines = lines
         if lines is None:
             history_file = Path(app.settings.db).parent / "chat_history"
+            history: History = InMemoryHistory()
             try:
                 if not history_file.exists():  # the questions asked are as private as the database
                     os.close(os.open(history_file, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600))
-                history: History = FileHistory(str(history_file))
-            except OSError:
-                history = InMemoryHistory()
+                if history_file.is_file() and os.access(history_file, os.R_OK | os.W_OK):
+                    history = FileHistory(str(history_file))
+                else:
+                    render.notice(
+                        f"input history not kept: {printable(str(history_file))} "
+                        "is not a file this user can read and write"
+                    )
+            except OSError as exc:
+                render.notice(f"input history not kept: {printable(str(exc))}")
             self.prompt: PromptSession[str] = PromptSession(
                 history=history, input=input, output=output, completer=SlashCompleter(self)
             )
@@ -148,7 +165,15 @@ class Repl:
             return
         while True:
             try:
-                yield readable_text(self.prompt.prompt(f"{printable(self.session)}> "))
+                yield readable_text(
+                    self.prompt.prompt(
+                        f"{printable(self.session)}> ",
+                        # an error in the prompt's own loop is said in one line: prompt-toolkit's
+                        # handler waits for an Enter that a pipe may never send
+                        set_exception_handler=False,
+                        pre_run=_say_loop_errors,
+                    )
+                )
             except KeyboardInterrupt:
                 continue
             except EOFError:

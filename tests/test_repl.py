@@ -18,7 +18,7 @@ from prompt_toolkit.input import create_pipe_input
 from prompt_toolkit.output import DummyOutput
 
 from ragchat.app import App
-from ragchat.repl import Repl
+from ragchat.repl import Repl, SlashCompleter
 from ragchat.store import sessions
 from ragchat.store.db import open_db
 
@@ -325,3 +325,56 @@ def test_tab_completes_commands_and_session_names(library_db: Path) -> None:
     # (Tab itself is prompt-toolkit's: it completes asynchronously, after a piped Enter would
     # submit)
     app.close()
+
+
+def chat_typed_slowly(db: Path, pieces: list[str]) -> None:
+    """The REPL on a keyboard that types `pieces` 0.5 s apart (the prompt runs between them); it
+    must end by itself: prompt-toolkit's own handler for an error in its loop waits for an Enter
+    that a pipe never sends (the full suite once hung there and was killed)."""
+    with create_pipe_input() as keyboard:
+
+        def type_slowly() -> None:
+            for piece in pieces:
+                keyboard.send_text(piece)
+                time.sleep(0.5)
+            keyboard.close()
+
+        def chat() -> None:  # the app is the chat thread's: SQLite connections stay in theirs
+            app = App(settings_for(db))
+            Repl(app, "slow", input=keyboard, output=DummyOutput()).run()
+            app.close()
+
+        chatting = threading.Thread(target=chat, daemon=True)
+        threading.Thread(target=type_slowly, daemon=True).start()
+        chatting.start()
+        chatting.join(timeout=60)
+        assert not chatting.is_alive(), "the chat waited for a key that never came"
+
+
+def test_an_error_inside_the_prompt_is_one_line_and_the_chat_goes_on(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    open_db(tmp_path / "lib.db").close()
+
+    def broken(self, document, complete_event):
+        raise RuntimeError("completion broke")
+        yield
+
+    monkeypatch.setattr(SlashCompleter, "get_completions", broken)  # any error in the prompt's loop
+    chat_typed_slowly(tmp_path / "lib.db", ["/se", "ssions\r"])
+    captured = capsys.readouterr()
+    assert "Error: the prompt hit an internal error and goes on: completion broke" in captured.err
+    assert "(no questions yet)" in captured.out and "bye" in captured.out  # /sessions ran
+
+
+def test_an_unusable_input_history_file_is_said_and_the_chat_goes_on(
+    tmp_path: Path, capsys
+) -> None:
+    open_db(tmp_path / "lib.db").close()
+    (tmp_path / "chat_history").mkdir()  # not a file: reading it fails inside the prompt
+    chat_typed_slowly(tmp_path / "lib.db", ["/sessions\r"])
+    out = capsys.readouterr().out
+    assert "! input history not kept:" in out
+    assert "is not a file this user can read and write" in out
+    assert "(no questions yet)" in out and "bye" in out
+    assert (tmp_path / "chat_history").is_dir()  # left as it was
