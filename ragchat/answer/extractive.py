@@ -11,7 +11,7 @@ from __future__ import annotations
 import math
 import re
 from collections.abc import Callable, Collection, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from enum import Enum
 from typing import TypeVar
 
@@ -664,9 +664,7 @@ def _usable(
 ) -> list[tuple[int, Unit]]:
     said = _key(exclude)
     seen: set[str] = set()
-    read = [
-        (source.number, unit) for source in sources for unit in units(source.chunk.text, params)
-    ]
+    read = [(source.number, unit) for source in sources for unit in _units_of(source, params)]
     # a block without its lead-in when some chunk has it with one (a chunk's overlap may repeat
     # a block without the sentence that introduced it); which of those shows is `filled`'s choice
     led = {_key(unit.block) for _, unit in read if unit.block and unit.sentence}
@@ -694,6 +692,19 @@ def _usable(
             continue
         seen.add(key)
         found.append((number, unit))
+    return found
+
+
+def _units_of(source: Source, params: AnswerParams) -> list[Unit]:
+    """A source's units; a code block that opens its section (a heading right over it, no
+    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in."""
+    found = units(source.chunk.text, params)
+    first = found[0] if found else None
+    heading = heading_levels(source.chunk.heading)
+    if first is None or not heading or not source.chunk.opens_section:
+        return found
+    if first.has_code and not first.sentence:
+        found[0] = replace(first, sentence=f"{heading[-1]}:", kind="code")
     return found
 
 
