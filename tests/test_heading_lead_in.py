@@ -75,7 +75,8 @@ Cookies set this way last until the browser closes unless max_age is given to se
 
 def test_only_a_block_that_opens_its_section_takes_the_heading() -> None:
     def answer(opens_section: bool) -> str:
-        request = Request("how do I set a cookie?", [chunk(BLOCK, "Guide > Cookies", opens_section)])
+        sources = [chunk(BLOCK, "Guide > Cookies", opens_section)]
+        request = Request("how do I set a cookie?", sources)
         return extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text
 
     opening = answer(True)
