@@ -70,8 +70,6 @@ class Request:
     subject: str = ""  # a meta-request's own subject ("in Python", "the python side of that")
     why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
     asked: str = ""  # the question's own words, when `query` also holds the conversation's
-    aside: Sequence[Source] = ()  # chunks brought in beside a source: only their unit holding
-    # the most of the question's own words may come, beside the chosen ones (`with_asked`)
 
 
 @dataclass(frozen=True)
@@ -100,12 +98,8 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     candidates = _candidates(request.sources, request.exclude, params, again=request.again)
     if not candidates:
         return _nothing_usable(request, params)
-    own = len(candidates)
-    candidates += _aside(request, candidates, params)
-    ranking = _Ranking.of(request, candidates, idf, params, own)
-    reach = ranking.masked([ranking.relevance(i) for i in range(len(candidates))], bare=False)
-    # a unit of a chunk brought in beside is no candidate of the ranking, only of `with_asked`
-    scores = [x if i < own else -math.inf for i, x in enumerate(reach)]
+    ranking = _Ranking.of(request, candidates, idf, params)
+    scores = ranking.masked([ranking.relevance(i) for i in range(len(candidates))], bare=False)
     # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
     # must not push out the list of formalities)
     relevant = ranking.relevant()
@@ -135,8 +129,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     fresh = [s for s, r in zip(scores, repeats, strict=True) if not r and s > -math.inf]
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
-    beside = [x if i < own else reach[i] for i, x in enumerate(scores)]
-    chosen = ranking.with_asked(beside, chosen, relevant, floor)
+    chosen = ranking.with_asked(scores, chosen, relevant, floor)
     return ranking.answer(
         ranking.with_code(scores, chosen, relevant, floor),
         after={i for i, repeat in enumerate(repeats) if repeat},
@@ -378,24 +371,14 @@ class _Ranking:
     params: AnswerParams
     lengths: list[float]  # what a unit's word weight is divided by (before damping)
     allowed: list[bool]  # may be shown for this query (a console only when asked about)
-    own: int  # the first `own` candidates are the sources' units, the rest `request.aside`'s
 
     @classmethod
     def of(
-        cls,
-        request: Request,
-        candidates: list[tuple[int, Unit]],
-        idf: Idf,
-        params: AnswerParams,
-        own: int | None = None,
+        cls, request: Request, candidates: list[tuple[int, Unit]], idf: Idf, params: AnswerParams
     ) -> _Ranking:
-        """`own`: how many of the candidates are the sources' (the rest are `request.aside`'s,
-        after them: no console among those, and they change nothing of the sources' units)."""
-        own = len(candidates) if own is None else own
         weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
-        order = {s.number: i for i, s in enumerate([*request.sources, *request.aside])}
+        order = {s.number: i for i, s in enumerate(request.sources)}
         unit_stems = [_unit_stems(unit) for _, unit in candidates]
-        allowed = _allowed(candidates[:own], unit_stems[:own], weights.keys())
         return cls(
             request,
             candidates,
@@ -405,8 +388,7 @@ class _Ranking:
             idf,
             params,
             [_length(unit, params) for _, unit in candidates],
-            allowed + [not unit.is_console for _, unit in candidates[own:]],
-            own,
+            _allowed(candidates, unit_stems, weights.keys()),
         )
 
     def relevance(self, i: int) -> float:
@@ -433,7 +415,7 @@ class _Ranking:
             self.allowed[i] and (bare or bool(unit.sentence) or not unit.has_code)
             for i, (_, unit) in enumerate(self.candidates)
         ]
-        if not any(keep[: self.own]):
+        if not any(keep):
             return scores
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
@@ -712,23 +694,6 @@ def _candidates(
     if examples and not any(unit.has_code for _, unit in found):
         return _usable(sources, exclude, params, keep_said_code=True, again=again)
     return found
-
-
-def _aside(
-    request: Request, candidates: list[tuple[int, Unit]], params: AnswerParams
-) -> list[tuple[int, Unit]]:
-    """The units of the chunks brought in beside a source (`request.aside`) that the sources'
-    units do not already say, and no earlier answer of the session said."""
-    if not request.aside or not request.asked:
-        return []
-    known = {_key(unit.sentence or unit.block) for _, unit in candidates}
-    said = _key(request.said)
-    return [
-        (number, unit)
-        for number, unit in _candidates(request.aside, request.exclude, params)
-        if _key(unit.sentence or unit.block) not in known
-        and not (said and _key(unit.sentence or unit.block) in said)
-    ]
 
 
 def _usable(

@@ -215,7 +215,6 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         subject=(meta_subject(lineage.question) or "") if meta else "",
         why=bool(WHY_QUESTION.match(inputs.typed or lineage.question)),
         asked="" if meta else lineage.question,
-        aside=_aside(inputs, meta, params) if mode is answers.Mode.QUESTION else (),
         again=_named_again(inputs, meta, corpus),
     )
     reply = answers.extractive(mode, request, corpus.idf, params)
@@ -236,15 +235,6 @@ def _pool(
     brought = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
     own = [s for s in inputs.sources if s.number not in brought]
     return list(answers.answer_pool(own, meta, params))
-
-
-def _aside(inputs: AnswerInputs, meta: bool, params: AnswerParams) -> list[answers.Source]:
-    """The chunks brought in beside another of their section among the first `pool` sources:
-    a question's answer ranks without them, and only the one unit of theirs that holds the most
-    of the question's own words may come beside its units."""
-    brought = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
-    pool = answers.answer_pool(inputs.sources, meta, params)
-    return [s for s in pool if s.number in brought]
 
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:
