@@ -558,6 +558,8 @@ class _Ranking:
             if scores[i] >= floor
             and scores[i] > -math.inf
             and relevant[i]
+            and self.candidates[i][1].has_code
+            and bool(self.candidates[i][1].sentence)
             and i not in chosen
             and held(i) > bar
             and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
