@@ -1,8 +1,8 @@
 """The question's own words (issue 30, round of 2026-11-28): on a follow-up the query also carries
 the conversation's words, and the units holding those outscore the one that answers what was
 just asked. The lead-in with its code holding the most of the question's own words comes beside
-them when it holds more of them than every unit chosen. The ranking on small fixtures (no retrieval is
-involved: the sources are given)."""
+them when it holds more of them than every unit chosen. The ranking on small fixtures (no
+retrieval is involved: the sources are given)."""
 
 from __future__ import annotations
 
@@ -64,4 +64,3 @@ def test_a_plain_sentence_holding_the_question_s_words_is_not_added() -> None:
 def test_a_question_whose_query_is_its_own_words_gets_no_extra_unit() -> None:
     # a first question: nothing was carried, so the ranking is the question's already
     assert answer(ASKED, asked=ASKED) == answer(ASKED, asked="")
-

@@ -817,4 +817,3 @@ def _allowed(
         or bool(asked & {stem(w) for w in words(unit.output)})
         for _, unit in candidates
     ]
-
