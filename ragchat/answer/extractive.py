@@ -69,6 +69,7 @@ class Request:
     cover: Sequence[int] = ()  # a summary: the last answer's source numbers, one unit from each
     subject: str = ""  # a meta-request's own subject ("in Python", "the python side of that")
     why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
+    asked: str = ""  # the question's own words, when `query` also holds the conversation's
 
 
 @dataclass(frozen=True)
@@ -128,6 +129,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     fresh = [s for s, r in zip(scores, repeats, strict=True) if not r and s > -math.inf]
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
+    chosen = ranking.with_asked(scores, chosen, relevant, floor)
     return ranking.answer(
         ranking.with_code(scores, chosen, relevant, floor),
         after={i for i, repeat in enumerate(repeats) if repeat},
@@ -525,6 +527,49 @@ class _Ranking:
             elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
                 chosen.remove(i)
         return chosen
+
+    def asked_weights(self) -> dict[str, float]:
+        """The question's own stems and their idf, when the query also holds words the
+        conversation brought (empty otherwise: then the query is the question)."""
+        own = {stem(w): self.idf(w) for w in dict.fromkeys(content_words(self.request.asked))}
+        own = {s: w for s, w in own.items() if s in self.weights}
+        return own if own and self.weights.keys() - own.keys() else {}
+
+    def with_asked(
+        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+    ) -> list[int]:
+        """`chosen`, and the lead-in with its code that holds the most of the question's own
+        words when it holds more of them (idf) than every chosen unit: on a follow-up the query
+        also carries the conversation's words, and units holding those outscore the how-to of
+        what was just asked ("and if I declare only -n, is --user-name still there?" after a
+        question about option names: the `typer.Option("--user-name", "-n")` example; "and
+        skipping an attribute entirely?": the `override(omit=True)` one). Only a unit not below
+        `floor`, relevant, and no repeat of a chosen one. Code only: a plain sentence added so
+        lengthened MTRAG's prose answers and lowered their F1 (govt Clarification, clapnq N/A)."""
+        own = self.asked_weights()
+        if not own:
+            return chosen
+
+        def held(i: int) -> float:
+            return sum(w for s, w in own.items() if s in self.stems[i])
+
+        bar = max((held(i) for i in chosen), default=0.0)
+        eligible = [
+            i
+            for i in self.by_score(scores)
+            if scores[i] >= floor
+            and scores[i] > -math.inf
+            and relevant[i]
+            and self.candidates[i][1].has_code
+            and bool(self.candidates[i][1].sentence)
+            and i not in chosen
+            and held(i) > bar
+            and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
+        ]
+        if not eligible:
+            return chosen
+        best = max(eligible, key=lambda i: (held(i), scores[i]))
+        return [*chosen, best]
 
     def with_code(
         self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float

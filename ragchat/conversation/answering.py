@@ -214,6 +214,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         cover=[c.rank for c in lineage.chunks if c.reused],
         subject=(meta_subject(lineage.question) or "") if meta else "",
         why=bool(WHY_QUESTION.match(inputs.typed or lineage.question)),
+        asked="" if meta else lineage.question,
         again=_named_again(inputs, meta, corpus),
     )
     reply = answers.extractive(mode, request, corpus.idf, params)
