@@ -314,13 +314,27 @@ def _keyword_hits(
         and c.repeats is None
     ]
     pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
-    at = max(pool, places - len(new))
-    if not new or at >= places:
+    # the places they take: the last of the leading page's own among those after the pool
+    own_places = (
+        [
+            i
+            for i in range(pool, places)
+            if i < len(ranked) and ranked[i].document_id == first.document_id
+        ][-len(new) :]
+        if new
+        else []
+    )
+    if not own_places:
         return ranked
-    moved = {c.chunk_id for c in new}
-    rest = [c for c in ranked if c.chunk_id not in moved]
-    brought = [replace(c, beside=first.chunk_id) for c in new[: places - at]]
-    return [*rest[:at], *brought, *rest[at:]]
+    brought = {
+        own_places[j]: replace(c, beside=first.chunk_id)
+        for j, c in enumerate(new[: len(own_places)])
+    }
+    moved = {c.chunk_id for c in brought.values()}
+    out = [brought.get(i, c) for i, c in enumerate(ranked[:places])]
+    displaced = [ranked[i] for i in own_places]
+    rest = [c for c in ranked[places:] if c.chunk_id not in moved]
+    return [*out, *displaced, *rest]
 
 
 def _asked(fused: list[Fused], context: TurnContext) -> list[Fused]:
