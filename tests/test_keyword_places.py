@@ -11,8 +11,12 @@ from pathlib import Path
 from helpers import settings_for
 
 from ragchat.app import App
+from ragchat.conversation.models import Index, QueryList, RetrievedChunk, Source
+from ragchat.conversation.plan import RetrievalPlan
+from ragchat.conversation.retrieve import _keyword_hits
 from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
+from ragchat.search.fusion import Anchoring, RankedList
 from ragchat.store import library
 from ragchat.store.db import open_db
 
@@ -100,3 +104,40 @@ def test_the_questions_own_keyword_hit_on_the_leading_page_reaches_the_passages(
     assert holder.fts_rank is not None and holder.fts_rank <= DEFAULT.fusion.keyword_places
     found = [c.document for c in chunks if c.beside is None]
     assert list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+
+
+def _chunk(chunk_id: int, document: int) -> RetrievedChunk:
+    return RetrievedChunk(
+        0, chunk_id, document, f"{document}.md", "", 1, 1, 0.5, 0.5, 0.0, 0.5, False, False
+    )
+
+
+def _plan(reuse: bool = False) -> RetrievalPlan:
+    question = QueryList(Source.QUESTION, Index.FTS, "q", 0.3, as_typed=True)
+    return RetrievalPlan("search", (question,), 0.0, Anchoring(), None, reuse)  # type: ignore[arg-type]
+
+
+def _hits(ranked, keyword_ids, reuse: bool = False) -> list[tuple[int, int | None]]:
+    lists = [RankedList("question/fts", "fts", tuple(keyword_ids), 0.3)]
+    out = _keyword_hits(ranked, ranked, _plan(reuse), lists, DEFAULT)
+    return [(c.chunk_id, c.beside) for c in out]
+
+
+def test_a_keyword_hit_takes_the_leading_pages_own_last_place_never_another_pages() -> None:
+    # the lead (document 1) holds places 1-4 (the answer's pool) and 6; document 2 holds place 5
+    ranked = [_chunk(i, 1) for i in (10, 11, 12, 13)] + [_chunk(20, 2), _chunk(14, 1)]
+    ranked += [_chunk(21, 2), _chunk(15, 1)]
+    # the keyword list's first two: 15 (the lead's, below the six) and 21 (another page's)
+    assert _hits(ranked, [15, 21]) == [
+        (10, None), (11, None), (12, None), (13, None), (20, None), (15, 10), (14, None),
+        (21, None),
+    ]  # fmt: skip
+    # where the places after the pool are other pages', nothing moves
+    other = [_chunk(i, 1) for i in (10, 11, 12, 13)] + [_chunk(20, 2), _chunk(30, 3)]
+    assert _hits([*other, _chunk(15, 1)], [15]) == [(c.chunk_id, None) for c in [*other]] + [
+        (15, None)
+    ]
+    # a meta-request's wider pool leaves no place
+    assert _hits(ranked, [15], reuse=True) == [(c.chunk_id, None) for c in ranked]
+    # a hit beyond the keyword list's first two stays where it is
+    assert _hits(ranked, [30, 31, 15]) == [(c.chunk_id, None) for c in ranked]

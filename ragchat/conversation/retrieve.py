@@ -285,14 +285,16 @@ def _keyword_hits(
     params: Params,
 ) -> list[RetrievedChunk]:
     """The first chunks of the question's own keyword list (`fusion.keyword_places`) that lie in
-    the first place's document but not among the places a model reads take the last of those
-    places, marked `beside` the first chunk. Words the question types may sit in a chunk the
-    embedding puts far from it: a list of operators whose one line says "concatenates"
-    ("Other Operators", FTS 2nd, vector 49th for "how do I concatenate a string and a
-    variable"), a code block under a one-line lead-in. Only on the page that leads, so the
-    documents ranked and their order stay as they were; never before the chunks the extractive
-    answer draws on (`answer.pool`, wider on a meta-request), and marked `beside` like a
-    section neighbour, so that answer and the next turn's anchors stay as they were."""
+    the first place's document but not among the places a model reads take the places of that
+    document's own last chunks there, marked `beside` the first chunk; the chunks they replace
+    come right after the places. Words the question types may sit in a chunk the embedding puts
+    far from it: a list of operators whose one line says "concatenates" ("Other Operators", FTS
+    2nd, vector 49th for "how do I concatenate a string and a variable"), a code block under a
+    one-line lead-in. Only the leading page's own places, never another page's (taking the last
+    place whatever its page pushed out the other page that answered: h03/3, h11/1 at three hits),
+    and never one of the places before the extractive answer's pool (`answer.pool`, wider on a
+    meta-request): the documents ranked and their order, that answer and the next turn's anchors
+    stay as they were."""
     most = params.fusion.keyword_places
     places = params.answer.prompt_sources
     if most <= 0 or len(ranked) <= places:
