@@ -152,6 +152,11 @@ class FusionParams:
     # and, as often, the example or lead-in of another; more would leave the other documents few
     # places when the lead is wrong (0: off)
     leading_sections: int = 2
+    # the first this many chunks of the question's own keyword list that lie in the first
+    # place's document take that document's own last places among those a model reads (never
+    # the extractive answer's, never another page's): words the question types may sit in a
+    # chunk the embedding puts far from it (0: off)
+    keyword_places: int = 2
 
 
 @dataclass(frozen=True)

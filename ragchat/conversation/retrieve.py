@@ -266,6 +266,7 @@ def retrieve(
     sections = _page_in_order(
         _with_sections(near, plan, context, db, settings, named), plan, context, db, settings
     )
+    sections = _keyword_hits(sections, ordered, plan, lists, settings.params)
     # the sections brought in add places: the chunks they move down stay in the ranking
     chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
@@ -274,6 +275,68 @@ def retrieve(
     extra = (titles[0],) if titles is not None else ()
     loaded = context.load(db, (c.chunk_id for c in (*chunks, *judged)))
     return Retrieval(chunks, best, notices, extra, loaded, judged if judged != chunks else ())
+
+
+def _keyword_hits(
+    ranked: list[RetrievedChunk],
+    ordered: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    lists: list[RankedList],
+    params: Params,
+) -> list[RetrievedChunk]:
+    """The first chunks of the question's own keyword list (`fusion.keyword_places`) that lie in
+    the first place's document but not among the places a model reads take the places of that
+    document's own last chunks there, marked `beside` the first chunk; the chunks they replace
+    come right after the places. Words the question types may sit in a chunk the embedding puts
+    far from it: a list of operators whose one line says "concatenates" ("Other Operators", FTS
+    2nd, vector 49th for "how do I concatenate a string and a variable"), a code block under a
+    one-line lead-in. Only the leading page's own places, never another page's (taking the last
+    place whatever its page pushed out the other page that answered: h03/3, h11/1 at three hits),
+    and never one of the places before the extractive answer's pool (`answer.pool`, wider on a
+    meta-request): the documents ranked and their order, that answer and the next turn's anchors
+    stay as they were."""
+    most = params.fusion.keyword_places
+    places = params.answer.prompt_sources
+    if most <= 0 or len(ranked) <= places:
+        return ranked
+    own = {
+        chunk_id
+        for query, found in zip(plan.queries, lists, strict=False)
+        if query.source is Source.QUESTION and query.index is Index.FTS and query.weight > 0
+        for chunk_id in found.ids[:most]
+    }
+    first = ranked[0]
+    read = {c.chunk_id for c in ranked[:places]}
+    new = [
+        c
+        for c in ordered
+        if c.chunk_id in own
+        and c.chunk_id not in read
+        and c.document_id == first.document_id
+        and c.repeats is None
+    ]
+    pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
+    # the places they take: the last of the leading page's own among those after the pool
+    own_places = (
+        [
+            i
+            for i in range(pool, places)
+            if i < len(ranked) and ranked[i].document_id == first.document_id
+        ][-len(new) :]
+        if new
+        else []
+    )
+    if not own_places:
+        return ranked
+    brought = {
+        own_places[j]: replace(c, beside=first.chunk_id)
+        for j, c in enumerate(new[: len(own_places)])
+    }
+    moved = {c.chunk_id for c in brought.values()}
+    out = [brought.get(i, c) for i, c in enumerate(ranked[:places])]
+    displaced = [ranked[i] for i in own_places]
+    rest = [c for c in ranked[places:] if c.chunk_id not in moved]
+    return [*out, *displaced, *rest]
 
 
 def _asked(fused: list[Fused], context: TurnContext) -> list[Fused]:
