@@ -138,12 +138,6 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
     }
 
 
-def _carried(plan: RetrievalPlan) -> set[str]:
-    """The lists that search the last question again (with this one): what they find, the last
-    question found, so it makes no chunk reachable for the anchor boost."""
-    return {query.name for query in plan.queries if query.source is Source.PREVIOUS}
-
-
 def _beside_a_rewrite(plan: RetrievalPlan, context: TurnContext, settings: Settings) -> bool:
     """A model's rewrite leads, and the question alone finds something confidently (its best
     chunk as close as a protected hit's): its first hits keep places whatever the rewrite."""
@@ -252,7 +246,6 @@ def retrieve(
             own=_own_first(plan, lists),
             own_within=settings.params.fusion.own_within,
             own_firm=_beside_a_rewrite(plan, context, settings),
-            carried=_carried(plan),
         )
         if any(item.ids for item in lists)
         else []

@@ -99,13 +99,11 @@ def fuse(
     own: Collection[int] = (),
     own_within: int,
     own_firm: bool = False,
-    carried: Collection[str] = (),
 ) -> list[Fused]:
     """All chunks of the lists, best first (ties by id). `own`: the question's own first hits,
     which the boost never pushes out of the top `own_within` places they held without it; with
     `own_firm` (beside a model's rewrite, whose lists outweigh the question's) whatever the
-    other lists say. `carried`: the lists that search the conversation's last question again
-    (named), whose ranks do not make a chunk reachable for the boost."""
+    other lists say."""
     live = [item for item in lists if item.weight > 0]
     if not live:
         return []
@@ -121,8 +119,7 @@ def fuse(
             document_of[chunk_id] in anchoring.documents
             and chunk_id not in exclude
             and anchoring.boost > 0
-            and min((r for name, r in held.items() if name not in carried), default=10**9)
-            <= anchoring.reach
+            and min(held.values()) <= anchoring.reach
         )
         extra = min(anchoring.boost, anchoring.margin) if anchored else 0.0
         fused.append(
