@@ -116,7 +116,9 @@ def _queries(
         lists.append(conversational(Source.PREVIOUS, Index.FTS, both, fts))
     if carried.moved and answered:  # the passages like the last answer's, where it moves to
         ids = " ".join(str(i) for i in answered)
-        lists.append(QueryList(Source.ANSWERED, Index.VECTOR, ids, vector * weight, within=carried.names))
+        lists.append(
+            QueryList(Source.ANSWERED, Index.VECTOR, ids, vector * weight, within=carried.names)
+        )
     return tuple(lists)
 
 

@@ -6,7 +6,6 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 
-import numpy as np
 from sqlite_utils import Database
 
 from ..answer.extractive import heading_levels
@@ -14,13 +13,11 @@ from ..config import Settings
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
-from ..search.hybrid import vector_ranking
 from ..search.repeats import repeated_in, yielding
 from ..search.sections import placed, within_document
 from ..search.titles import named_documents, named_exactly, title_ranking, typed_titles
 from ..store import library
 from ..store.library import Scope, StoredChunk
-from ..store.vectors import vectors_of
 from .models import Index, QueryList, RetrievedChunk, Source
 from .outline import asked_section
 from .plan import RetrievalPlan
@@ -61,7 +58,7 @@ def _scope(query: QueryList, context: TurnContext) -> Scope | None:
 
 
 def _rankings(
-    db: Database, plan: RetrievalPlan, context: TurnContext
+    plan: RetrievalPlan, context: TurnContext
 ) -> tuple[list[RankedList], dict[int, float]]:
     """The plan's lists, each asked of the turn's searches (the question's vector list is its
     probe, its keyword list the one searched while a model thought): the anchor chunks below a
@@ -73,9 +70,9 @@ def _rankings(
     similarity = dict(context.probe.similarity)
     lists = []
     for query in plan.queries:
-        if query.source is Source.ANSWERED:
-            ids = _answered_like(db, query, context, search.depth)
-            lists.append(RankedList(query.name, query.index.value, ids, query.weight))
+        if query.source is Source.ANSWERED:  # a moved follow-up: the last answer's chunks
+            found = search.like(tuple(int(i) for i in query.query.split()), _scope(query, context))
+            lists.append(RankedList(query.name, query.index.value, found.ids, query.weight))
             continue
         if query.index is Index.VECTOR:
             below = context.anchors.chunk_ids if _always_below(query) else extra
@@ -86,22 +83,6 @@ def _rankings(
             found = search.fts(query.query, extra, within=_scope(query, context))
         lists.append(RankedList(query.name, query.index.value, found.ids, query.weight))
     return lists, similarity
-
-
-def _answered_like(
-    db: Database, query: QueryList, context: TurnContext, depth: int
-) -> tuple[int, ...]:
-    """The chunks nearest the mean of the vectors of the chunks the list names (the last
-    answer's), where the conversation moves to."""
-    found = vectors_of(db, [int(i) for i in query.query.split()])
-    if not found:
-        return ()
-    mean = np.mean(list(found.values()), axis=0)
-    norm = float(np.linalg.norm(mean))
-    if norm <= 0:
-        return ()
-    ids, _ = vector_ranking(db, mean / norm, depth, within=_scope(query, context))
-    return tuple(ids)
 
 
 def _named(
@@ -249,7 +230,7 @@ def _new_first(
 def retrieve(
     db: Database, settings: Settings, plan: RetrievalPlan, context: TurnContext
 ) -> Retrieval:
-    lists, similarity = _rankings(db, plan, context)
+    lists, similarity = _rankings(plan, context)
     titles = _named(db, settings, plan, context)
     if titles is not None:
         lists.append(titles[1])
