@@ -10,12 +10,8 @@ import pytest
 from helpers import settings_for
 
 from ragchat.conversation.collections import named_collections, without_names
-from ragchat.conversation.models import Index, QueryList, Source
-from ragchat.conversation.plan import RetrievalPlan
-from ragchat.conversation.retrieve import _agreed_first
 from ragchat.conversation.searching import TurnSearch
 from ragchat.ingest.pipeline import ingest
-from ragchat.search.fusion import Anchoring, RankedList
 from ragchat.store import library
 from ragchat.store.db import open_db
 
@@ -251,33 +247,3 @@ def test_the_passages_like_the_last_answers_are_searched_by_their_vectors(
         assert [run.kind for run in search.runs] == ["like"]
     finally:
         db.close()
-
-
-def _plan(*lists: tuple[Source, Index, tuple[int, ...]]) -> tuple[RetrievalPlan, list[RankedList]]:
-    queries = tuple(QueryList(source, index, f"{source.value}", 0.3) for source, index, _ in lists)
-    ranked = [
-        RankedList(q.name, q.index.value, ids, q.weight) for q, (*_, ids) in zip(queries, lists)
-    ]
-    return RetrievalPlan("anchored_search", queries, 1.0, Anchoring(), None, False), ranked
-
-
-def test_the_question_s_first_keyword_hit_is_kept_when_the_carried_keyword_lists_agree() -> None:
-    """`retrieve._agreed_first`: the chunk the question's own keyword list and every keyword list
-    of what the conversation adds rank first keeps a top place; one list that disagrees, or no
-    carried lists (a first question), and nothing is kept."""
-    own, context, previous = (
-        (Source.QUESTION, Index.FTS),
-        (Source.CONTEXT, Index.FTS),
-        (
-            Source.PREVIOUS,
-            Index.FTS,
-        ),
-    )
-    vectors = (Source.CONTEXT, Index.VECTOR, (7, 1))
-    assert (
-        _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)), (*previous, (1,)), vectors)) == 1
-    )
-    assert _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)), (*previous, (2, 1)))) is None
-    assert _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)))) is None
-    assert _agreed_first(*_plan((*own, (1, 2)))) is None
-    assert _agreed_first(*_plan((*own, ()), (*context, ()), (*previous, ()))) is None
