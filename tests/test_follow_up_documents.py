@@ -10,8 +10,11 @@ import pytest
 from helpers import settings_for
 
 from ragchat.conversation.collections import named_collections, without_names
+from ragchat.conversation.models import Index, QueryList, Source
+from ragchat.conversation.plan import RetrievalPlan
 from ragchat.conversation.searching import TurnSearch
 from ragchat.ingest.pipeline import ingest
+from ragchat.search.fusion import Anchoring, RankedList
 from ragchat.store import library
 from ragchat.store.db import open_db
 
@@ -247,3 +250,41 @@ def test_the_passages_like_the_last_answers_are_searched_by_their_vectors(
         assert [run.kind for run in search.runs] == ["like"]
     finally:
         db.close()
+
+
+def _plan(
+    *lists: tuple[Source, Index, tuple[int, ...]], anchored: bool = True
+) -> tuple[RetrievalPlan, list[RankedList]]:
+    queries = tuple(QueryList(source, index, f"{source.value}", 0.3) for source, index, _ in lists)
+    ranked = [
+        RankedList(q.name, q.index.value, ids, q.weight) for q, (*_, ids) in zip(queries, lists)
+    ]
+    anchoring = Anchoring(frozenset({9}), 0.2) if anchored else Anchoring()
+    return RetrievalPlan("anchored_search", queries, 1.0, anchoring, None, False), ranked
+
+
+def test_the_question_s_first_keyword_hit_is_kept_when_the_carried_keyword_lists_agree() -> None:
+    """`retrieve._agreed_first`: the chunk the question's own keyword list and every keyword list
+    of what the conversation adds rank first keeps a top place on an anchored turn; one list that
+    disagrees, no carried lists (a first question) or no anchoring, and nothing is kept."""
+    from ragchat.conversation.retrieve import _agreed_first  # the rule under test
+
+    own, context, previous = (
+        (Source.QUESTION, Index.FTS),
+        (Source.CONTEXT, Index.FTS),
+        (
+            Source.PREVIOUS,
+            Index.FTS,
+        ),
+    )
+    vectors = (Source.CONTEXT, Index.VECTOR, (7, 1))
+    assert (
+        _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)), (*previous, (1,)), vectors)) == 1
+    )
+    assert _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)), (*previous, (2, 1)))) is None
+    assert _agreed_first(*_plan((*own, (1, 2)), (*context, (1, 3)))) is None
+    assert _agreed_first(*_plan((*own, (1, 2)))) is None
+    assert _agreed_first(*_plan((*own, ()), (*context, ()), (*previous, ()))) is None
+    # an un-anchored turn (a new topic, a switch) is left to the fusion
+    agreed = ((*own, (1, 2)), (*context, (1, 3)), (*previous, (1,)))
+    assert _agreed_first(*_plan(*agreed, anchored=False)) is None
