@@ -94,6 +94,9 @@ class Source(Enum):
     LLM = "model"  # a model's rewrite
     KEYWORDS = "keywords"  # the heuristic's keyword query (the one-query-per-index ablation)
     CORRECTION = "correction"  # what a correction names ("no, I meant X": X), as typed
+    ANSWERED = "answered"  # the chunks the last answer stood on (their ids), searched by their
+    # own vectors: a question that moves the conversation to another collection ("same idea in
+    # click?") asks there for the passages like them
 
 
 class Index(Enum):

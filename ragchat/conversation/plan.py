@@ -61,6 +61,7 @@ def _queries(
     ablations: Ablations,
     carried: Carried,
     correction: str,
+    answered: tuple[int, ...] = (),
 ) -> tuple[QueryList, ...]:
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
@@ -113,6 +114,11 @@ def _queries(
         both = f"{previous} {question}"
         lists.append(conversational(Source.PREVIOUS, Index.VECTOR, both, vector))
         lists.append(conversational(Source.PREVIOUS, Index.FTS, both, fts))
+    if carried.moved and answered:  # the passages like the last answer's, where it moves to
+        ids = " ".join(str(i) for i in answered)
+        lists.append(
+            QueryList(Source.ANSWERED, Index.VECTOR, ids, vector * weight, within=carried.names)
+        )
     return tuple(lists)
 
 
@@ -139,6 +145,14 @@ def _previous(context: TurnContext) -> str:
     if last is None or last.question != typed or last.reformulation.is_meta:
         return typed
     return understood(last.reformulation.leading_query) or typed
+
+
+def _answered(context: TurnContext) -> tuple[int, ...]:
+    """The chunks the last answer stood on (all of its chunks if none is marked)."""
+    last = context.last
+    if last is None:
+        return ()
+    return tuple(c.chunk_id for c in (last.used_chunks or list(last.chunks)))
 
 
 def _protect(
@@ -197,6 +211,7 @@ def plan(
         ablations,
         context.carried if ablations.fusion else Carried(),
         context.correction,
+        _answered(context),
     )
     protect = _protect(context, reformulation, ablations, settings.params.plan)
     return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)

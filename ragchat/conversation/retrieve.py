@@ -70,6 +70,10 @@ def _rankings(
     similarity = dict(context.probe.similarity)
     lists = []
     for query in plan.queries:
+        if query.source is Source.ANSWERED:  # a moved follow-up: the last answer's chunks
+            found = search.like(tuple(int(i) for i in query.query.split()), _scope(query, context))
+            lists.append(RankedList(query.name, query.index.value, found.ids, query.weight))
+            continue
         if query.index is Index.VECTOR:
             below = context.anchors.chunk_ids if _always_below(query) else extra
             found = search.vector(query.query, below, within=_scope(query, context))
@@ -136,6 +140,35 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
         for query, ranked in zip(plan.queries, lists, strict=False)
         if query.source is Source.QUESTION and query.index is not Index.TITLE and ranked.ids
     }
+
+
+def _agreed_first(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
+    """The question's own first keyword hit when the keyword lists of what the conversation
+    adds (the context-expanded question, the previous question with this one) rank it first too:
+    it keeps a top place (`fusion.protect_within`) as a confident vector hit does. The carried
+    lists' vectors lean on the old subject (its words, the last question), while in the keyword
+    lists the question's own rare words still decide; when all of them agree on one chunk, the
+    question's new need and the conversation point at the same passage, and the vector lists and
+    the anchor boost no longer push it out of the places a model reads ("what about asking for
+    it when it's missing instead of erroring out?" after a required-option answer: Typer's
+    `prompt=True` chunk, first in the three keyword lists, fused 11th). Only on an anchored turn
+    (the boost is what pushes it out; on an un-anchored switch turn of the MTRAG switch set the
+    rule lowered nDCG@10): a turn with no carried lists, or whose own first hit is already
+    protected, is left as it was."""
+    own = [
+        ranked
+        for query, ranked in zip(plan.queries, lists, strict=False)
+        if query.source is Source.QUESTION and query.index is Index.FTS and ranked.ids
+    ]
+    carried = [
+        ranked
+        for query, ranked in zip(plan.queries, lists, strict=False)
+        if query.source in (Source.CONTEXT, Source.PREVIOUS) and query.index is Index.FTS
+    ]
+    if not plan.anchoring.documents or len(own) != 1 or len(carried) < 2:
+        return None
+    first = own[0].ids[0]
+    return first if all(ranked.ids[:1] == (first,) for ranked in carried) else None
 
 
 def _beside_a_rewrite(plan: RetrievalPlan, context: TurnContext, settings: Settings) -> bool:
@@ -241,7 +274,7 @@ def retrieve(
             {i: c.document_id for i, c in stored.items()},
             k=settings.rrf_k,
             anchoring=plan.anchoring,
-            protect=plan.protect,
+            protect=plan.protect if plan.protect is not None else _agreed_first(plan, lists),
             protect_within=settings.params.fusion.protect_within,
             own=_own_first(plan, lists),
             own_within=settings.params.fusion.own_within,

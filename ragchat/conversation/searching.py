@@ -8,7 +8,9 @@ thinks and the model's rewrite probed on its own (turn.py), the plan's queries (
 the closeness of the question as the turn read it (coverage) all ask here: a query asked again is
 handed the list already found, a text already embedded is not embedded again. The top of a query
 and the extra chunks below it are found apart, so a list without extras (an un-anchored turn's)
-is the top of the same search and a list with them adds only the extras.
+is the top of the same search and a list with them adds only the extras. A follow-up that moves
+the conversation to another collection also asks for the chunks nearest the mean vector of the
+chunks the last answer stood on (`like`: no text is embedded).
 """
 
 from __future__ import annotations
@@ -23,8 +25,9 @@ from sqlite_utils import Database
 from ..embed import Embedder
 from ..search.hybrid import fts_ranking, vector_ranking
 from ..store.library import Scope
+from ..store.vectors import vectors_of
 
-Kind = Literal["vector", "fts"]
+Kind = Literal["vector", "fts", "like"]
 
 
 @dataclass(frozen=True)
@@ -97,6 +100,14 @@ class TurnSearch:
         `within`, else in the turn's scope)."""
         return self._ranking("fts", text, extra, self.depth, within or self.within)
 
+    def like(self, chunk_ids: tuple[int, ...], within: Scope | None = None) -> Ranking:
+        """The chunks nearest the mean of the stored vectors of `chunk_ids` (the last answer's: a
+        moved follow-up asks for passages like them), in `within`, else in the turn's scope."""
+        scope = within or self.within
+        text = " ".join(str(i) for i in chunk_ids)
+        names = scope.names if scope is not None else None
+        return self._run(Run("like", text, self.depth, (), scope, names))
+
     def _ranking(
         self, kind: Kind, text: str, extra: tuple[int, ...], depth: int, within: Scope | None
     ) -> Ranking:
@@ -117,6 +128,14 @@ class TurnSearch:
     def _search(self, run: Run, top: Ranking) -> Ranking:
         """The query's top `depth` (no extras) or its extras outside `top`, as the hybrid
         rankings find them (a depth of 0 ranks only the extras)."""
+        if run.kind == "like":
+            found = vectors_of(self.db, [int(i) for i in run.text.split()])
+            mean = np.mean(list(found.values()), axis=0) if found else None
+            norm = float(np.linalg.norm(mean)) if mean is not None else 0.0
+            if mean is None or norm <= 0:
+                return Ranking()
+            ids, similarity = vector_ranking(self.db, mean / norm, run.depth, (), run.within)
+            return Ranking(tuple(ids), similarity)
         if run.kind == "vector":
             vector = self.embedding(run.text)
             if not run.extra:
