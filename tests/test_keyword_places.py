@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import settings_for
+from helpers import library_app
 
-from ragchat.app import App
 from ragchat.conversation.models import Index, QueryList, RetrievedChunk, Source
 from ragchat.conversation.plan import RetrievalPlan
 from ragchat.conversation.retrieve import _keyword_hits
-from ragchat.ingest.pipeline import ingest
 from ragchat.params import DEFAULT
 from ragchat.search.fusion import Anchoring, RankedList
 from ragchat.store import library
-from ragchat.store.db import open_db
 
 KEY = '{{ "Hello " ~ name }}'
 SECTIONS = {
@@ -70,29 +67,14 @@ OTHERS = {
 }
 
 
-def _library(tmp_path: Path, embedder) -> Path:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    page = "# Expressions\n\n" + "\n\n".join(f"## {h}\n\n{t}\n" for h, t in SECTIONS.items())
-    (docs / "expressions.md").write_text(page)
-    for name, text in OTHERS.items():
-        (docs / f"{name}.md").write_text(f"# {name.title()}\n\n{text}\n")
-    settings = settings_for(tmp_path / "lib.db", chunk_size=300, chunk_overlap=30)
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    return settings.db
-
-
 def test_the_questions_own_keyword_hit_on_the_leading_page_reaches_the_passages(
     tmp_path: Path, embedder
 ) -> None:
-    path = _library(tmp_path, embedder)
-    db = open_db(path)
-    texts = {c.id: c.text for c in library.chunks_by_ids(db, range(1, 100)).values()}
-    db.close()
-    app = App(settings_for(path, chunk_size=300, chunk_overlap=30))
-    app.__dict__["embedder"] = embedder
+    page = "# Expressions\n\n" + "\n\n".join(f"## {h}\n\n{t}\n" for h, t in SECTIONS.items())
+    pages = {"expressions.md": page}
+    pages |= {f"{name}.md": f"# {name.title()}\n\n{text}\n" for name, text in OTHERS.items()}
+    app = library_app(tmp_path, pages, embedder, chunk_size=300, chunk_overlap=30)
+    texts = {c.id: c.text for c in library.chunks_by_ids(app.db, range(1, 100)).values()}
     turn = app.conversation("s").ask("how do I concatenate a string and a variable?")
     app.close()
     chunks = turn.lineage.chunks
