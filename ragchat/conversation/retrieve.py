@@ -142,6 +142,15 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
     }
 
 
+def _lists(plan: RetrievalPlan, lists: list[RankedList], *sources: Source) -> list[RankedList]:
+    """The keyword (FTS) lists of the plan's queries from `sources`, as ranked."""
+    return [
+        ranked
+        for query, ranked in zip(plan.queries, lists, strict=False)
+        if query.source in sources and query.index is Index.FTS
+    ]
+
+
 def _agreed_first(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
     """The question's own first keyword hit when the keyword lists of what the conversation
     adds (the context-expanded question, the previous question with this one) rank it first too:
@@ -155,16 +164,8 @@ def _agreed_first(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
     (the boost is what pushes it out; on an un-anchored switch turn of the MTRAG switch set the
     rule lowered nDCG@10): a turn with no carried lists, or whose own first hit is already
     protected, is left as it was."""
-    own = [
-        ranked
-        for query, ranked in zip(plan.queries, lists, strict=False)
-        if query.source is Source.QUESTION and query.index is Index.FTS and ranked.ids
-    ]
-    carried = [
-        ranked
-        for query, ranked in zip(plan.queries, lists, strict=False)
-        if query.source in (Source.CONTEXT, Source.PREVIOUS) and query.index is Index.FTS
-    ]
+    own = [ranked for ranked in _lists(plan, lists, Source.QUESTION) if ranked.ids]
+    carried = _lists(plan, lists, Source.CONTEXT, Source.PREVIOUS)
     if not plan.anchoring.documents or len(own) != 1 or len(carried) < 2:
         return None
     first = own[0].ids[0]
@@ -334,8 +335,8 @@ def _keyword_hits(
         return ranked
     own = {
         chunk_id
-        for query, found in zip(plan.queries, lists, strict=False)
-        if query.source is Source.QUESTION and query.index is Index.FTS and query.weight > 0
+        for found in _lists(plan, lists, Source.QUESTION)
+        if found.weight > 0
         for chunk_id in found.ids[:most]
     }
     first = ranked[0]
