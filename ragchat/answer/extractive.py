@@ -556,15 +556,10 @@ class _Ranking:
         bar = max((held(i) for i in chosen), default=0.0)
         eligible = [
             i
-            for i in self.by_score(scores)
-            if scores[i] >= floor
-            and scores[i] > -math.inf
-            and relevant[i]
-            and self.candidates[i][1].has_code
-            and bool(self.candidates[i][1].sentence)
-            and i not in chosen
+            for i in self._led_code(scores, chosen, relevant, floor)
+            if scores[i] > -math.inf
             and held(i) > bar
-            and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
+            and not any(self._similar(i, j) for j in chosen)
         ]
         if not eligible:
             return chosen
@@ -584,7 +579,18 @@ class _Ranking:
         tree that holds fewer of them."""
         shown = [self.code_match(i) for i in chosen if self.candidates[i][1].has_code]
         bar = max(shown, default=-1.0)
-        eligible = [
+        eligible = self._led_code(scores, chosen, relevant, floor)
+        if shown:  # code is shown: only a block holding more of the question's names comes
+            eligible = [i for i in eligible if self.code_match(i) > bar]
+        code = max(eligible, key=lambda i: self.code_match(i) if shown else 0.0, default=None)
+        return chosen if code is None else [*chosen, code]
+
+    def _led_code(
+        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+    ) -> list[int]:
+        """By score: the relevant units not below `floor` that are code with its lead-in, not
+        chosen and not showing a chosen unit's block (what `with_code` and `with_asked` add)."""
+        return [
             i
             for i in self.by_score(scores)
             if scores[i] >= floor
@@ -594,10 +600,6 @@ class _Ranking:
             and i not in chosen
             and not any(self._same_block(i, j) for j in chosen)
         ]
-        if shown:  # code is shown: only a block holding more of the question's names comes
-            eligible = [i for i in eligible if self.code_match(i) > bar]
-        code = max(eligible, key=lambda i: self.code_match(i) if shown else 0.0, default=None)
-        return chosen if code is None else [*chosen, code]
 
     def _described_after(self, i: int) -> bool:
         """A code block with no lead-in of its own (its chunk starts with it: the sentence that
