@@ -22,12 +22,14 @@ holds somewhere (a question that asks for a feature beside the one the passages 
 give click.prompt a timeout?" without "timeout" is what the passage answers). Measured without a
 model (RAGCHAT_OLLAMA=off).
 
-Library-relative signals (the cosines a covered question reaches might differ from library to
-library): `centroid`, the question's cosine with the library's mean chunk vector (how on-topic it
-is for this library at all); `tenth`, its 10th best cosine over the library; and the library's own
-scale, `pseudo`: the first sentence of a sample of chunks (up to 300) read as a question against
-the rest of the library, the 25th percentile of their best cosines (computed once a library; a
-library of one topic reaches higher). Printed as AUCs of the rule read relative to each.
+Library-relative signals (do the cosines a covered question reaches differ from library to
+library?): `centroid`, the question's cosine with the library's mean chunk vector (how on-topic
+it is for this library at all); `tenth`, its 10th best cosine over the library; `pseudo`, the
+library's own scale: the first prose sentence of every n-th chunk (300 to 600 of them; all of a
+smaller library) read as a question against the rest of the library, the 25th percentile of
+their best cosines (once a library, about 10 s); `opening`, the question's (as read) cosine with
+each top passage minus that passage's opening sentence's, the best of the 4 (each passage its own
+scale). Printed as AUCs of the rule read relative to each (docs/answers.md: none helped).
 """
 
 from __future__ import annotations
