@@ -29,7 +29,9 @@ library's own scale: the first prose sentence of every n-th chunk (300 to 600 of
 smaller library) read as a question against the rest of the library, the 25th percentile of
 their best cosines (once a library, about 10 s); `opening`, the question's (as read) cosine with
 each top passage minus that passage's opening sentence's, the best of the 4 (each passage its own
-scale). Printed as AUCs of the rule read relative to each (docs/answers.md: none helped).
+scale). Printed as AUCs of the rule read relative to each (docs/answers.md: none helped). And
+`soft`, `rare` with partial credit for a rarest term the passages lack, by how close the nearest
+word they hold comes to it (single words embedded once a run).
 """
 
 from __future__ import annotations
@@ -149,7 +151,14 @@ def mtrag_turns(app, folder: Path) -> Iterator[tuple[bool, TurnResult]]:
         yield True, result
 
 
-def row(app, corpus: CorpusStats, library: Library, uncovered: bool, result: TurnResult) -> dict:
+def row(
+    app,
+    corpus: CorpusStats,
+    library: Library,
+    words: WordVectors,
+    uncovered: bool,
+    result: TurnResult,
+) -> dict:
     lineage = result.lineage
     ids = [c.chunk_id for c in lineage.chunks[:TOP]]
     found = vectors_of(app.db, ids)
@@ -158,6 +167,7 @@ def row(app, corpus: CorpusStats, library: Library, uncovered: bool, result: Tur
     gain = unheld_gain(lineage.question, texts, passages, corpus, app.embedder.embed_query)
     centroid, tenth = library.relative(app.embedder.embed_query(lineage.question))
     reach = opening_reach(app, ids, found, lineage.reformulation.semantic_query or lineage.question)
+    soft = soft_rare(lineage.question, texts, corpus, words)
     return {
         "question": lineage.question,
         "uncovered": uncovered,
@@ -169,7 +179,48 @@ def row(app, corpus: CorpusStats, library: Library, uncovered: bool, result: Tur
         "tenth": round(tenth, 4),
         "pseudo": round(library.pseudo, 4),
         "opening": round(reach, 4),
+        "soft": round(soft, 4),
     }
+
+
+class WordVectors:
+    """Single words embedded once a run (a library's vocabulary, as the passages bring it)."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self.known: dict[str, np.ndarray] = {}
+
+    def of(self, words: Sequence[str]) -> np.ndarray:
+        missing = [w for w in dict.fromkeys(words) if w not in self.known]
+        if missing:
+            for word, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self.known[word] = vector
+        return np.stack([self.known[w] for w in words]) if words else np.zeros((0, 0))
+
+
+def soft_rare(
+    question: str, texts: Sequence[str], corpus: CorpusStats, vectors: WordVectors, count: int = 3
+) -> float:
+    """`rare` with partial credit: a rarest term the passages do not hold counts by how close
+    (cosine of the single words) the nearest word they do hold comes to it, so a paraphrase
+    ("raptors" where the passage says "hawks") counts more than a word with no kin there."""
+    terms = list(dict.fromkeys(content_words(question)))
+    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
+    total = sum(weight for weight, _ in weighted)
+    if total <= 0:
+        return 1.0
+    held = set().union(*(stems(text) for text in texts)) if texts else set()
+    words = (
+        sorted(set().union(*(set(content_words(text.lower())) for text in texts))) if texts else []
+    )
+    near = vectors.of(words) if words else None
+    score = 0.0
+    for weight, term in weighted:
+        if stem(term) in held:
+            score += weight
+        elif near is not None:
+            score += weight * max(0.0, float(np.max(near @ vectors.of([term.lower()])[0])))
+    return score / total
 
 
 def opening_reach(app, ids: Sequence[int], found: dict, question: str) -> float:
@@ -212,6 +263,8 @@ def report(rows: Sequence[dict]) -> None:
         "rule - pseudo": lambda r: -(rule(r) - r["pseudo"]),
         "opening": lambda r: -r["opening"],
         "opening + 0.3 rare": lambda r: -(r["opening"] + params.rare_weight * r["rare"]),
+        "soft": lambda r: -r["soft"],
+        "subject + 0.3 soft": lambda r: -(r["subject"] + params.rare_weight * r["soft"]),
     }
     uncovered = [r for r in rows if r["uncovered"]]
     covered = [r for r in rows if not r["uncovered"]]
@@ -247,7 +300,8 @@ def main() -> None:
     corpus = CorpusView(app.db)
     library = Library(app)
     turns = docs_turns(app, args.docs) if args.docs else mtrag_turns(app, args.mtrag)
-    rows = [row(app, corpus, library, uncovered, result) for uncovered, result in turns]
+    words = WordVectors(app.embedder)
+    rows = [row(app, corpus, library, words, uncovered, result) for uncovered, result in turns]
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     report(rows)

@@ -17,6 +17,7 @@ import pytest
 from helpers import REPO, invoke, library_app
 
 from ragchat.conversation.corpus import MemoryCorpus
+from ragchat.conversation.coverage import rare_share
 
 PROMPTS = (
     "# Asking for input\n\nCall ask_user(text) to ask the person at the terminal for a value: it "
@@ -135,3 +136,16 @@ def test_the_library_scale_reads_first_sentences_as_questions(
         assert tenth <= float(max(library.vectors @ question))
     finally:
         app.close()
+
+
+def test_soft_rare_gives_a_missing_term_the_credit_of_its_nearest_held_word(
+    signals, embedder
+) -> None:
+    """A rarest term the passages hold counts whole; one they lack counts by the cosine of the
+    nearest word they hold (partial), so the share sits between `rare` and 1."""
+    corpus = MemoryCorpus([(1, PROMPTS), (2, NETWORK)])
+    vectors = signals.WordVectors(embedder)
+    assert signals.soft_rare(COVERED, [PROMPTS], corpus, vectors) == 1.0
+    hard = rare_share(UNCOVERED, [PROMPTS], corpus, 3)
+    soft = signals.soft_rare(UNCOVERED, [PROMPTS], corpus, vectors)
+    assert hard < soft < 1.0
