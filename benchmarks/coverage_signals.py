@@ -21,6 +21,17 @@ top 4 the turn shows) once the words none of them holds are taken out of it, wor
 holds somewhere (a question that asks for a feature beside the one the passages explain: "can I
 give click.prompt a timeout?" without "timeout" is what the passage answers). Measured without a
 model (RAGCHAT_OLLAMA=off).
+
+Library-relative signals (do the cosines a covered question reaches differ from library to
+library?): `centroid`, the question's cosine with the library's mean chunk vector (how on-topic
+it is for this library at all); `tenth`, its 10th best cosine over the library; `pseudo`, the
+library's own scale: the first prose sentence of every n-th chunk (300 to 600 of them; all of a
+smaller library) read as a question against the rest of the library, the 25th percentile of
+their best cosines (once a library, about 10 s); `opening`, the question's (as read) cosine with
+each top passage minus that passage's opening sentence's, the best of the 4 (each passage its own
+scale). Printed as AUCs of the rule read relative to each (docs/answers.md: none helped). And
+`soft`, `rare` with partial credit for a rarest term the passages lack, by how close the nearest
+word they hold comes to it (single words embedded once a run).
 """
 
 from __future__ import annotations
@@ -72,6 +83,39 @@ def unheld_gain(
     return float(np.max(passages @ embed(without(question, missing)))) - before
 
 
+def first_sentence(text: str) -> str | None:
+    """The chunk's first prose sentence of five words or more (no code), as a pseudo-question."""
+    text = re.sub(r"```.*?```", " ", text, flags=re.S)
+    for line in text.splitlines():
+        words = re.sub(r"[#*`>|_\[\]()]+", " ", line).split()
+        if len(words) >= 5 and sum(w.isalpha() for w in words) >= 4:
+            return " ".join(re.split(r"(?<=[.!?])\s", " ".join(words))[0].split()[:20])
+    return None
+
+
+class Library:
+    """The library's vectors, their mean, and its pseudo-question scale."""
+
+    def __init__(self, app) -> None:
+        rows = app.db.execute("SELECT id, text FROM chunks ORDER BY id").fetchall()
+        found = vectors_of(app.db, [r[0] for r in rows])
+        ids = [r[0] for r in rows if r[0] in found]
+        self.vectors = np.stack([found[i] for i in ids])
+        mean = self.vectors.mean(axis=0)
+        self.centroid = mean / np.linalg.norm(mean)
+        place = {chunk: row for row, chunk in enumerate(ids)}
+        sample = [(r[0], first_sentence(r[1])) for r in rows[:: max(1, len(rows) // 300)]]
+        sample = [(c, s) for c, s in sample if s and c in place]
+        cosines = app.embedder.embed([s for _, s in sample]) @ self.vectors.T
+        for row, (chunk, _) in enumerate(sample):
+            cosines[row, place[chunk]] = -1.0  # against the rest of the library
+        self.pseudo = float(np.percentile(cosines.max(axis=1), 25))
+
+    def relative(self, vector: np.ndarray) -> tuple[float, float]:
+        cosines = self.vectors @ vector
+        return float(self.centroid @ vector), float(np.sort(cosines)[-min(10, len(cosines))])
+
+
 def auc(uncovered: Sequence[float], covered: Sequence[float]) -> float:
     """The chance that an uncovered turn scores above a covered one (ties count half)."""
     if not uncovered or not covered:
@@ -81,11 +125,15 @@ def auc(uncovered: Sequence[float], covered: Sequence[float]) -> float:
 
 
 def docs_turns(app, path: Path) -> Iterator[tuple[bool, TurnResult]]:
+    from ragchat.store import sessions
+
     for line in path.read_text(encoding="utf-8").splitlines():
         if not line.strip():
             continue
         conversation = json.loads(line)
-        session = app.conversation(f"signals:{conversation['id']}")
+        name = f"signals:{conversation['id']}"
+        sessions.clear_session(app.db, name)  # fresh: a second run must not resume the first's
+        session = app.conversation(name)
         for turn in conversation["turns"]:
             yield turn.get("kind") == "not-covered", session.ask(turn["user"])
 
@@ -103,13 +151,23 @@ def mtrag_turns(app, folder: Path) -> Iterator[tuple[bool, TurnResult]]:
         yield True, result
 
 
-def row(app, corpus: CorpusStats, uncovered: bool, result: TurnResult) -> dict:
+def row(
+    app,
+    corpus: CorpusStats,
+    library: Library,
+    words: WordVectors,
+    uncovered: bool,
+    result: TurnResult,
+) -> dict:
     lineage = result.lineage
     ids = [c.chunk_id for c in lineage.chunks[:TOP]]
     found = vectors_of(app.db, ids)
     passages = np.stack([found[i] for i in ids if i in found]) if found else np.zeros((0, 0))
     texts = [r[0] for r in app.db.execute(_texts(len(ids)), ids).fetchall()] if ids else []
     gain = unheld_gain(lineage.question, texts, passages, corpus, app.embedder.embed_query)
+    centroid, tenth = library.relative(app.embedder.embed_query(lineage.question))
+    reach = opening_reach(app, ids, found, lineage.reformulation.semantic_query or lineage.question)
+    soft = soft_rare(lineage.question, texts, corpus, words)
     return {
         "question": lineage.question,
         "uncovered": uncovered,
@@ -117,7 +175,69 @@ def row(app, corpus: CorpusStats, uncovered: bool, result: TurnResult) -> dict:
         "weak": lineage.weak,
         **lineage.coverage,
         "unheld": round(gain, 4),
+        "centroid": round(centroid, 4),
+        "tenth": round(tenth, 4),
+        "pseudo": round(library.pseudo, 4),
+        "opening": round(reach, 4),
+        "soft": round(soft, 4),
     }
+
+
+class WordVectors:
+    """Single words embedded once a run (a library's vocabulary, as the passages bring it)."""
+
+    def __init__(self, embedder) -> None:
+        self.embedder = embedder
+        self.known: dict[str, np.ndarray] = {}
+
+    def of(self, words: Sequence[str]) -> np.ndarray:
+        missing = [w for w in dict.fromkeys(words) if w not in self.known]
+        if missing:
+            for word, vector in zip(missing, self.embedder.embed(missing), strict=True):
+                self.known[word] = vector
+        return np.stack([self.known[w] for w in words]) if words else np.zeros((0, 0))
+
+
+def soft_rare(
+    question: str, texts: Sequence[str], corpus: CorpusStats, vectors: WordVectors, count: int = 3
+) -> float:
+    """`rare` with partial credit: a rarest term the passages do not hold counts by how close
+    (cosine of the single words) the nearest word they do hold comes to it, so a paraphrase
+    ("raptors" where the passage says "hawks") counts more than a word with no kin there."""
+    terms = list(dict.fromkeys(content_words(question)))
+    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
+    total = sum(weight for weight, _ in weighted)
+    if total <= 0:
+        return 1.0
+    held = set().union(*(stems(text) for text in texts)) if texts else set()
+    words = (
+        sorted(set().union(*(set(content_words(text.lower())) for text in texts))) if texts else []
+    )
+    near = vectors.of(words) if words else None
+    score = 0.0
+    for weight, term in weighted:
+        if stem(term) in held:
+            score += weight
+        elif near is not None:
+            score += weight * max(0.0, float(np.max(near @ vectors.of([term.lower()])[0])))
+    return score / total
+
+
+def opening_reach(app, ids: Sequence[int], found: dict, question: str) -> float:
+    """How close the question (as read) comes to each top passage, against how close the
+    passage's own opening sentence comes to it (each passage its own scale: a long, mixed
+    passage is reached less closely by anything); the best over the passages."""
+    rows = dict(app.db.execute(_pairs(len(ids)), list(ids)).fetchall()) if ids else {}
+    pairs = [(found[i], first_sentence(rows[i]) or rows[i][:120]) for i in ids if i in found]
+    if not pairs:
+        return 0.0
+    vectors = np.stack([v for v, _ in pairs])
+    own = np.sum(app.embedder.embed([o for _, o in pairs]) * vectors, axis=1)
+    return float(np.max(vectors @ app.embedder.embed_query(question) - own))
+
+
+def _pairs(count: int) -> str:
+    return f"SELECT id, text FROM chunks WHERE id IN ({','.join('?' * count)})"
 
 
 def _texts(count: int) -> str:
@@ -127,20 +247,31 @@ def _texts(count: int) -> str:
 def report(rows: Sequence[dict]) -> None:
     rows = [r for r in rows if not r["meta"]]
     params = DEFAULT.coverage
+
+    def rule(r: dict) -> float:
+        return r["subject"] + params.rare_weight * r["rare"]
+
     score = {
-        "rule": lambda r: -(r["subject"] + params.rare_weight * r["rare"]),
+        "rule": lambda r: -rule(r),
         "subject": lambda r: -r["subject"],
         "rare": lambda r: -r["rare"],
         "margin": lambda r: -r["margin"],
         "agreement": lambda r: -r["agreement"],
         "unheld": lambda r: r["unheld"],
+        "rule - centroid/2": lambda r: -(rule(r) - r["centroid"] / 2),
+        "rule - tenth": lambda r: -(rule(r) - r["tenth"]),
+        "rule - pseudo": lambda r: -(rule(r) - r["pseudo"]),
+        "opening": lambda r: -r["opening"],
+        "opening + 0.3 rare": lambda r: -(r["opening"] + params.rare_weight * r["rare"]),
+        "soft": lambda r: -r["soft"],
+        "subject + 0.3 soft": lambda r: -(r["subject"] + params.rare_weight * r["soft"]),
     }
     uncovered = [r for r in rows if r["uncovered"]]
     covered = [r for r in rows if not r["uncovered"]]
     print(f"{len(uncovered)} uncovered, {len(covered)} covered turns (meta-requests left out)")
     for name, signal in score.items():
         value = auc([signal(r) for r in uncovered], [signal(r) for r in covered])
-        print(f"AUC {name:10} {value:.3f}")
+        print(f"AUC {name:18} {value:.3f}")
     for threshold in (None, *THRESHOLDS):
         fired = [r for r in rows if r["weak"] or (threshold and r["unheld"] >= threshold)]
         caught = sum(r["uncovered"] for r in fired)
@@ -167,8 +298,10 @@ def main() -> None:
     os.environ["RAGCHAT_OLLAMA"] = "off"
     app = make_app(db=args.db)
     corpus = CorpusView(app.db)
+    library = Library(app)
     turns = docs_turns(app, args.docs) if args.docs else mtrag_turns(app, args.mtrag)
-    rows = [row(app, corpus, uncovered, result) for uncovered, result in turns]
+    words = WordVectors(app.embedder)
+    rows = [row(app, corpus, library, words, uncovered, result) for uncovered, result in turns]
     if args.out:
         args.out.write_text("".join(json.dumps(r) + "\n" for r in rows), encoding="utf-8")
     report(rows)

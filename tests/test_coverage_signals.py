@@ -14,9 +14,10 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import REPO, invoke
+from helpers import REPO, invoke, library_app
 
 from ragchat.conversation.corpus import MemoryCorpus
+from ragchat.conversation.coverage import rare_share
 
 PROMPTS = (
     "# Asking for input\n\nCall ask_user(text) to ask the person at the terminal for a value: it "
@@ -96,3 +97,55 @@ def test_a_run_over_docs_conversations_scores_every_turn(runner, tmp_path: Path)
     rows = [json.loads(line) for line in out.read_text().splitlines()]
     assert [r["uncovered"] for r in rows] == [False, True]
     assert {"subject", "rare", "unheld", "weak"} <= set(rows[0])
+
+
+def test_a_second_run_on_the_same_library_starts_every_conversation_afresh(
+    signals, embedder, tmp_path: Path
+) -> None:
+    """The docs conversations are held in sessions of the library's database; a second run over
+    the same database read each conversation with the first run's turns before it (a question
+    opening a conversation became a follow-up of the last run's), so its rows differed."""
+    app = library_app(tmp_path, {"prompts.md": PROMPTS, "network.md": NETWORK}, embedder)
+    turns = [{"user": COVERED, "kind": "first"}, {"user": "and can it hide what is typed?"}]
+    conversations = tmp_path / "conversations.jsonl"
+    conversations.write_text(json.dumps({"id": "c1", "turns": turns}) + "\n", encoding="utf-8")
+    try:
+        for _ in range(2):
+            results = [result for _, result in signals.docs_turns(app, conversations)]
+            assert [r.lineage.reformulation.is_follow_up for r in results] == [False, True]
+    finally:
+        app.close()
+
+
+def test_the_library_scale_reads_first_sentences_as_questions(
+    signals, embedder, tmp_path: Path
+) -> None:
+    """The library-relative signals: a chunk's opening sentence (prose, no code) as a
+    pseudo-question, the library's scale from those against the rest of the library, and a
+    question's cosine with the library's mean vector and its 10th best cosine."""
+    text = "```\ncode here is skipped\n```\nCall ask_user(text) to ask for a value. It waits."
+    assert signals.first_sentence(text) == "Call ask user text to ask for a value."
+    assert signals.first_sentence("# Title\n\n    x = 1\n") is None
+    app = library_app(tmp_path, {"prompts.md": PROMPTS, "network.md": NETWORK}, embedder)
+    try:
+        library = signals.Library(app)
+        assert -1.0 <= library.pseudo <= 1.0
+        question = embedder.embed_query(COVERED)
+        centroid, tenth = library.relative(question)
+        assert 0.0 < centroid < 1.0
+        assert tenth <= float(max(library.vectors @ question))
+    finally:
+        app.close()
+
+
+def test_soft_rare_gives_a_missing_term_the_credit_of_its_nearest_held_word(
+    signals, embedder
+) -> None:
+    """A rarest term the passages hold counts whole; one they lack counts by the cosine of the
+    nearest word they hold (partial), so the share sits between `rare` and 1."""
+    corpus = MemoryCorpus([(1, PROMPTS), (2, NETWORK)])
+    vectors = signals.WordVectors(embedder)
+    assert signals.soft_rare(COVERED, [PROMPTS], corpus, vectors) == 1.0
+    hard = rare_share(UNCOVERED, [PROMPTS], corpus, 3)
+    soft = signals.soft_rare(UNCOVERED, [PROMPTS], corpus, vectors)
+    assert hard < soft < 1.0
