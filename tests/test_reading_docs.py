@@ -475,6 +475,42 @@ def test_release_announcements_rank_below_pages_unless_the_question_names_a_vers
     assert shorter["chunks"][0]["document"] == "blog/posts/widget-3.md", shorter["chunks"][0]
 
 
+VERSIONING = """\
+# Versioning
+
+## Several API versions
+
+Mount each version of the API at its own prefix: `api_v1 = API(version="1.0.0")` and
+`api_v2 = API(version="2.0.0")`, then add both to the project's URL list, one under `/v1/`
+and one under `/v2/`. Both versions are served by the same project at once.
+"""
+PROPOSAL = """\
+# Ideas for v2
+
+## Planned for v2
+
+Routers may lose their automatic prefix and the settings module may be renamed; please leave
+your thoughts on the issue tracker.
+"""
+
+
+def test_a_version_the_question_names_lifts_only_release_notes(
+    tmp_path: Path, embedder: FastEmbedder, runner
+) -> None:
+    """A question may name versions of its own ("a v1 and a v2 of the API"): a page whose title
+    or heading holds that version but is no release notes keeps its fused place, below the page
+    the question's lists rank first (a changelog's sections of the version still come first:
+    the tests above)."""
+    docs = write(
+        tmp_path / "docs",
+        {"versioning.md": VERSIONING, "proposals/v2.md": PROPOSAL, "guide.md": TIMEOUTS},
+    )
+    path = tmp_path / "lib.db"
+    run(path, docs, embedder)
+    found = ask_json(runner, path, "v", "how do I serve a v1 and a v2 of my API from one project?")
+    assert found["chunks"][0]["document"] == "versioning.md", found["chunks"][0]
+
+
 def test_a_release_series_is_marked_again_when_its_folder_changes(
     series_library: Path, tmp_path: Path, embedder: FastEmbedder
 ) -> None:

@@ -108,15 +108,22 @@ def _release_notes_last(
     titles: tuple[QueryList, RankedList] | None,
 ) -> list[RetrievedChunk]:
     """Release notes below the other pages, unless the question names a version or a date (then
-    the sections whose headings or pages' titles name that version come first) or names the
-    release notes themselves ("the changelog"): a changelog mentions every feature once per
-    release and would crowd out the page that explains it."""
-    if asks_about_versions(question):  # the sections of the versions it names first
+    the release notes' sections whose headings or pages' titles name that version come first) or
+    names the release notes themselves ("the changelog"): a changelog mentions every feature once
+    per release and would crowd out the page that explains it. Only release notes' sections are
+    lifted: a version a question names may be its own ("serve a v1 and a v2 of the API"), and a
+    guide or proposal whose title holds "v1" is no release of the library (lifting them too put
+    two such pages, fused 37th to 65th, above the page every list of the question ranked first)."""
+    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_KINDS)
+    if asks_about_versions(question):  # the release notes' sections of the versions it names
         versions = versions_in(question)
         return sorted(
-            found, key=lambda c: not names_release(versions, versions_in(f"{c.title} {c.heading}"))
+            found,
+            key=lambda c: (
+                c.document_id not in notes
+                or not names_release(versions, versions_in(f"{c.title} {c.heading}"))
+            ),
         )
-    notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_KINDS)
     if titles is not None:
         named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
         notes -= {chunk.document_id for chunk in named.values()}
