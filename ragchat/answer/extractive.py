@@ -194,7 +194,10 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """A summary: the units most like the others (shared idf-weighted stems), with a little of
     the query's relevance; the most central unit of each source in `cover` first. What earlier
     answers said may be said again."""
-    candidates = _candidates(request.sources, "", params)
+    summarized = set(request.cover) if not request.subject else set()
+    own = [s for s in request.sources if s.number in summarized]
+    # "summarize that": the last answer's sources, not what the search for more found
+    candidates = _candidates(own or request.sources, "", params)
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
@@ -202,6 +205,14 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
         # a summary says what the section says, in its sentences and items: no code dump
         scores = [-math.inf if u.has_code else x for (_, u), x in zip(candidates, scores)]
+    if own and any(
+        x > -math.inf and not _opens_with_pointer(u.sentence)
+        for (_, u), x in zip(candidates, scores, strict=True)
+    ):
+        scores = [
+            -math.inf if _opens_with_pointer(u.sentence) else x
+            for (_, u), x in zip(candidates, scores, strict=True)
+        ]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
@@ -212,7 +223,10 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
             chosen.append(best)
     everything = [True] * len(candidates)
     floor = min((x for x in scores if x > -math.inf), default=0.0)
-    return ranking.answer(ranking.filled(scores, chosen, everything, floor))
+    # a summary of the last answer ("summarize that") says again none of the code that answer
+    # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
+    code = bool(request.subject)
+    return ranking.answer(ranking.filled(scores, chosen, everything, floor, code=code))
 
 
 def outline_summary(
@@ -495,10 +509,16 @@ class _Ranking:
         return [] if best is None else [best]
 
     def filled(
-        self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
+        self,
+        scores: list[float],
+        chosen: list[int],
+        relevant: list[bool],
+        floor: float,
+        code: bool = True,
     ) -> list[int]:
         """`chosen`, then the best-scoring units up to the count: relevant ones first, none below
-        `floor`, none a near-repeat of one in; then each lead-in's block."""
+        `floor`, none a near-repeat of one in; then each lead-in's block (not a code block when
+        `code` is off: a summary brings no code along, its lead-in stays out)."""
         chosen = list(chosen)
         for only_relevant in (True, False):
             for i in self.by_score(scores):
@@ -518,11 +538,15 @@ class _Ranking:
                 following is not None
                 and following not in chosen
                 and self.allowed[following]
+                and (code or not self.candidates[following][1].has_code)
                 and not any(self._same_block(following, j) for j in chosen)
             ):
                 chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
-            if scores[i - 1] > -math.inf or self._described_after(i - 1):
+            if not code and self.candidates[i - 1][1].has_code:
+                if len(chosen) > 1:
+                    chosen.remove(i)
+            elif scores[i - 1] > -math.inf or self._described_after(i - 1):
                 chosen.append(i - 1)  # the block it points at comes along ...
             elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
                 chosen.remove(i)

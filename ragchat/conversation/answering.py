@@ -206,7 +206,9 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
         sources=_pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE),
-        count=settings.extractive_sentences + (params.meta_extra_units if meta else 0),
+        # a meta-request shows one unit more, a summary none: it is no longer than its subject
+        count=settings.extractive_sentences
+        + (params.meta_extra_units if meta and mode is not answers.Mode.SUMMARY else 0),
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),

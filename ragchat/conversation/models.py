@@ -28,6 +28,8 @@ class ReformulationInput:
     anchor_chunk_ids: tuple[int, ...] = ()  # every chunk of the anchor documents
     last_semantic_query: str = ""  # what the last searching turn was understood as
     last_keyword_query: str = ""
+    last_question: str = ""  # the last searching turn's question, as asked
+    last_followed: bool = True  # that turn was read as a follow-up (its query holds the talk's)
     earlier_questions: tuple[str, ...] = ()  # every user message before this one, in order
     topic_questions: tuple[str, ...] = ()  # the questions since the current topic began, in order
     own_best: float = 0.0  # cosine of the question's own best chunk

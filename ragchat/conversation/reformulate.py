@@ -79,6 +79,8 @@ def reformulation_input(
         anchor_chunk_ids=context.anchors.chunk_ids,
         last_semantic_query=last.semantic_query if last else "",
         last_keyword_query=last.keyword_query if last else "",
+        last_question=context.searching.question if context.searching else "",
+        last_followed=last.is_follow_up if last else True,
         earlier_questions=tuple(m.content for m in context.history if m.role == "user"),
         topic_questions=context.topic_questions,
         own_best=context.probe.best

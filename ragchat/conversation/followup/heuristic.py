@@ -237,11 +237,29 @@ class HeuristicReformulator:
         )
 
     def _meta(self, data: ReformulationInput, reason: str) -> Reformulation:
-        """The last question again, with the request's own subject first ("an example with Y")."""
+        """What the last searching turn was about, with the request's own subject first ("an
+        example with Y"). A turn that was not read as a follow-up (a first question, a new
+        topic) was about its own words: the terms it carried from the talk before it (at a
+        small weight) are not what a request about its answer asks for. A subject of its own
+        leads, with the last turn's terms beside it rather than its whole sentence: "summarize
+        the settings that control the pagination defaults" is about those settings, not about
+        the last question's feed and rows."""
         subject = meta_subject(data.question) or ""
-        semantic = " ".join(filter(None, [subject, data.last_semantic_query or data.last.user]))
-        last_keywords = data.last_keyword_query or " ".join(content_words(data.last.user))
-        keywords = " ".join(filter(None, [subject, last_keywords]))
+        question = data.last_question or data.last.user
+        if data.last_followed:
+            understood = data.last_semantic_query or question
+            last_keywords = data.last_keyword_query or " ".join(content_words(question))
+        else:
+            understood = question
+            last_keywords = _own_terms(data.last_keyword_query, question) or " ".join(
+                content_words(question)
+            )
+        if subject:
+            terms = ", ".join(t.strip() for t in last_keywords.split(",") if t.strip())
+            semantic = f"{subject} ({terms})" if terms else subject
+        else:
+            semantic = understood
+        keywords = ", ".join(filter(None, [subject, last_keywords]))
         return Reformulation(
             semantic_query=semantic,
             keyword_query=keywords,
@@ -383,3 +401,15 @@ class HeuristicReformulator:
         if is_compound(phrase):
             return self.corpus.idf(phrase)
         return max(self.corpus.idf(w) for w in phrase.split())
+
+
+def _own_terms(keyword_query: str, question: str) -> str:
+    """The terms of a keyword query whose words the question itself holds (stem-matched): what
+    a turn searched for of its own, without what it carried from the conversation."""
+    held = stems(question)
+    own = [
+        term.strip()
+        for term in keyword_query.split(",")
+        if term.strip() and words(term) and all(stem(w) in held for w in words(term))
+    ]
+    return ", ".join(own)
