@@ -87,17 +87,3 @@ def test_a_summary_of_that_brings_no_code_and_nothing_the_search_for_more_found(
     assert "async def" not in summary  # no code block brought along by its lead-in
     assert "Background jobs" not in summary  # [2] is no source of the answer summarized
     assert len(summary) < len(STARTUP)
-
-
-POOL = """Store the database pool on the app when serving starts.
-It serves every route, request and websocket.
-A route sees each request, and a websocket is a route too.
-"""
-
-
-def test_a_summary_of_that_says_no_sentence_whose_subject_is_only_a_pointer() -> None:
-    # out of its place nobody knows what "it" is: a summary of the last answer says only what
-    # stands alone
-    summary = pick("database pool app", [POOL], Mode.SUMMARY, cover=[1], count=4)
-    assert "Store the database pool" in summary
-    assert "It serves" not in summary

@@ -205,14 +205,6 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
         # a summary says what the section says, in its sentences and items: no code dump
         scores = [-math.inf if u.has_code else x for (_, u), x in zip(candidates, scores)]
-    if own and any(
-        x > -math.inf and not _opens_with_pointer(u.sentence)
-        for (_, u), x in zip(candidates, scores, strict=True)
-    ):
-        scores = [
-            -math.inf if _opens_with_pointer(u.sentence) else x
-            for (_, u), x in zip(candidates, scores, strict=True)
-        ]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
