@@ -744,8 +744,9 @@ def _usable(
 
 def _units_of(source: Source, params: AnswerParams) -> list[Unit]:
     """A source's units; a code block that opens its section (a heading right over it, no
-    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in."""
-    found = units(source.chunk.text, params)
+    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in, and the
+    last sentence of the chunk that closes its section is whole."""
+    found = units(source.chunk.text, params, whole_end=source.chunk.closes_section)
     first = found[0] if found else None
     heading = heading_levels(source.chunk.heading)
     if first is None or not heading or not source.chunk.opens_section:

@@ -73,9 +73,11 @@ def is_session(block: str) -> bool:
     return bool(_SESSION_PROMPT.match(first))
 
 
-def units(text: str, params: AnswerParams) -> list[Unit]:
+def units(text: str, params: AnswerParams, whole_end: bool = False) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
-    (the sentence that introduces it); a list nobody introduces gives its items one by one."""
+    (the sentence that introduces it); a list nobody introduces gives its items one by one.
+    `whole_end`: the chunk ends where its section does, so its last sentence is whole even
+    without a full stop ("DB URL is typically in the form of mysql://user:pass@host/db")."""
     found: list[Unit] = []
     for kind, piece in _tab_labels(_pieces(text, params)):
         if kind == "prose":
@@ -104,7 +106,7 @@ def units(text: str, params: AnswerParams) -> list[Unit]:
             )
         else:
             found.append(Unit(len(found), "", piece, kind))
-    return _fragments_marked(found)
+    return _fragments_marked(found, whole_end)
 
 
 def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -147,9 +149,10 @@ def _continues(last: Unit, kind: str, piece: str) -> bool:
     )
 
 
-def _fragments_marked(found: list[Unit]) -> list[Unit]:
-    """A chunk can start or end inside a sentence, and a sentence can be cut at its front
-    anywhere ("you can force the running of ..."): those pieces are fragments."""
+def _fragments_marked(found: list[Unit], whole_end: bool) -> list[Unit]:
+    """A chunk can start or end inside a sentence (not end, when it ends its section), and a
+    sentence can be cut at its front anywhere ("you can force the running of ..."): those pieces
+    are fragments."""
     for i, unit in enumerate(found):
         if unit.kind == "sentence" and (
             (i == 0 and unit.sentence[:1].islower()) or _CUT_FRONT.match(unit.sentence)
@@ -158,6 +161,7 @@ def _fragments_marked(found: list[Unit]) -> list[Unit]:
     last = found[-1] if found else None
     if (
         last is not None
+        and not whole_end
         and last.kind == "sentence"
         and not last.block
         and not END_PUNCTUATION.search(last.sentence)

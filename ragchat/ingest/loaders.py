@@ -56,7 +56,7 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # templates not documents, release notes; 8: mkdocs icon shortcodes and attribute lists gone;
 # 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions; 10: doctest
 # blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading
-PARSER_VERSION = 10
+PARSER_VERSION = 11
 
 
 def is_supported(path: Path) -> bool:

@@ -445,7 +445,10 @@ class _Walker:
 
     def _definitions(self, node: Any) -> Iterator[Block]:
         for item in node.findall(nodes.definition_list_item):
+            # "``host``:" as a term is written with its own colon: "host: Network host ...",
+            # not "host:: Network host ..."
             term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
+            term = term.rstrip().removesuffix(":").rstrip()
             body = [
                 b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)
             ]
