@@ -87,3 +87,48 @@ def test_an_rst_definition_term_with_its_own_colon_is_read_once() -> None:
     assert "port (defaults to 3306): Network port of the database." in text, text
     assert "timeout: Seconds to wait for a connection." in text, text
     assert "::" not in text, text
+
+
+INSTALL = """urllib3 can be installed with pip
+
+```bash
+$ python -m pip install urllib3
+```
+
+The package has no required dependencies and works on every supported Python version."""
+
+
+def answer_from(text: str, question: str, opens_section: bool = True) -> str:
+    stored = StoredChunk(
+        id=1, document_id=1, path="install.rst", title="Install", heading="Install",
+        text=text, ordinal=0, opens_section=opens_section, closes_section=True,
+    )  # fmt: skip
+    request = Request(question, [Source(1, stored)])
+    return extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text
+
+
+def test_a_short_line_over_a_command_is_its_lead_in_and_the_command_is_shown() -> None:
+    text = answer_from(INSTALL, "how do I install urllib3?")
+    assert text.startswith(
+        "urllib3 can be installed with pip: [1]\n```bash\n$ python -m pip install urllib3\n```"
+    ), text
+
+
+def test_a_console_that_prints_something_still_waits_to_be_asked_about() -> None:
+    printed = INSTALL.replace(
+        "$ python -m pip install urllib3\n", "$ python -m pip install urllib3\nDone in 2 seconds\n"
+    )
+    assert "$ python -m pip" not in answer_from(printed, "how do I install urllib3?")
+
+
+LOWER = (
+    "urllib3 keeps connections open in a pool and reuses them for every request to one host.\n\n"
+    "Pools are created on demand and closed when the manager is cleared."
+)
+
+
+def test_a_lower_case_first_sentence_is_whole_where_its_section_opens() -> None:
+    question = "does urllib3 reuse connections for requests to one host?"
+    assert answer_from(LOWER, question).startswith("urllib3 keeps connections open in a pool")
+    # where the chunk goes on with a section begun before, it may start mid-sentence
+    assert "urllib3 keeps" not in answer_from(LOWER, question, opens_section=False)

@@ -744,12 +744,16 @@ def _usable(
 
 def _units_of(source: Source, params: AnswerParams) -> list[Unit]:
     """A source's units; a code block that opens its section (a heading right over it, no
-    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in, and the
-    last sentence of the chunk that closes its section is whole."""
-    found = units(source.chunk.text, params, whole_end=source.chunk.closes_section)
+    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in; the
+    first sentence of a chunk that opens its section and the last of one that closes it are
+    whole, whatever their case and punctuation."""
+    chunk = source.chunk
+    found = units(
+        chunk.text, params, whole_start=chunk.opens_section, whole_end=chunk.closes_section
+    )
     first = found[0] if found else None
-    heading = heading_levels(source.chunk.heading)
-    if first is None or not heading or not source.chunk.opens_section:
+    heading = heading_levels(chunk.heading)
+    if first is None or not heading or not chunk.opens_section:
         return found
     if first.has_code and not first.sentence:
         found[0] = replace(first, sentence=f"{heading[-1]}:", kind="code")
@@ -820,7 +824,8 @@ def _allowed(
     """A console session or traceback is shown only when the question asks about what it
     printed: the question shares a word with its output that no other unit holds. A Python
     interpreter session a sentence introduces (a doctest: `>>> converter.structure(...)`) is
-    the example's code, shown as any code is."""
+    the example's code, shown as any code is; so is a console of commands that prints nothing
+    (`$ python -m pip install urllib3`): the commands to type."""
     elsewhere = set().union(
         *(s for (_, unit), s in zip(candidates, stems, strict=True) if not unit.is_console)
     )
@@ -828,6 +833,7 @@ def _allowed(
     return [
         not unit.is_console
         or (unit.is_session and bool(unit.sentence))
+        or not unit.output.strip()
         or bool(asked & {stem(w) for w in words(unit.output)})
         for _, unit in candidates
     ]

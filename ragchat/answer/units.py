@@ -73,11 +73,14 @@ def is_session(block: str) -> bool:
     return bool(_SESSION_PROMPT.match(first))
 
 
-def units(text: str, params: AnswerParams, whole_end: bool = False) -> list[Unit]:
+def units(
+    text: str, params: AnswerParams, whole_start: bool = False, whole_end: bool = False
+) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
     (the sentence that introduces it); a list nobody introduces gives its items one by one.
-    `whole_end`: the chunk ends where its section does, so its last sentence is whole even
-    without a full stop ("DB URL is typically in the form of mysql://user:pass@host/db")."""
+    `whole_start`, `whole_end`: the chunk starts or ends where its section does, so its first
+    sentence is whole even in lower case ("urllib3 can be installed with pip") and its last
+    one even without a full stop ("DB URL is typically in the form of mysql://user:pass@host/db")."""
     found: list[Unit] = []
     for kind, piece in _tab_labels(_pieces(text, params)):
         if kind == "prose":
@@ -94,7 +97,11 @@ def units(text: str, params: AnswerParams, whole_end: bool = False) -> list[Unit
             block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
             found[-1] = Unit(last.position, lead, block, "code")
             continue
-        if last is not None and last.kind == "sentence" and not last.block:
+        if kind == "code" and last is not None and last.kind == "title":
+            # "urllib3 can be installed with pip" over its command: short and unpunctuated, a
+            # line that may be a heading, and either way what the block is about
+            found[-1] = Unit(last.position, f"{last.sentence}:", piece, kind)
+        elif last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
             found[-1] = replace(last, block=f"{last.block}\n{piece}")
@@ -106,7 +113,7 @@ def units(text: str, params: AnswerParams, whole_end: bool = False) -> list[Unit
             )
         else:
             found.append(Unit(len(found), "", piece, kind))
-    return _fragments_marked(found, whole_end)
+    return _fragments_marked(found, whole_start, whole_end)
 
 
 def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -149,13 +156,14 @@ def _continues(last: Unit, kind: str, piece: str) -> bool:
     )
 
 
-def _fragments_marked(found: list[Unit], whole_end: bool) -> list[Unit]:
-    """A chunk can start or end inside a sentence (not end, when it ends its section), and a
-    sentence can be cut at its front anywhere ("you can force the running of ..."): those pieces
-    are fragments."""
+def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> list[Unit]:
+    """A chunk can start or end inside a sentence (not where it starts or ends its section),
+    and a sentence can be cut at its front anywhere ("you can force the running of ..."): those
+    pieces are fragments."""
     for i, unit in enumerate(found):
         if unit.kind == "sentence" and (
-            (i == 0 and unit.sentence[:1].islower()) or _CUT_FRONT.match(unit.sentence)
+            (i == 0 and not whole_start and unit.sentence[:1].islower())
+            or _CUT_FRONT.match(unit.sentence)
         ):
             found[i] = replace(unit, kind="fragment")
     last = found[-1] if found else None
