@@ -824,8 +824,7 @@ def _allowed(
     """A console session or traceback is shown only when the question asks about what it
     printed: the question shares a word with its output that no other unit holds. A Python
     interpreter session a sentence introduces (a doctest: `>>> converter.structure(...)`) is
-    the example's code, shown as any code is; so is a console of commands that prints nothing
-    (`$ python -m pip install urllib3`): the commands to type."""
+    the example's code, shown as any code is."""
     elsewhere = set().union(
         *(s for (_, unit), s in zip(candidates, stems, strict=True) if not unit.is_console)
     )
@@ -833,7 +832,6 @@ def _allowed(
     return [
         not unit.is_console
         or (unit.is_session and bool(unit.sentence))
-        or not unit.output.strip()
         or bool(asked & {stem(w) for w in words(unit.output)})
         for _, unit in candidates
     ]

@@ -231,7 +231,7 @@ class _Layout:
 
     def document(self, title: str, encoding: str) -> ParsedDocument:
         text = "\n\n".join(self.parts)
-        sections = tuple(self.sections)
+        sections = tuple(self.sections) or (Section((), 0, len(text)),)  # headings only
         return ParsedDocument(title, text, sections, encoding, tuple(sorted(self.pages)))
 
 
@@ -241,8 +241,6 @@ def _assemble(outline: _Outline, fallback_title: str, encoding: str) -> ParsedDo
         layout.add(block)
     if not layout.parts:
         raise UnreadableFile("no text content")
-    if not layout.sections:  # an API page whose text lives in docstrings: its title alone
-        raise UnreadableFile("no text content beyond its headings")
     return layout.document(one_line(clean_chars(outline.title)) or fallback_title, encoding)
 
 
