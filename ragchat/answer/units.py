@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..text import split_sentences
-from .blocks import END_PUNCTUATION, blocks
+from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, blocks
 from .params import AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
@@ -79,8 +79,9 @@ def units(
     """The units of a chunk in reading order. A block goes with the sentence right before it
     (the sentence that introduces it); a list nobody introduces gives its items one by one.
     `whole_start`, `whole_end`: the chunk starts or ends where its section does, so its first
-    sentence is whole even in lower case ("urllib3 can be installed with pip") and its last
-    one even without a full stop ("DB URL is typically in the form of mysql://user:pass@host/db")."""
+    sentence is whole even in lower case ("urllib3 keeps connections open ...") and its last one
+    when an address pushed its full stop out ("DB URL is typically in the form of
+    mysql://user:pass@host/db"; not any unpunctuated line: an infobox's run of fields is none)."""
     found: list[Unit] = []
     for kind, piece in _tab_labels(_pieces(text, params)):
         if kind == "prose":
@@ -169,10 +170,10 @@ def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> 
     last = found[-1] if found else None
     if (
         last is not None
-        and not whole_end
         and last.kind == "sentence"
         and not last.block
         and not END_PUNCTUATION.search(last.sentence)
+        and not (whole_end and ENDS_IN_ADDRESS.search(last.sentence))
     ):
         found[-1] = replace(last, kind="fragment")
     return found
