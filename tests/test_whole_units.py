@@ -89,15 +89,6 @@ def test_an_rst_definition_term_with_its_own_colon_is_read_once() -> None:
     assert "::" not in text, text
 
 
-INSTALL = """urllib3 can be installed with pip
-
-```bash
-python -m pip install urllib3
-```
-
-The package has no required dependencies and works on every supported Python version."""
-
-
 def answer_from(text: str, question: str, opens_section: bool = True) -> str:
     stored = StoredChunk(
         id=1, document_id=1, path="install.rst", title="Install", heading="Install",
@@ -105,13 +96,6 @@ def answer_from(text: str, question: str, opens_section: bool = True) -> str:
     )  # fmt: skip
     request = Request(question, [Source(1, stored)])
     return extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text
-
-
-def test_a_short_line_over_a_code_block_is_its_lead_in() -> None:
-    text = answer_from(INSTALL, "how do I install urllib3?")
-    assert text.startswith(
-        "urllib3 can be installed with pip: [1]\n```bash\npython -m pip install urllib3\n```"
-    ), text
 
 
 LOWER = (

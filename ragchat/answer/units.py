@@ -98,11 +98,7 @@ def units(
             block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
             found[-1] = Unit(last.position, lead, block, "code")
             continue
-        if kind == "code" and last is not None and last.kind == "title":
-            # "urllib3 can be installed with pip" over its command: short and unpunctuated, a
-            # line that may be a heading, and either way what the block is about
-            found[-1] = Unit(last.position, f"{last.sentence}:", piece, kind)
-        elif last is not None and last.kind == "sentence" and not last.block:
+        if last is not None and last.kind == "sentence" and not last.block:
             found[-1] = Unit(last.position, last.sentence, piece, kind)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
             found[-1] = replace(last, block=f"{last.block}\n{piece}")
