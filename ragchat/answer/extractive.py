@@ -760,11 +760,16 @@ def _usable(
 
 def _units_of(source: Source, params: AnswerParams) -> list[Unit]:
     """A source's units; a code block that opens its section (a heading right over it, no
-    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in."""
-    found = units(source.chunk.text, params)
+    sentence: a cheat sheet's "Cookies" over its code) has the heading as its lead-in; the
+    first sentence of a chunk that opens its section and the last of one that closes it are
+    whole, whatever their case and punctuation."""
+    chunk = source.chunk
+    found = units(
+        chunk.text, params, whole_start=chunk.opens_section, whole_end=chunk.closes_section
+    )
     first = found[0] if found else None
-    heading = heading_levels(source.chunk.heading)
-    if first is None or not heading or not source.chunk.opens_section:
+    heading = heading_levels(chunk.heading)
+    if first is None or not heading or not chunk.opens_section:
         return found
     if first.has_code and not first.sentence:
         found[0] = replace(first, sentence=f"{heading[-1]}:", kind="code")

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..text import split_sentences
-from .blocks import END_PUNCTUATION, blocks
+from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, blocks
 from .params import AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
@@ -73,9 +73,15 @@ def is_session(block: str) -> bool:
     return bool(_SESSION_PROMPT.match(first))
 
 
-def units(text: str, params: AnswerParams) -> list[Unit]:
+def units(
+    text: str, params: AnswerParams, whole_start: bool = False, whole_end: bool = False
+) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
-    (the sentence that introduces it); a list nobody introduces gives its items one by one."""
+    (the sentence that introduces it); a list nobody introduces gives its items one by one.
+    `whole_start`, `whole_end`: the chunk starts or ends where its section does, so its first
+    sentence is whole even in lower case ("urllib3 keeps connections open ...") and its last one
+    when an address pushed its full stop out ("DB URL is typically in the form of
+    mysql://user:pass@host/db"; not any unpunctuated line: an infobox's run of fields is none)."""
     found: list[Unit] = []
     for kind, piece in _tab_labels(_pieces(text, params)):
         if kind == "prose":
@@ -104,7 +110,7 @@ def units(text: str, params: AnswerParams) -> list[Unit]:
             )
         else:
             found.append(Unit(len(found), "", piece, kind))
-    return _fragments_marked(found)
+    return _fragments_marked(found, whole_start, whole_end)
 
 
 def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
@@ -147,12 +153,14 @@ def _continues(last: Unit, kind: str, piece: str) -> bool:
     )
 
 
-def _fragments_marked(found: list[Unit]) -> list[Unit]:
-    """A chunk can start or end inside a sentence, and a sentence can be cut at its front
-    anywhere ("you can force the running of ..."): those pieces are fragments."""
+def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> list[Unit]:
+    """A chunk can start or end inside a sentence (not where it starts or ends its section),
+    and a sentence can be cut at its front anywhere ("you can force the running of ..."): those
+    pieces are fragments."""
     for i, unit in enumerate(found):
         if unit.kind == "sentence" and (
-            (i == 0 and unit.sentence[:1].islower()) or _CUT_FRONT.match(unit.sentence)
+            (i == 0 and not whole_start and unit.sentence[:1].islower())
+            or _CUT_FRONT.match(unit.sentence)
         ):
             found[i] = replace(unit, kind="fragment")
     last = found[-1] if found else None
@@ -161,6 +169,7 @@ def _fragments_marked(found: list[Unit]) -> list[Unit]:
         and last.kind == "sentence"
         and not last.block
         and not END_PUNCTUATION.search(last.sentence)
+        and not (whole_end and ENDS_IN_ADDRESS.search(last.sentence))
     ):
         found[-1] = replace(last, kind="fragment")
     return found

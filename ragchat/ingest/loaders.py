@@ -55,8 +55,10 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # first, an RST page of several top-level sections titled by its file name, fragments and page
 # templates not documents, release notes; 8: mkdocs icon shortcodes and attribute lists gone;
 # 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions; 10: doctest
-# blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading
-PARSER_VERSION = 10
+# blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading;
+# 11: RST definition terms with their own colon read once, autodoc objects whose body says
+# nothing without a signature
+PARSER_VERSION = 11
 
 
 def is_supported(path: Path) -> bool:

@@ -68,6 +68,7 @@ class StoredChunk:
     collection: str = ""  # the collection (ingested folder) it belongs to
     source: str = ""  # the absolute path of its document's file
     opens_section: bool = False  # the first chunk under its heading (the one before is another's)
+    closes_section: bool = False  # the last chunk under its heading (the one after is another's)
 
 
 def now() -> str:
@@ -361,18 +362,20 @@ def _chunks_by_ids(db: Database, ids: Iterable[int]) -> dict[int, StoredChunk]:
         rows += db.execute(
             "SELECT c.id, c.document_id, c.heading, c.text, c.ordinal, c.page_start, c.page_end, "
             "NOT EXISTS (SELECT 1 FROM chunks b WHERE b.document_id = c.document_id "
-            "AND b.ordinal = c.ordinal - 1 AND b.heading IS c.heading) "
+            "AND b.ordinal = c.ordinal - 1 AND b.heading IS c.heading), "
+            "NOT EXISTS (SELECT 1 FROM chunks a WHERE a.document_id = c.document_id "
+            "AND a.ordinal = c.ordinal + 1 AND a.heading IS c.heading) "
             f"FROM chunks c WHERE c.id IN ({marks})",
             part,
         ).fetchall()
     # each document's place, title and collection once (a turn's chunks share few documents)
     documents = _shown_documents(db, {row[1] for row in rows})
     found: dict[int, StoredChunk] = {}
-    for chunk_id, document_id, heading, text, ordinal, page_start, page_end, opens in rows:
+    for chunk_id, document_id, heading, text, ordinal, page_start, page_end, opens, closes in rows:
         path, title, collection, source = documents[document_id]
         found[chunk_id] = StoredChunk(
             chunk_id, document_id, path, title, heading, text, ordinal, page_start, page_end,
-            collection, source, bool(opens),
+            collection, source, bool(opens), bool(closes),
         )  # fmt: skip
     return found
 

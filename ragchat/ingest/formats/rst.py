@@ -254,13 +254,14 @@ def _api_directive() -> type:
 
     class ApiDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
-            node = nodes.container()
+            node, body = nodes.container(), nodes.container()
             argument = self.arguments[0] if self.arguments else ""
-            if signature := api_signature(self.name, argument, bool(self.content)):
+            if self.content:  # a body of bodiless `autoattribute`s says nothing either
+                self.state.nested_parse(self.content, self.content_offset, body)
+            if signature := api_signature(self.name, argument, bool(body.astext().strip())):
                 code, language = signature
                 node += nodes.literal_block(code, code, classes=["code", language])
-            if self.content:
-                self.state.nested_parse(self.content, self.content_offset, node)
+            node += body.children
             return [node]
 
     return ApiDirective
@@ -445,7 +446,10 @@ class _Walker:
 
     def _definitions(self, node: Any) -> Iterator[Block]:
         for item in node.findall(nodes.definition_list_item):
+            # "``host``:" as a term is written with its own colon: "host: Network host ...",
+            # not "host:: Network host ..."
             term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
+            term = term.rstrip().removesuffix(":").rstrip()
             body = [
                 b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)
             ]
