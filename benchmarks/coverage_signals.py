@@ -45,6 +45,7 @@ from pathlib import Path
 import numpy as np
 
 from ragchat.conversation.corpus import CorpusStats, CorpusView
+from ragchat.conversation.coverage import rarest_terms
 from ragchat.conversation.models import TurnResult
 from ragchat.params import DEFAULT
 from ragchat.store.vectors import vectors_of
@@ -204,8 +205,7 @@ def soft_rare(
     """`rare` with partial credit: a rarest term the passages do not hold counts by how close
     (cosine of the single words) the nearest word they do hold comes to it, so a paraphrase
     ("raptors" where the passage says "hawks") counts more than a word with no kin there."""
-    terms = list(dict.fromkeys(content_words(question)))
-    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
+    weighted = rarest_terms(question, corpus, count)
     total = sum(weight for weight, _ in weighted)
     if total <= 0:
         return 1.0

@@ -134,6 +134,26 @@ def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: obj
     return extractive(mode, request, flat_idf, params=DEFAULT.answer).text
 
 
+def chunks_under_headings(
+    runner: CliRunner, root: Path, guide: str
+) -> dict[str, list[StoredChunk]]:
+    """`guide` ingested as root/docs/guide.md into root/lib.db through the CLI; its stored chunks
+    in reading order, by heading."""
+    docs = root / "docs"
+    docs.mkdir()
+    (docs / "guide.md").write_text(guide, encoding="utf-8")
+    db_path = root / "lib.db"
+    assert invoke(runner, "ingest", docs, "--db", db_path).exit_code == 0
+    db = open_db(db_path)
+    ids = [row[0] for row in db.execute("SELECT id FROM chunks ORDER BY ordinal")]
+    stored = library.chunks_by_ids(db, ids)
+    db.close()
+    found: dict[str, list[StoredChunk]] = {}
+    for chunk_id in ids:
+        found.setdefault(stored[chunk_id].heading, []).append(stored[chunk_id])
+    return found
+
+
 def library_app(root: Path, pages: dict[str, str], embedder: Any, **changes: Any) -> App:
     """`pages` ({file name: text}) written under root/docs and ingested into root/lib.db by the
     real pipeline (with `embedder`), and an App over that library (`changes`: settings, e.g.

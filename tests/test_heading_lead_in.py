@@ -7,12 +7,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import flat_idf, invoke
+from helpers import chunks_under_headings, flat_idf, invoke
 
 from ragchat.answer import Mode, Request, Source, extractive
 from ragchat.params import DEFAULT
-from ragchat.store.db import open_db
-from ragchat.store.library import StoredChunk, chunks_by_ids
+from ragchat.store.library import StoredChunk
 
 CHEATSHEET = """# Cheatsheet
 
@@ -85,25 +84,15 @@ def test_only_a_block_that_opens_its_section_takes_the_heading() -> None:
 
 
 def test_the_first_chunk_under_each_heading_opens_its_section(tmp_path: Path, runner) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
     long_section = "\n\n".join(
         f"Paragraph {n} explains one more detail of the cookie jar, its expiry and its domain."
         for n in range(60)
     )
-    (docs / "guide.md").write_text(
+    by_heading = chunks_under_headings(
+        runner,
+        tmp_path,
         f"# Guide\n\n## Cookies\n\n{long_section}\n\n## Redirects\n\nRedirects send a 302.\n",
-        encoding="utf-8",
     )
-    db_path = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db_path).exit_code == 0
-    db = open_db(db_path)
-    ids = [row[0] for row in db.execute("SELECT id FROM chunks ORDER BY ordinal")]
-    stored = chunks_by_ids(db, ids)
-    by_heading: dict[str, list[bool]] = {}
-    for chunk_id in ids:
-        by_heading.setdefault(stored[chunk_id].heading, []).append(stored[chunk_id].opens_section)
-    db.close()
-    cookies = by_heading["Cookies"]
+    cookies = [chunk.opens_section for chunk in by_heading["Cookies"]]
     assert len(cookies) > 1 and cookies[0] and not any(cookies[1:]), by_heading
-    assert by_heading["Redirects"] == [True]
+    assert [chunk.opens_section for chunk in by_heading["Redirects"]] == [True]

@@ -8,13 +8,12 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import flat_idf, invoke
+from helpers import chunks_under_headings, flat_idf, invoke
 
 from ragchat.answer import Mode, Request, Source, extractive
 from ragchat.ingest.formats.rst import parse_rst
 from ragchat.params import DEFAULT
-from ragchat.store.db import open_db
-from ragchat.store.library import StoredChunk, chunks_by_ids
+from ragchat.store.library import StoredChunk
 
 URL = "The address of a MySQL server is written as mysql://user:secret@db.host:3306/shop"
 
@@ -35,27 +34,16 @@ def test_the_last_sentence_of_a_section_is_whole_without_a_full_stop() -> None:
 
 
 def test_the_last_chunk_under_each_heading_closes_its_section(tmp_path: Path, runner) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
     long_section = "\n\n".join(
         f"Paragraph {n} explains one more detail of the connection pool, its size and its timeout."
         for n in range(60)
     )
-    (docs / "guide.md").write_text(
-        f"# Guide\n\n## Pool\n\n{long_section}\n\n## Address\n\n{URL}\n", encoding="utf-8"
+    by_heading = chunks_under_headings(
+        runner, tmp_path, f"# Guide\n\n## Pool\n\n{long_section}\n\n## Address\n\n{URL}\n"
     )
-    db_path = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db_path).exit_code == 0
-    db = open_db(db_path)
-    ids = [row[0] for row in db.execute("SELECT id FROM chunks ORDER BY ordinal")]
-    stored = chunks_by_ids(db, ids)
-    db.close()
-    by_heading: dict[str, list[bool]] = {}
-    for chunk_id in ids:
-        by_heading.setdefault(stored[chunk_id].heading, []).append(stored[chunk_id].closes_section)
-    pool = by_heading["Pool"]
+    pool = [chunk.closes_section for chunk in by_heading["Pool"]]
     assert len(pool) > 1 and pool[-1] and not any(pool[:-1]), by_heading
-    assert by_heading["Address"] == [True]
+    assert [chunk.closes_section for chunk in by_heading["Address"]] == [True]
 
 
 def test_a_section_ending_without_a_full_stop_is_answered_from_the_library(

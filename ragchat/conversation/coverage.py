@@ -61,11 +61,16 @@ class Evidence:
         return {name: round(value, 4) for name, value in asdict(self).items()}
 
 
+def rarest_terms(question: str, corpus: CorpusStats, count: int) -> list[tuple[float, str]]:
+    """The question's `count` rarest terms, each with its idf, rarest first."""
+    terms = list(dict.fromkeys(content_words(question)))
+    return sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
+
+
 def rare_share(question: str, texts: Sequence[str], corpus: CorpusStats, count: int) -> float:
     """Which share (by idf) of the question's `count` rarest terms the texts hold (1.0 when it
     has none: nothing to miss)."""
-    terms = list(dict.fromkeys(content_words(question)))
-    weighted = sorted(((corpus.idf(term), term) for term in terms), reverse=True)[:count]
+    weighted = rarest_terms(question, corpus, count)
     total = sum(weight for weight, _ in weighted)
     if total <= 0:
         return 1.0
