@@ -98,9 +98,10 @@ class App:
         if self.vector_index is not None:
             self.vector_index.close()
             self.vector_index = None
-        if "db" in self.__dict__:
-            readers.close_reader(self.db)
-            self.db.close()
+        if "db" in self.__dict__:  # once: a later use opens the database again
+            db = self.__dict__.pop("db")
+            readers.close_reader(db)
+            db.close()
 
     @cached_property
     def backend(self) -> OllamaBackend | None:

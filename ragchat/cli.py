@@ -141,8 +141,19 @@ app = typer.Typer(
 )
 
 
+_OPEN_APPS: list[App] = []  # the services the running command made (make_app)
+
+
+def _close_apps() -> None:
+    """When a command ends, however it ends: its databases close (run in-process, as the tests
+    and the MCP server's host do, every command used to leave its connection open)."""
+    while _OPEN_APPS:
+        _OPEN_APPS.pop().close()
+
+
 @app.callback()
 def _main(
+    ctx: typer.Context,
     version: Annotated[
         bool,
         typer.Option(
@@ -151,6 +162,7 @@ def _main(
     ] = False,
 ) -> None:
     """Chat with your own documents; follow-up questions included."""
+    ctx.call_on_close(_close_apps)
 
 
 DbOption = Annotated[
@@ -187,7 +199,9 @@ def make_app(*, create: bool = False, **overrides: Any) -> App:
             raise
         trust_folder(exc.folder)
         settings, origins = load_settings(overrides)
-    return App(settings, origins, create=create)
+    services = App(settings, origins, create=create)
+    _OPEN_APPS.append(services)  # closed with the command (_close_apps)
+    return services
 
 
 def _require_writable(ctx: App) -> None:

@@ -60,13 +60,35 @@ def default_export_name(session: str) -> str:
     return f"ragchat-{safe or 'session'}.md"
 
 
-def _say_loop_errors() -> None:
-    asyncio.get_running_loop().set_exception_handler(_loop_error)
+class _LoopErrors:
+    """An error in the prompt's own event loop is said in one line and the prompt goes on (its
+    own handler waits for an Enter that a pipe may never send); the same error again with no
+    key read in between ends the prompt as the end of input does: the prompt cannot read what
+    is typed (an input whose descriptor `select()` cannot watch, past 1024 open files, fails
+    on every turn of the loop and would fill the screen with that one line forever)."""
 
+    def __init__(self, session: PromptSession[str]) -> None:
+        self.session = session
+        self.last = ""
+        session.app.key_processor.after_key_press += self.read_a_key
 
-def _loop_error(loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
-    problem = context.get("exception") or context.get("message", "unknown")
-    render.error(f"the prompt hit an internal error and goes on: {printable(str(problem))}")
+    def attach(self) -> None:
+        """Run before each prompt: the handler of its loop."""
+        self.last = ""
+        asyncio.get_running_loop().set_exception_handler(self.said)
+
+    def read_a_key(self, _: object) -> None:
+        self.last = ""
+
+    def said(self, loop: asyncio.AbstractEventLoop, context: dict[str, Any]) -> None:
+        problem = printable(str(context.get("exception") or context.get("message", "unknown")))
+        app = self.session.app
+        if problem != self.last:
+            self.last = problem
+            render.error(f"the prompt hit an internal error and goes on: {problem}")
+        elif not app.is_done:
+            render.error(f"the prompt cannot read what is typed and ends: {problem}")
+            app.exit(exception=EOFError())
 
 
 class SlashCompleter(Completer):
@@ -130,6 +152,7 @@ class Repl:
             self.prompt: PromptSession[str] = PromptSession(
                 history=history, input=input, output=output, completer=SlashCompleter(self)
             )
+            self.loop_errors = _LoopErrors(self.prompt)
         self.commands: dict[str, Callable[[str], bool]] = {
             "/help": self._help,
             "/ingest": self._ingest,
@@ -171,7 +194,7 @@ class Repl:
                         # an error in the prompt's own loop is said in one line: prompt-toolkit's
                         # handler waits for an Enter that a pipe may never send
                         set_exception_handler=False,
-                        pre_run=_say_loop_errors,
+                        pre_run=self.loop_errors.attach,
                     )
                 )
             except KeyboardInterrupt:

@@ -15,6 +15,7 @@ from ollama_server import FakeOllama
 from prompt_toolkit.completion import CompleteEvent
 from prompt_toolkit.document import Document
 from prompt_toolkit.input import create_pipe_input
+from prompt_toolkit.input.posix_pipe import PosixPipeInput
 from prompt_toolkit.output import DummyOutput
 
 from ragchat.app import App
@@ -365,6 +366,30 @@ def test_an_error_inside_the_prompt_is_one_line_and_the_chat_goes_on(
     captured = capsys.readouterr()
     assert "Error: the prompt hit an internal error and goes on: completion broke" in captured.err
     assert "(no questions yet)" in captured.out and "bye" in captured.out  # /sessions ran
+
+
+def test_an_input_that_cannot_be_read_ends_the_chat_in_one_line(
+    tmp_path: Path, capsys, monkeypatch
+) -> None:
+    """Past 1024 open files `select()` cannot watch the keyboard's descriptor: reading it fails
+    on every turn of the prompt's loop (the full suite's CI run hung there, printing the same
+    error line until it was killed). The same error twice with no key read between ends the
+    chat as the end of input does."""
+    open_db(tmp_path / "lib.db").close()
+    reads = 0
+
+    def unreadable(self):
+        nonlocal reads
+        reads += 1
+        raise ValueError("filedescriptor out of range in select()")
+
+    monkeypatch.setattr(PosixPipeInput, "read_keys", unreadable)
+    chat_typed_slowly(tmp_path / "lib.db", ["/sessions\r"])
+    err = capsys.readouterr().err
+    said = "the prompt hit an internal error and goes on: filedescriptor out of range in select()"
+    assert err.count(said) == 1, err
+    assert err.count("the prompt cannot read what is typed and ends") == 1, err
+    assert reads < 10
 
 
 def test_an_unusable_input_history_file_is_said_and_the_chat_goes_on(
