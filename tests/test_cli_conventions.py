@@ -4,6 +4,7 @@ for a choice the user made, progress only on a terminal and on stderr, and `chat
 from __future__ import annotations
 
 import io
+import os
 from importlib.metadata import version
 from pathlib import Path
 
@@ -160,3 +161,20 @@ def test_help_lines_fit_80_columns(runner, monkeypatch) -> None:
     for path, _ in COMMANDS:
         text = invoke(runner, *path, "--help").output
         assert all(len(line) <= 80 for line in text.splitlines()), text
+
+
+def test_a_command_closes_the_database_it_opened(library_db: Path, runner) -> None:
+    """Run in-process (as the tests and any host embedding the CLI run it), a command used to
+    leave its connection open: two or three descriptors each, over 1,024 by the suite's end,
+    where the chat prompt's `select()` can no longer watch its keyboard."""
+
+    def open_files() -> int:
+        return len(os.listdir("/proc/self/fd"))
+
+    invoke(runner, "sessions", "--db", library_db)  # what loads once (the model's files) is in
+    before = open_files()
+    for question in ["who must sign a will?", "and how old must they be?", ""]:
+        invoke(runner, "ask", question, "--session", "s", "--db", library_db)
+        invoke(runner, "sessions", "--db", library_db)
+        invoke(runner, "documents", "--db", library_db)
+    assert open_files() == before
