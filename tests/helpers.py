@@ -134,17 +134,24 @@ def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: obj
     return extractive(mode, request, flat_idf, params=DEFAULT.answer).text
 
 
+def ingested(runner: CliRunner, root: Path, pages: dict[str, str]) -> Path:
+    """`pages` ({file name: text}) written under root/docs and ingested into root/lib.db through
+    the CLI; the database's path."""
+    docs = root / "docs"
+    for name, text in pages.items():
+        (docs / name).parent.mkdir(parents=True, exist_ok=True)
+        (docs / name).write_text(text, encoding="utf-8")
+    db_path = root / "lib.db"
+    assert invoke(runner, "ingest", docs, "--db", db_path).exit_code == 0
+    return db_path
+
+
 def chunks_under_headings(
     runner: CliRunner, root: Path, guide: str
 ) -> dict[str, list[StoredChunk]]:
     """`guide` ingested as root/docs/guide.md into root/lib.db through the CLI; its stored chunks
     in reading order, by heading."""
-    docs = root / "docs"
-    docs.mkdir()
-    (docs / "guide.md").write_text(guide, encoding="utf-8")
-    db_path = root / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db_path).exit_code == 0
-    db = open_db(db_path)
+    db = open_db(ingested(runner, root, {"guide.md": guide}))
     ids = [row[0] for row in db.execute("SELECT id FROM chunks ORDER BY ordinal")]
     stored = library.chunks_by_ids(db, ids)
     db.close()

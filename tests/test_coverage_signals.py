@@ -14,7 +14,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import REPO, invoke, library_app
+from helpers import REPO, ingested, library_app
 
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.conversation.coverage import rare_share
@@ -71,12 +71,7 @@ def test_auc_counts_ties_as_half(signals) -> None:
 
 
 def test_a_run_over_docs_conversations_scores_every_turn(runner, tmp_path: Path) -> None:
-    corpus = tmp_path / "manual"
-    corpus.mkdir()
-    (corpus / "prompts.md").write_text(PROMPTS, encoding="utf-8")
-    (corpus / "network.md").write_text(NETWORK, encoding="utf-8")
-    db = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", corpus, "--db", db).exit_code == 0
+    db = ingested(runner, tmp_path, {"prompts.md": PROMPTS, "network.md": NETWORK})
     turns = [{"user": COVERED, "kind": "first"}, {"user": UNCOVERED, "kind": "not-covered"}]
     conversations = tmp_path / "conversations.jsonl"
     conversations.write_text(json.dumps({"id": "c1", "turns": turns}) + "\n", encoding="utf-8")

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import chunks_under_headings, flat_idf, invoke
+from helpers import chunks_under_headings, flat_idf, ingested, invoke
 
 from ragchat.answer import Mode, Request, Source, extractive
 from ragchat.params import DEFAULT
@@ -44,12 +44,7 @@ Sessions are not permanent by default: the cookie is deleted when the browser cl
 
 
 def test_a_cheat_sheets_block_is_answered_under_its_heading(runner, tmp_path: Path) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "cheatsheet.md").write_text(CHEATSHEET, encoding="utf-8")
-    (docs / "sessions.md").write_text(SESSIONS, encoding="utf-8")
-    db = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    db = ingested(runner, tmp_path, {"cheatsheet.md": CHEATSHEET, "sessions.md": SESSIONS})
     result = invoke(runner, "ask", "how do I set a cookie on the response?", "--db", db)
     assert result.exit_code == 0, result.output
     lines = [line.strip() for line in result.output.splitlines()]

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import chunks_under_headings, flat_idf, invoke
+from helpers import chunks_under_headings, flat_idf, ingested, invoke
 
 from ragchat.answer import Mode, Request, Source, extractive
 from ragchat.ingest.formats.rst import parse_rst
@@ -49,16 +49,12 @@ def test_the_last_chunk_under_each_heading_closes_its_section(tmp_path: Path, ru
 def test_a_section_ending_without_a_full_stop_is_answered_from_the_library(
     runner, tmp_path: Path
 ) -> None:
-    docs = tmp_path / "docs"
-    docs.mkdir()
-    (docs / "databases.rst").write_text(
+    page = (
         "Databases\n=========\n\nShop keeps its orders in a relational database.\n\n"
         f"MySQL\n-----\n\n{URL}\n\n"
-        "Pool\n----\n\nThe pool keeps ten connections open and closes idle ones after a minute.\n",
-        encoding="utf-8",
+        "Pool\n----\n\nThe pool keeps ten connections open and closes idle ones after a minute.\n"
     )
-    db = tmp_path / "lib.db"
-    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    db = ingested(runner, tmp_path, {"databases.rst": page})
     result = invoke(runner, "ask", "how do I write the address of a mysql server?", "--db", db)
     assert result.exit_code == 0, result.output
     assert "mysql://user:secret@db.host:3306/shop" in result.output, result.output
