@@ -535,12 +535,10 @@ class _Ranking:
             ):
                 chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
-            if not code and self.candidates[i - 1][1].has_code:
-                if len(chosen) > 1:
-                    chosen.remove(i)
-            elif scores[i - 1] > -math.inf or self._described_after(i - 1):
+            may_bring = code or not self.candidates[i - 1][1].has_code
+            if may_bring and (scores[i - 1] > -math.inf or self._described_after(i - 1)):
                 chosen.append(i - 1)  # the block it points at comes along ...
-            elif len(chosen) > 1:  # ... or, one the query may not show, it stays out
+            elif len(chosen) > 1:  # ... or, one the answer may not show, it stays out
                 chosen.remove(i)
         return chosen
 
