@@ -314,6 +314,32 @@ def test_included_fragments_and_templates_are_not_documents(
     assert ("overrides/main.html", "a page template") in report.left_out
 
 
+def test_a_text_file_a_page_includes_is_not_a_document_of_its_own(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    # a worker's console output kept beside the page that shows it (`literalinclude`), and a
+    # snippet of plain text: read where they are included, never a second time on their own
+    docs = write(
+        tmp_path / "docs",
+        {
+            "index.rst": "Workers\n=======\n\nStop a worker with Ctrl+C; you will see:\n\n"
+            ".. literalinclude:: examples/shutdown.txt\n",
+            "examples/shutdown.txt": "12:42:40: shutdown on SIGINT, 1 ongoing job cancelled\n",
+            "guide.md": '# Guide\n\nThe limits:\n\n--8<-- "parts/limits.txt"\n',
+            "parts/limits.txt": "At most four batch jobs run at once on one node.\n",
+            "notes.txt": "A plain text page nobody includes stays a document.\n",
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    report = run(db_path, docs, embedder)
+    texts = stored_text(db_path)
+    assert sorted(texts) == ["guide.md", "index.rst", "notes.txt"]
+    assert "shutdown on SIGINT, 1 ongoing job cancelled" in texts["index.rst"]
+    assert "At most four batch jobs run at once on one node." in texts["guide.md"]
+    assert ("examples/shutdown.txt", "included by another document") in report.left_out
+    assert ("parts/limits.txt", "included by another document") in report.left_out
+
+
 def test_a_fragment_stored_earlier_leaves_the_library_once_a_page_includes_it(
     tmp_path: Path, embedder: FastEmbedder
 ) -> None:

@@ -56,9 +56,10 @@ class Survey:
     labels: dict[str, str] = field(default_factory=dict)  # label -> section title
 
 
-def survey(files: Sequence[tuple[Path, Scope, Path, str]]) -> Survey:
+def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path] = ()) -> Survey:
     """`files`: (path as met, what the ingest reads, the folder it was found under, text) of every
-    file found."""
+    file that can include others; `others`: every other file found (a text file a page includes
+    with `.. literalinclude::` or a snippet is a fragment as much as an included page is)."""
     result = Survey()
     includes: dict[Path, list[Path]] = {}
     anchors: dict[str, str] = {}  # Markdown headings' anchors: explicit labels come first
@@ -76,7 +77,7 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]]) -> Survey:
         ]
     for anchor, title in anchors.items():
         result.labels.setdefault(anchor, title)
-    found = {_real(path) for path, _, _, _ in files}
+    found = {_real(path) for path, _, _, _ in files} | {_real(path) for path in others}
     included = {target for targets in includes.values() for target in targets if target in found}
     stack = [path for path in includes if path not in included]  # the documents nobody includes
     while stack:

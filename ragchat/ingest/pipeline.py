@@ -392,9 +392,10 @@ def _display_path(found: Found) -> str:
 def _survey(found: list[Found], max_bytes: int) -> Survey:
     """Every found file that can include others or define labels, read once before parsing
     (documents.py): which files are fragments, which labels the library defines."""
-    files = []
+    files, others = [], []
     for item in found:
         if not is_surveyed(item.path):
+            others.append(item.path)
             continue
         try:
             data = read_file(item.path, max_bytes)
@@ -402,7 +403,7 @@ def _survey(found: list[Found], max_bytes: int) -> Survey:
             continue
         scope = item.scope or Scope((), (_resolved(item.path),))
         files.append((item.path, scope, item.root, data.decode("utf-8", errors="replace")))
-    return survey(files)
+    return survey(files, others)
 
 
 # --- embedding and writing -------------------------------------------------------------------
