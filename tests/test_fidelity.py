@@ -132,6 +132,25 @@ def test_icon_shortcodes_and_attribute_lists_are_decoration_not_text(tmp_path: P
         assert leftover not in text, (leftover, text)
 
 
+def test_inline_hilite_marks_and_the_information_sign_are_not_text(tmp_path: Path) -> None:
+    """dynaconf's docs: `#!bash export ENV_FOR_DYNACONF=development` (pymdownx InlineHilite) read
+    as "#!bash export ..."; "> ℹ️ You can choose" read as "i️ You can choose" (NFKC)."""
+    page = tmp_path / "settings_files.md"
+    page.write_text(
+        "# Settings files\n\n## Layered environments\n\n"
+        '=== "program.py"\n\n    Switch with `#!bash export ENV_FOR_DYNACONF=development`\n\n'
+        '    ```python\n    settings.name == "developer"\n    ```\n\n'
+        "Call `:::python settings.setenv()` or run `#!/usr/bin/env python` scripts.\n\n"
+        "> ℹ️ You can choose `toml|yaml|json|ini|py` on `dynaconf init -f <fileformat>`.\n",
+        encoding="utf-8",
+    )
+    text = load_document(page).text
+    assert "Switch with export ENV_FOR_DYNACONF=development" in text, text
+    assert "Call settings.setenv() or run #!/usr/bin/env python scripts." in text, text
+    assert "ℹ️ You can choose toml|yaml|json|ini|py" in text, text
+    assert "#!bash" not in text and ":::python" not in text and "i\ufe0f" not in text, text
+
+
 def library_chunks(path: Path, root: Path = CORPUS, target: int = 400) -> list[Chunk]:
     """Chunks of `path` as ingesting `root` makes them: includes read inside `root` only."""
     resolved = root.resolve()

@@ -57,8 +57,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # 9: diagram sources (mermaid, graphviz, plantuml) give way to their captions; 10: doctest
 # blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading;
 # 11: RST definition terms with their own colon read once, autodoc objects whose body says
-# nothing without a signature
-PARSER_VERSION = 11
+# nothing without a signature; 12: code spans without their InlineHilite language mark
+# (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"
+PARSER_VERSION = 12
 
 
 def is_supported(path: Path) -> bool:

@@ -37,10 +37,17 @@ INVISIBLE_CHARS = re.compile(r"[\u00ad\u200b-\u200d\u2060-\u2064\ufeff]")
 _BLANK_RUNS = re.compile(r"\n{3,}")
 
 
+# NFKC folds the information sign into a letter: "ℹ️ You can choose" would read "i️ You can choose"
+_INFORMATION_SIGN = "\u2139"
+
+
 def clean_chars(text: str) -> str:
     """NFKC (ligatures, full-width forms, no-break spaces), without invisible or control
-    characters."""
-    return CONTROL_CHARS.sub("", INVISIBLE_CHARS.sub("", unicodedata.normalize("NFKC", text)))
+    characters; the information sign stays a sign."""
+    folded = _INFORMATION_SIGN.join(
+        unicodedata.normalize("NFKC", part) for part in text.split(_INFORMATION_SIGN)
+    )
+    return CONTROL_CHARS.sub("", INVISIBLE_CHARS.sub("", folded))
 
 
 def normalise(text: str) -> str:

@@ -6,7 +6,7 @@ their title and body; snippet includes (`--8<-- "file"`, `{* docs_src/... hl[3] 
 included file (code as a fence with the language of its suffix), or one line naming it when it is
 not in the library; mkdocstrings directives (`::: package.module` with their indented options)
 are dropped; YAML front matter gives the title (it wins over the first heading) and is dropped;
-`{ #id }` leaves headings.
+`{ #id }` leaves headings; a code span's InlineHilite language mark (`#!bash cmd`) goes.
 MyST (Sphinx's Markdown, through markdown-it's MyST plugins) reads as its RST twin does: roles show
 their visible text (`{func}`len`` -> "len()", `{ref}`Text <label>`` -> "Text"), directive fences
 (```` ```{note} ````, `:::{tip}`) keep their title and Markdown body, code directives are code,
@@ -81,6 +81,9 @@ _ATTR_LIST = re.compile(
     r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"}]*\"|'[^'}]*'|[^\s}]+)))*[ \t]*\}"
 )
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
+# pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
+# `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
+_INLINE_HILITE = re.compile(r"^(?:#!|:::)[A-Za-z][\w+#.-]*[ \t]+(?=\S)")
 _OPTION = re.compile(r"^:([\w-]+):(?:[ \t]+(.*))?$")
 _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones keep their text
 
@@ -489,8 +492,8 @@ def _inline(token: Token) -> str:
             if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
                 plain = plain.lstrip()
             parts.append(plain)
-        elif child.type == "code_inline":
-            parts.append(child.content)
+        elif child.type == "code_inline":  # `#!bash export X=1` -> "export X=1"
+            parts.append(_INLINE_HILITE.sub("", child.content, count=1))
         elif child.type == "myst_role":  # {func}`len` -> "len()"
             parts.append(role_text(child.meta.get("name", ""), child.content)[0])
         elif child.type == "softbreak":  # the author's hard wrap inside a paragraph
