@@ -70,6 +70,8 @@ class Request:
     subject: str = ""  # a meta-request's own subject ("in Python", "the python side of that")
     why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
     asked: str = ""  # the question's own words, when `query` also holds the conversation's
+    reach: Sequence[Source] = ()  # the turn's other sources a model reads: their how-to code
+    # (a lead-in with its block) may come beside the answer, nothing else of them
 
 
 @dataclass(frozen=True)
@@ -98,14 +100,16 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     candidates = _candidates(request.sources, request.exclude, params, again=request.again)
     if not candidates:
         return _nothing_usable(request, params)
-    ranking = _Ranking.of(request, candidates, idf, params)
+    own = len(candidates)  # the units after these are the reach's how-to code only
+    candidates += _reached(request, candidates, params)
+    ranking = _Ranking.of(request, candidates, idf, params, own=own)
     scores = ranking.masked([ranking.relevance(i) for i in range(len(candidates))], bare=False)
     # its chunk's rank alone does not make a unit an answer ("... expensive, slow and uncertain"
     # must not push out the list of formalities)
     relevant = ranking.relevant()
     if (
         request.exclude
-        and not any(relevant)
+        and not any(relevant[:own])
         and _said_before_was_relevant(request, ranking, params)
     ):
         return Answer(NOTHING_NEW, frozenset())
@@ -114,7 +118,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     said = _key(request.said)
     repeats = [bool(said) and _key(u.sentence or u.block) in said for _, u in candidates]
     best_new = max(
-        (s for s, r, rel in zip(scores, repeats, relevant, strict=True) if rel and not r),
+        (s for s, r, rel in zip(scores[:own], repeats, relevant, strict=False) if rel and not r),
         default=-math.inf,
     )
     scores = [
@@ -126,12 +130,14 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     # the units that come again do not set the bar for what is new: a repeat scoring far above
     # the rest would otherwise leave it the whole answer ("So, with the following FilterSchema"
     # again, for a question that asks why)
+    # the reach's code is offered only beside the answer (`with_asked`, `with_code`)
+    reached, scores = scores, [s if i < own else -math.inf for i, s in enumerate(scores)]
     fresh = [s for s, r in zip(scores, repeats, strict=True) if not r and s > -math.inf]
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
-    chosen = ranking.with_asked(scores, chosen, relevant, floor)
+    chosen = ranking.with_asked(reached, chosen, relevant, floor)
     return ranking.answer(
-        ranking.with_code(scores, chosen, relevant, floor),
+        ranking.with_code(reached, chosen, relevant, floor),
         after={i for i, repeat in enumerate(repeats) if repeat},
     )
 
@@ -377,14 +383,26 @@ class _Ranking:
     params: AnswerParams
     lengths: list[float]  # what a unit's word weight is divided by (before damping)
     allowed: list[bool]  # may be shown for this query (a console only when asked about)
+    own: int  # the candidates of the request's sources; those after them are the reach's code
 
     @classmethod
     def of(
-        cls, request: Request, candidates: list[tuple[int, Unit]], idf: Idf, params: AnswerParams
+        cls,
+        request: Request,
+        candidates: list[tuple[int, Unit]],
+        idf: Idf,
+        params: AnswerParams,
+        own: int | None = None,
     ) -> _Ranking:
+        """`own`: the candidates of the request's sources, those after it the reach's code."""
         weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
-        order = {s.number: i for i, s in enumerate(request.sources)}
+        order = {s.number: i for i, s in enumerate([*request.sources, *request.reach])}
         unit_stems = [_unit_stems(unit) for _, unit in candidates]
+        own = len(candidates) if own is None else own
+        # a console in the reach is never shown: it is offered as code only
+        allowed = _allowed(candidates[:own], unit_stems[:own], weights.keys()) + [
+            not unit.is_console or unit.is_session for _, unit in candidates[own:]
+        ]
         return cls(
             request,
             candidates,
@@ -394,7 +412,8 @@ class _Ranking:
             idf,
             params,
             [_length(unit, params) for _, unit in candidates],
-            _allowed(candidates, unit_stems, weights.keys()),
+            allowed,
+            own,
         )
 
     def relevance(self, i: int) -> float:
@@ -421,8 +440,8 @@ class _Ranking:
             self.allowed[i] and (bare or bool(unit.sentence) or not unit.has_code)
             for i, (_, unit) in enumerate(self.candidates)
         ]
-        if not any(keep):
-            return scores
+        if not any(keep[: self.own]):  # the reach's code is only ever shown as it may be
+            keep[: self.own] = [True] * self.own
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
     def example_bonus(self, i: int) -> float:
@@ -714,6 +733,28 @@ def _candidates(
     if examples and not any(unit.has_code for _, unit in found):
         return _usable(sources, exclude, params, keep_said_code=True, again=again)
     return found
+
+
+def _reached(
+    request: Request, found: Sequence[tuple[int, Unit]], params: AnswerParams
+) -> list[tuple[int, Unit]]:
+    """The reach's how-to code: its units that are a lead-in with its code block, none saying
+    again a unit of `found` or what `exclude` said (a block shown by the request's own sources
+    is never shown twice: `_same_block`)."""
+    if not request.reach:
+        return []
+    keys = {_key(unit.sentence or unit.block) for _, unit in found}
+    mine = {source.number for source in request.reach}
+    return [
+        (number, unit)
+        for number, unit in _usable(
+            [*request.sources, *request.reach], request.exclude, params, False, request.again
+        )
+        if number in mine
+        and unit.has_code
+        and unit.sentence
+        and _key(unit.sentence or unit.block) not in keys
+    ]
 
 
 def _usable(

@@ -203,9 +203,10 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
             used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in summary.used)
             return Answered(summary.text, "extractive", used)
     mode = answers.mode_of(lineage.question, meta)
+    pool = _pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE)
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
-        sources=_pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE),
+        sources=pool,
         # a meta-request shows one unit more, a summary none: it is no longer than its subject
         count=settings.extractive_sentences
         + (params.meta_extra_units if meta and mode is not answers.Mode.SUMMARY else 0),
@@ -218,6 +219,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         why=bool(WHY_QUESTION.match(inputs.typed or lineage.question)),
         asked="" if meta else lineage.question,
         again=_named_again(inputs, meta, corpus),
+        reach=_reach(inputs, pool, params) if mode is answers.Mode.QUESTION else (),
     )
     reply = answers.extractive(mode, request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
@@ -237,6 +239,24 @@ def _pool(
     brought = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
     own = [s for s in inputs.sources if s.number not in brought]
     return list(answers.answer_pool(own, meta, params))
+
+
+def _reach(
+    inputs: AnswerInputs, pool: list[answers.Source], params: AnswerParams
+) -> tuple[answers.Source, ...]:
+    """The sources a model would read (the first `prompt_sources`) that the pool leaves out and
+    that go on with a section the pool draws on (same document, same heading): the code of a
+    section the answer stands on may come beside it, whether its chunk was brought in beside
+    one of the pool's or ranked below them. Another section's code, even on the same page
+    ("Files & Binary Data" beside an answer on "Form Data"), is another subject."""
+    taken = {s.number for s in pool}
+    sections = {(s.chunk.document_id, s.chunk.heading) for s in pool}
+    read = sorted(inputs.sources, key=lambda s: s.number)[: params.prompt_sources]
+    return tuple(
+        s
+        for s in read
+        if s.number not in taken and (s.chunk.document_id, s.chunk.heading) in sections
+    )
 
 
 def _shown(inputs: AnswerInputs, meta: bool) -> str:
