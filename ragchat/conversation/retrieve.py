@@ -308,6 +308,7 @@ def retrieve(
         _with_sections(near, plan, context, db, settings, named), plan, context, db, settings
     )
     sections = _keyword_hits(sections, ordered, plan, lists, settings.params)
+    sections = _section_leads(sections, ordered, plan, settings.params)
     # the sections brought in add places: the chunks they move down stay in the ranking
     chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
@@ -376,6 +377,69 @@ def _keyword_hits(
     moved = {c.chunk_id for c in brought.values()}
     out = [brought.get(i, c) for i, c in enumerate(ranked[:places])]
     displaced = [ranked[i] for i in own_places]
+    rest = [c for c in ranked[places:] if c.chunk_id not in moved]
+    return [*out, *displaced, *rest]
+
+
+def _section_leads(
+    ranked: list[RetrievedChunk],
+    ordered: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    params: Params,
+) -> list[RetrievedChunk]:
+    """Two or more subsections of one section among the places a model reads, the section's own
+    text not: the section's best-ranked chunk of its own (its heading, no deeper) takes the place
+    of the lower of them, marked `beside` the higher, and the chunk it replaces comes right after
+    the places. A section's own text is what introduces its parts ("You can then install
+    completion with: `typer --install-completion`" over "Run with Python" and "Run with the typer
+    command"); two of its parts found say the question is about the section, and its lead ranks
+    below them only because its parts share the question's words. Only a chunk some list found
+    (in the ranking), only in the places after the extractive answer's pool, so that answer and
+    the next turn's anchors stay as they were."""
+    places = params.answer.prompt_sources
+    pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
+    if len(ranked) <= pool:
+        return ranked
+    read = ranked[:places]
+    placed = {c.chunk_id for c in read}
+    out = list(read)
+    displaced: list[RetrievedChunk] = []
+    for i in range(pool, len(read)):
+        lower = read[i]
+        levels = heading_levels(lower.heading)
+        if len(levels) < 2 or out[i] is not lower or lower.beside is not None:
+            continue
+        parent = levels[:-1]
+        higher = next(
+            (
+                c
+                for c in out[:i]
+                if c.document_id == lower.document_id
+                and c.beside is None
+                and heading_levels(c.heading)[:-1] == parent
+                and c.heading != lower.heading
+            ),
+            None,
+        )
+        lead = next(
+            (
+                c
+                for c in ordered
+                if c.document_id == lower.document_id
+                and heading_levels(c.heading) == parent
+                and c.repeats is None
+                and c.vector_rank is not None
+            ),
+            None,
+        )
+        if higher is None or lead is None or lead.chunk_id in placed:
+            continue
+        out[i] = replace(lead, beside=higher.chunk_id)
+        placed.add(lead.chunk_id)
+        displaced.append(lower)
+    if not displaced:
+        return ranked
+    moved = {c.chunk_id for c in out}
     rest = [c for c in ranked[places:] if c.chunk_id not in moved]
     return [*out, *displaced, *rest]
 
