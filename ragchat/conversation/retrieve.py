@@ -3,12 +3,13 @@ answer's chunks first."""
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
 from ..answer.extractive import heading_levels
+from ..answer.units import units
 from ..config import Settings
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams, Params
@@ -308,6 +309,8 @@ def retrieve(
         _with_sections(near, plan, context, db, settings, named), plan, context, db, settings
     )
     sections = _keyword_hits(sections, ordered, plan, lists, settings.params)
+    sections = _section_leads(sections, ordered, plan, settings.params)
+    sections = _section_parts(sections, ordered, plan, context, db, settings.params)
     # the sections brought in add places: the chunks they move down stay in the ranking
     chunks = _ranked(sections, settings, len(ordered) + len(sections) - len(near))
     judged = _ranked(_unique([*reused, *found]), settings)  # the fusion's own order: what the
@@ -378,6 +381,130 @@ def _keyword_hits(
     displaced = [ranked[i] for i in own_places]
     rest = [c for c in ranked[places:] if c.chunk_id not in moved]
     return [*out, *displaced, *rest]
+
+
+def _section_leads(
+    ranked: list[RetrievedChunk],
+    ordered: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    params: Params,
+) -> list[RetrievedChunk]:
+    """Two or more subsections of one section among the places a model reads, the section's own
+    text not: the section's best-ranked chunk of its own (its heading, no deeper) takes the place
+    of the lower of them, marked `beside` the higher. A section's own text is what introduces its
+    parts ("You can then install completion with: `typer --install-completion`" over "Run with
+    Python" and "Run with the typer command"); two of its parts found say the question is about
+    the section, and its lead ranks below them because the parts share more of the question's
+    words. Only a lead some vector list found (a section over a whole page's catalogue, found by
+    one keyword hit 55th, is no evidence: shared d20/1 lost)."""
+
+    read = ranked[: params.answer.prompt_sources]
+
+    def lead_of(lower: RetrievedChunk, out: list[RetrievedChunk]) -> RetrievedChunk | None:
+        parent = heading_levels(lower.heading)[:-1]
+        if not parent:
+            return None
+        higher = next(
+            (
+                c
+                for c in out[: out.index(lower)]
+                if c.document_id == lower.document_id
+                and c.beside is None
+                and heading_levels(c.heading)[:-1] == parent
+                and c.heading != lower.heading
+            ),
+            None,
+        )
+        lead = _best_found(
+            ordered, lower.document_id, lambda h: heading_levels(h) == parent, read, out
+        )
+        return replace(lead, beside=higher.chunk_id) if higher and lead else None
+
+    return _swapped(ranked, plan, params, lead_of)
+
+
+def _section_parts(
+    ranked: list[RetrievedChunk],
+    ordered: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    context: TurnContext,
+    db: Database,
+    params: Params,
+) -> list[RetrievedChunk]:
+    """A section's own text that is one sentence introducing its parts ("The following parameters
+    interact with how the OpenAPI schema (and docs) are generated.") holding a place a model reads
+    with none of its parts: its best-ranked part some vector list found takes that place, marked
+    `beside` it. The sentence says only that the answer is below it; the part the question is
+    about ranks under it because the parts' own words are their parameters' names."""
+    read = ranked[: params.answer.prompt_sources]
+    texts = {
+        i: c.text for i, c in context.load(db, (c.chunk_id for c in read if c.heading)).items()
+    }
+
+    def part_of(lead: RetrievedChunk, out: list[RetrievedChunk]) -> RetrievedChunk | None:
+        if not lead.heading or lead.chunk_id not in texts:
+            return None
+        pieces = units(texts[lead.chunk_id], params.answer, True, True)
+        if len(pieces) != 1 or pieces[0].block or pieces[0].kind != "sentence":
+            return None
+        below = lead.heading + " > "
+        if any(c.document_id == lead.document_id and c.heading.startswith(below) for c in out):
+            return None
+        part = _best_found(ordered, lead.document_id, lambda h: h.startswith(below), read, out)
+        return replace(part, beside=lead.chunk_id) if part else None
+
+    return _swapped(ranked, plan, params, part_of)
+
+
+def _best_found(
+    ordered: list[RetrievedChunk],
+    document: int,
+    heading: Callable[[str], bool],
+    read: list[RetrievedChunk],
+    out: list[RetrievedChunk],
+) -> RetrievedChunk | None:
+    """The best-ranked chunk of `document` under a `heading` that a vector list found, not among
+    the places (`read` as ranked, `out` as changed) and repeating none."""
+    placed = {c.chunk_id for c in (*read, *out)}
+    return next(
+        (
+            c
+            for c in ordered
+            if c.document_id == document
+            and heading(c.heading)
+            and c.chunk_id not in placed
+            and c.repeats is None
+            and c.vector_rank is not None
+        ),
+        None,
+    )
+
+
+def _swapped(
+    ranked: list[RetrievedChunk],
+    plan: RetrievalPlan,
+    params: Params,
+    swap: Callable[[RetrievedChunk, list[RetrievedChunk]], RetrievedChunk | None],
+) -> list[RetrievedChunk]:
+    """Each place a model reads after the extractive answer's pool (`answer.pool`, wider on a
+    meta-request) held by a chunk the search ranked (none brought beside another) given to what
+    `swap` says should hold it; the chunks replaced come right after the places. The documents
+    ranked and their order, that answer and the next turn's anchors stay as they were."""
+    places = params.answer.prompt_sources
+    pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
+    out = list(ranked[:places])
+    displaced: list[RetrievedChunk] = []
+    for i in range(pool, len(out)):
+        if out[i].beside is not None:
+            continue
+        new = swap(out[i], out)
+        if new is not None:
+            displaced.append(out[i])
+            out[i] = new
+    if not displaced:
+        return ranked
+    moved = {c.chunk_id for c in out}
+    return [*out, *displaced, *(c for c in ranked[places:] if c.chunk_id not in moved)]
 
 
 def _asked(fused: list[Fused], context: TurnContext) -> list[Fused]:
