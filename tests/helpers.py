@@ -180,6 +180,27 @@ def library_app(root: Path, pages: dict[str, str], embedder: Any, **changes: Any
     return app
 
 
+def asked_once(
+    root: Path, pages: dict[str, str], embedder: Any, question: str, **changes: Any
+) -> tuple[tuple[Any, ...], dict[int, str]]:
+    """`question` asked in a new session of a `library_app` of `pages`: the turn's ranked chunks
+    and every stored chunk's text by id."""
+    app = library_app(root, pages, embedder, **changes)
+    try:
+        texts = {c.id: c.text for c in library.chunks_by_ids(app.db, range(1, 100)).values()}
+        chunks = app.conversation("s").ask(question).lineage.chunks
+    finally:
+        app.close()
+    return chunks, texts
+
+
+def documents_as_found(chunks: Any) -> bool:
+    """Whether the documents ranked, in their order, are those of the chunks the search ranked
+    (the chunks brought in `beside` another add none and move none)."""
+    found = [c.document for c in chunks if c.beside is None]
+    return list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+
+
 def memory_library(documents: dict[str, tuple[str, list[tuple[str, str]]]], embedder: Any) -> Any:
     """An in-memory library of `documents` ({path: (title, [(heading, text), ...])}, a chunk per
     section) embedded by `embedder` (a fake of tests/fakes.py): real SQLite, FTS5 and sqlite-vec."""

@@ -8,14 +8,13 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import library_app
+from helpers import asked_once, documents_as_found
 
 from ragchat.conversation.models import Index, QueryList, RetrievedChunk, Source
 from ragchat.conversation.plan import RetrievalPlan
 from ragchat.conversation.retrieve import _keyword_hits
 from ragchat.params import DEFAULT
 from ragchat.search.fusion import Anchoring, RankedList
-from ragchat.store import library
 
 KEY = '{{ "Hello " ~ name }}'
 SECTIONS = {
@@ -73,19 +72,21 @@ def test_the_questions_own_keyword_hit_on_the_leading_page_reaches_the_passages(
     page = "# Expressions\n\n" + "\n\n".join(f"## {h}\n\n{t}\n" for h, t in SECTIONS.items())
     pages = {"expressions.md": page}
     pages |= {f"{name}.md": f"# {name.title()}\n\n{text}\n" for name, text in OTHERS.items()}
-    app = library_app(tmp_path, pages, embedder, chunk_size=300, chunk_overlap=30)
-    texts = {c.id: c.text for c in library.chunks_by_ids(app.db, range(1, 100)).values()}
-    turn = app.conversation("s").ask("how do I concatenate a string and a variable?")
-    app.close()
-    chunks = turn.lineage.chunks
+    chunks, texts = asked_once(
+        tmp_path,
+        pages,
+        embedder,
+        "how do I concatenate a string and a variable?",
+        chunk_size=300,
+        chunk_overlap=30,
+    )
     places = DEFAULT.answer.prompt_sources
     holder = next(c for c in chunks if KEY in texts[c.chunk_id])
     # the question's words "concatenate", "string": its keyword list's first; the embedding's 13th
     assert holder.rank <= places  # among the places a model reads
     assert holder.beside == chunks[0].chunk_id  # brought beside the first chunk
     assert holder.fts_rank is not None and holder.fts_rank <= DEFAULT.fusion.keyword_places
-    found = [c.document for c in chunks if c.beside is None]
-    assert list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+    assert documents_as_found(chunks)
 
 
 def _chunk(chunk_id: int, document: int) -> RetrievedChunk:

@@ -11,14 +11,13 @@ from __future__ import annotations
 from pathlib import Path
 from types import SimpleNamespace
 
-from helpers import library_app
+from helpers import asked_once, documents_as_found
 
 from ragchat.conversation.models import Index, QueryList, RetrievedChunk, Source
 from ragchat.conversation.plan import RetrievalPlan
 from ragchat.conversation.retrieve import _section_leads, _section_parts
 from ragchat.params import DEFAULT
 from ragchat.search.fusion import Anchoring
-from ragchat.store import library
 
 KEY = "shellctl --install-completion"
 PAGE = f"""# The shellctl command
@@ -71,26 +70,33 @@ OTHERS = {
 }
 
 
+def _placed(
+    tmp_path: Path,
+    embedder,
+    page: tuple[str, str],
+    others: dict[str, str],
+    question: str,
+    key: str,
+) -> tuple[tuple, object]:
+    """The question's ranked chunks in a library of `page` and one page per entry of `others`,
+    and the chunk holding `key`, checked to be among the places a model reads."""
+    pages = {page[0]: page[1]} | {f"{name}.md": text for name, text in others.items()}
+    chunks, texts = asked_once(tmp_path, pages, embedder, question, chunk_size=300, chunk_overlap=0)
+    holder = next(c for c in chunks if key in texts[c.chunk_id])
+    assert holder.rank <= DEFAULT.answer.prompt_sources  # among the places a model reads
+    return chunks, holder
+
+
 def test_two_parts_of_a_section_placed_bring_the_sections_own_text(
     tmp_path: Path, embedder
 ) -> None:
-    pages = {"shellctl.md": PAGE}
-    pages |= {f"{name}.md": text for name, text in OTHERS.items()}
-    app = library_app(tmp_path, pages, embedder, chunk_size=300, chunk_overlap=0)
-    texts = {c.id: c.text for c in library.chunks_by_ids(app.db, range(1, 100)).values()}
-    turn = app.conversation("s").ask(
-        "any way to get completion for a quick script without packaging it?"
-    )
-    app.close()
-    chunks = turn.lineage.chunks
+    question = "any way to get completion for a quick script without packaging it?"
+    chunks, holder = _placed(tmp_path, embedder, ("shellctl.md", PAGE), OTHERS, question, KEY)
     places = DEFAULT.answer.prompt_sources
-    holder = next(c for c in chunks if KEY in texts[c.chunk_id])
-    assert holder.rank <= places  # among the places a model reads
     assert holder.heading == "Install completion"
     parts = [c for c in chunks[:places] if c.heading.startswith("Install completion > ")]
     assert holder.beside in {c.chunk_id for c in parts}  # beside the part ranked higher
-    found = [c.document for c in chunks if c.beside is None]
-    assert list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+    assert documents_as_found(chunks)
 
 
 def _chunk(chunk_id: int, document: int, heading: str, vector: int | None = 1) -> RetrievedChunk:
@@ -182,20 +188,13 @@ REF_OTHERS = {
 def test_a_one_sentence_lead_alone_among_the_places_yields_to_its_best_part(
     tmp_path: Path, embedder
 ) -> None:
-    pages = {"operations.md": REFERENCE}
-    pages |= {f"{name}.md": text for name, text in REF_OTHERS.items()}
-    app = library_app(tmp_path, pages, embedder, chunk_size=300, chunk_overlap=0)
-    texts = {c.id: c.text for c in library.chunks_by_ids(app.db, range(1, 100)).values()}
-    turn = app.conversation("s").ask("how can a single endpoint stay out of the schema?")
-    app.close()
-    chunks = turn.lineage.chunks
+    question = "how can a single endpoint stay out of the schema?"
+    page = ("operations.md", REFERENCE)
+    chunks, holder = _placed(tmp_path, embedder, page, REF_OTHERS, question, REF_KEY)
     places = DEFAULT.answer.prompt_sources
-    holder = next(c for c in chunks if REF_KEY in texts[c.chunk_id])
-    assert holder.rank <= places  # among the places a model reads
     lead = next(c for c in chunks if c.heading == "Schema related")
     assert holder.beside == lead.chunk_id and lead.rank == places + 1  # right after the places
-    found = [c.document for c in chunks if c.beside is None]
-    assert list(dict.fromkeys(c.document for c in chunks)) == list(dict.fromkeys(found))
+    assert documents_as_found(chunks)
 
 
 class _Context:
