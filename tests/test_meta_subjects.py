@@ -87,3 +87,27 @@ def test_a_summary_of_that_brings_no_code_and_nothing_the_search_for_more_found(
     assert "async def" not in summary  # no code block brought along by its lead-in
     assert "Background jobs" not in summary  # [2] is no source of the answer summarized
     assert len(summary) < len(STARTUP)
+
+
+DEFAULTS = """Validators can also give a setting a default value when it is missing:
+
+```python
+Validator("FOO", default="A default value for foo")
+```
+
+The default may be computed: pass a function and it is called with the settings when the value
+is needed, so one setting can be made out of others.
+The defaults are applied when the settings are validated, before the first value is read.
+"""
+
+
+def test_a_summary_keeps_the_one_line_of_code_a_section_says_its_point_in() -> None:
+    summary = pick(
+        "give a setting a default value",
+        [DEFAULTS, STARTUP],
+        Mode.SUMMARY,
+        cover=[1, 2],
+        count=4,
+    )
+    assert 'Validator("FOO", default=' in summary  # one line: how the section says it
+    assert "async def" not in summary  # a block of several lines is a dump: never

@@ -209,8 +209,9 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
-        # a summary says what the section says, in its sentences and items: no code dump
-        scores = [-math.inf if u.has_code else x for (_, u), x in zip(candidates, scores)]
+        # a summary says what the section says, in its sentences and items: no code dump (one
+        # line of code, `Validator("FOO", default=...)`, is how the section says it, not a dump)
+        scores = [-math.inf if _dump(u) else x for (_, u), x in zip(candidates, scores)]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
@@ -225,6 +226,14 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
     code = bool(request.subject)
     return ranking.answer(ranking.filled(scores, chosen, everything, floor, code=code))
+
+
+def _dump(unit: Unit) -> bool:
+    """A code block of more than one line."""
+    if not unit.has_code:
+        return False
+    inside = [line for line in unit.block.strip().split("\n")[1:-1] if line.strip()]
+    return len(inside) > 1
 
 
 def outline_summary(
