@@ -84,10 +84,15 @@ def extractive(mode: Mode, request: Request, idf: Idf, params: AnswerParams) -> 
     return SELECTORS[mode](request, idf, params)
 
 
-def answer_pool(sources: Sequence[T], meta: bool, params: AnswerParams) -> Sequence[T]:
-    """The sources (ranked) an extractive answer draws from: the first `pool`, more for a
+def pool_size(meta: bool, params: AnswerParams) -> int:
+    """How many of the ranked sources an extractive answer draws from: `pool`, more for a
     meta-request (its first ones are the last answer's)."""
-    return sources[: params.pool * (params.meta_pool_factor if meta else 1)]
+    return params.pool * (params.meta_pool_factor if meta else 1)
+
+
+def answer_pool(sources: Sequence[T], meta: bool, params: AnswerParams) -> Sequence[T]:
+    """The sources (ranked) an extractive answer draws from (`pool_size`)."""
+    return sources[: pool_size(meta, params)]
 
 
 # --- the selectors -----------------------------------------------------------------
@@ -211,7 +216,9 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
         # a summary says what the section says, in its sentences and items: no code dump (one
         # line of code, `Validator("FOO", default=...)`, is how the section says it, not a dump)
-        scores = [-math.inf if _dump(u) else x for (_, u), x in zip(candidates, scores)]
+        scores = [
+            -math.inf if len(u.code_lines) > 1 else x for (_, u), x in zip(candidates, scores)
+        ]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
     for number in request.cover:
@@ -226,14 +233,6 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
     code = bool(request.subject)
     return ranking.answer(ranking.filled(scores, chosen, everything, floor, code=code))
-
-
-def _dump(unit: Unit) -> bool:
-    """A code block of more than one line."""
-    if not unit.has_code:
-        return False
-    inside = [line for line in unit.block.strip().split("\n")[1:-1] if line.strip()]
-    return len(inside) > 1
 
 
 def outline_summary(

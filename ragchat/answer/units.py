@@ -42,6 +42,13 @@ class Unit:
         return self.block.lstrip().startswith(("```", "~~~"))
 
     @property
+    def code_lines(self) -> list[str]:
+        """A code block's non-blank lines inside its fences (none for any other unit)."""
+        if not self.has_code:
+            return []
+        return [line for line in self.block.strip().splitlines()[1:-1] if line.strip()]
+
+    @property
     def is_console(self) -> bool:
         """A code block that shows a console session or a traceback, not code to write."""
         return self.has_code and is_console(self.block)

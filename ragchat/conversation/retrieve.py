@@ -8,7 +8,7 @@ from dataclasses import dataclass, field, replace
 
 from sqlite_utils import Database
 
-from ..answer.extractive import heading_levels
+from ..answer.extractive import heading_levels, pool_size
 from ..answer.units import units
 from ..config import Settings
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
@@ -359,7 +359,7 @@ def _keyword_hits(
         and c.document_id == first.document_id
         and c.repeats is None
     ]
-    pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
+    pool = pool_size(plan.reuse, params.answer)
     # the places they take: the last of the leading page's own among those after the pool
     own_places = (
         [
@@ -491,7 +491,7 @@ def _swapped(
     `swap` says should hold it; the chunks replaced come right after the places. The documents
     ranked and their order, that answer and the next turn's anchors stay as they were."""
     places = params.answer.prompt_sources
-    pool = params.answer.pool * (params.answer.meta_pool_factor if plan.reuse else 1)
+    pool = pool_size(plan.reuse, params.answer)
     out = list(ranked[:places])
     displaced: list[RetrievedChunk] = []
     for i in range(pool, len(out)):
@@ -661,7 +661,7 @@ def _with_sections(
         fts_weight=settings.fts_weight,
     )
     answer = settings.params.answer  # a meta-request's answer draws on a wider pool
-    pool = answer.pool * (answer.meta_pool_factor if plan.reuse else 1)
+    pool = pool_size(plan.reuse, answer)
     own = [c.chunk_id for c in ranked if c.beside is None][:pool]
     order, new = placed(
         [(c.chunk_id, c.document_id) for c in ranked],
