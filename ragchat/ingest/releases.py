@@ -61,15 +61,25 @@ def is_version_heading(heading: str) -> bool:
 
 def is_release_notes(document: ParsedDocument) -> bool:
     """Whether most of the document's distinct section titles (below its own title) are versions
-    or dates, with at least _MIN_VERSIONS of them. Repeated titles ("Bug Fixes" under every
-    version) count once."""
+    or dates, with at least _MIN_VERSIONS of them: over its whole outline, or at its top level.
+    Repeated titles ("Bug Fixes" under every version) count once. A changelog whose releases
+    each list their changes under titles of their own ("## [2.1.0] - 2026-03-20", then "###
+    Fix: handle BackLink types in fetch_link" and a hundred more) has most of its titles below
+    the versions, and its versions are still the whole of its top level. Deeper levels alone
+    say nothing: "Before (0.284.x)" / "After (0.285.0+)" under one breaking change are not
+    releases."""
     title = document.title.strip().casefold()
-    headings = {
-        heading.strip().casefold()
-        for section in document.sections
-        for heading in section.heading_path
-        if heading.strip().casefold() != title
-    }
+    every: set[str] = set()
+    top: set[str] = set()
+    for section in document.sections:
+        path = [heading.strip().casefold() for heading in section.heading_path]
+        path = [heading for heading in path if heading != title]
+        every.update(path)
+        top.update(path[:1])
+    return _mostly_versions(every) or _mostly_versions(top)
+
+
+def _mostly_versions(headings: set[str]) -> bool:
     versions = sum(is_version_heading(heading) for heading in headings)
     return versions >= _MIN_VERSIONS and versions >= _MIN_SHARE * len(headings)
 
