@@ -411,29 +411,25 @@ def test_release_notes_are_recognised_by_shape_and_titled_by_their_file(tmp_path
 def test_a_changelog_that_titles_each_change_is_release_notes_by_its_top_level(
     tmp_path: Path,
 ) -> None:
-    """Each release lists its changes under titles of their own, so the versions are a fifth of
-    the titles but the whole of the top level (beanie's docs/changelog.md, never used here)."""
+    """Each release lists its changes under titles of their own, so the versions are a quarter
+    of the titles but the whole of the top level (beanie's docs/changelog.md, never used here)."""
     from ragchat.ingest.releases import is_release_notes
 
-    releases = [
-        ("2.1.0", "2026-03-20", ("Speed up init", "Fix count ignoring options", "Add handshake")),
-        ("2.0.1", "2025-11-17", ("Bump lazy model", "Fix regex type hint", "Drop old Python")),
-        ("2.0.0", "2025-07-01", ("Async client", "Remove motor", "Fix frozen fields")),
-        ("1.30.0", "2025-04-02", ("Soft delete", "Fix back links", "Faster save")),
-    ]
+    titles = ("Speed up init", "Fix count ignoring options", "Add handshake")
+    releases = [(f"2.{n}.0", f"2025-{n:02}-01", chr(96 + n)) for n in range(12, 0, -1)]
     changelog = "# Changelog\n\nThe project's changes.\n\n" + "".join(
         f"## [{version}] - {date}\n"
-        + "".join(f"### {title}\n- Author - someone\n- PR 12\n" for title in titles)
+        + "".join(f"### {title}, part {part}\n- Author - someone\n" for title in titles)
         + "\n"
-        for version, date, titles in releases
+        for version, date, part in releases
     )
     assert is_release_notes(parse(tmp_path, "changelog.md", changelog))
-    # a guide with a few versioned parts among its sections stays a guide
-    guide = "# Upgrading\n\n" + "".join(
-        f"## {title}\n\nText.\n\n### Step {n}\n\nMore.\n\n"
-        for n, title in enumerate(("From 1.x to 2.0", "New options", "Removed calls"))
+    # a migration guide walks through a few releases, each explained under a title of its own
+    guide = "# Migrations\n\n" + "".join(
+        f"## {version}\n\n### {change}\n\nText.\n\n### Restoring the old way\n\nMore.\n\n"
+        for version, change in (("25.3.0", "Sets"), ("25.2.0", "Tuples"), ("25.1.0", "Hooks"))
     )
-    assert not is_release_notes(parse(tmp_path, "upgrading.md", guide))
+    assert not is_release_notes(parse(tmp_path, "migrations.md", guide))
 
 
 def test_release_notes_rank_below_pages_unless_the_question_names_a_version(
