@@ -408,6 +408,30 @@ def test_release_notes_are_recognised_by_shape_and_titled_by_their_file(tmp_path
     assert not is_release_notes(parse(tmp_path, "policy.md", "# Policy\n\n" + numbered))
 
 
+def test_a_changelog_that_titles_each_change_is_release_notes_by_its_top_level(
+    tmp_path: Path,
+) -> None:
+    """Each release lists its changes under titles of their own, so the versions are a quarter
+    of the titles but the whole of the top level (beanie's docs/changelog.md, never used here)."""
+    from ragchat.ingest.releases import is_release_notes
+
+    titles = ("Speed up init", "Fix count ignoring options", "Add handshake")
+    releases = [(f"2.{n}.0", f"2025-{n:02}-01", chr(96 + n)) for n in range(12, 0, -1)]
+    changelog = "# Changelog\n\nThe project's changes.\n\n" + "".join(
+        f"## [{version}] - {date}\n"
+        + "".join(f"### {title}, part {part}\n- Author - someone\n" for title in titles)
+        + "\n"
+        for version, date, part in releases
+    )
+    assert is_release_notes(parse(tmp_path, "changelog.md", changelog))
+    # a migration guide walks through a few releases, each explained under a title of its own
+    guide = "# Migrations\n\n" + "".join(
+        f"## {version}\n\n### {change}\n\nText.\n\n### Restoring the old way\n\nMore.\n\n"
+        for version, change in (("25.3.0", "Sets"), ("25.2.0", "Tuples"), ("25.1.0", "Hooks"))
+    )
+    assert not is_release_notes(parse(tmp_path, "migrations.md", guide))
+
+
 def test_release_notes_rank_below_pages_unless_the_question_names_a_version(
     release_library: Path, runner
 ) -> None:

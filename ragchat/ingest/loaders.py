@@ -58,8 +58,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # blocks as code (groups, setup and `:hide:` unseen), untitled MyST links show their heading;
 # 11: RST definition terms with their own colon read once, autodoc objects whose body says
 # nothing without a signature; 12: code spans without their InlineHilite language mark
-# (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"
-PARSER_VERSION = 12
+# (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"; 13: release notes read by
+# one level of their outline too (a changelog that titles every change under its versions)
+PARSER_VERSION = 13
 
 
 def is_supported(path: Path) -> bool:

@@ -27,6 +27,9 @@ _VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.(?:\d+|x|\*))+(?![\w])|(?<![\w.])v\d
 _DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}(?:[-/.]\d{1,2}(?:[-/.]\d{1,2})?)?(?!\d)")
 _MIN_VERSIONS = 3  # a page with two version headings is a migration guide, not a history
 _MIN_SHARE = 0.5  # "most" of its distinct section titles
+_MIN_HISTORY = 10  # versions at its top level alone that make a history: a migration guide or a
+# "what's new" page walks through a few releases (cattrs' 3, dynaconf's 4), a changelog lists
+# them all (beanie's 140, mkdocs' 50)
 NOTICE_SHARE = 0.2  # ingest says so when release notes are this share of the library's chunks
 
 
@@ -61,17 +64,28 @@ def is_version_heading(heading: str) -> bool:
 
 def is_release_notes(document: ParsedDocument) -> bool:
     """Whether most of the document's distinct section titles (below its own title) are versions
-    or dates, with at least _MIN_VERSIONS of them. Repeated titles ("Bug Fixes" under every
-    version) count once."""
+    or dates, with at least _MIN_VERSIONS of them: over its whole outline, or at its top level.
+    Repeated titles ("Bug Fixes" under every version) count once. A changelog whose releases
+    each list their changes under titles of their own ("## [2.1.0] - 2026-03-20", then "###
+    Fix: handle BackLink types in fetch_link" and a hundred more) has most of its titles below
+    the versions, and its versions are still most of its top level: that is enough when they
+    are at least _MIN_HISTORY (a migration guide's few versioned sections explain, and rank as a
+    page). Deeper levels alone say nothing: "Before (0.284.x)" / "After (0.285.0+)" under one
+    breaking change are not releases."""
     title = document.title.strip().casefold()
-    headings = {
-        heading.strip().casefold()
-        for section in document.sections
-        for heading in section.heading_path
-        if heading.strip().casefold() != title
-    }
+    every: set[str] = set()
+    top: set[str] = set()
+    for section in document.sections:
+        path = [heading.strip().casefold() for heading in section.heading_path]
+        path = [heading for heading in path if heading != title]
+        every.update(path)
+        top.update(path[:1])
+    return _mostly_versions(every, _MIN_VERSIONS) or _mostly_versions(top, _MIN_HISTORY)
+
+
+def _mostly_versions(headings: set[str], least: int) -> bool:
     versions = sum(is_version_heading(heading) for heading in headings)
-    return versions >= _MIN_VERSIONS and versions >= _MIN_SHARE * len(headings)
+    return versions >= least and versions >= _MIN_SHARE * len(headings)
 
 
 def release_series(documents: Iterable[tuple[int, str, str]]) -> set[int]:
