@@ -72,6 +72,8 @@ class Request:
     asked: str = ""  # the question's own words, when `query` also holds the conversation's
     reach: Sequence[Source] = ()  # the turn's other sources a model reads: their how-to code
     # (a lead-in with its block) may come beside the answer, nothing else of them
+    follow_up: bool = True  # read as going on with the last answer: what is new leads; a new
+    # topic shows what an earlier answer said in its place among the rest
 
 
 @dataclass(frozen=True)
@@ -143,7 +145,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     chosen = ranking.with_asked(reached, chosen, relevant, floor)
     return ranking.answer(
         ranking.with_code(reached, chosen, relevant, floor),
-        after={i for i, repeat in enumerate(repeats) if repeat},
+        after={i for i, repeat in enumerate(repeats) if repeat} if request.follow_up else (),
     )
 
 
