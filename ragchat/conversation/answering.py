@@ -220,7 +220,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         asked="" if meta else lineage.question,
         again=_named_again(inputs, meta, corpus),
         reach=_reach(inputs, pool, params) if mode is answers.Mode.QUESTION else (),
-        follow_up=r.is_follow_up and not r.topic_shift,
+        follow_up=r.goes_on,
     )
     reply = answers.extractive(mode, request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)

@@ -69,6 +69,12 @@ class Reformulation:
     question_weight: float = 1.0  # the question's own lists' weight (less beside a trusted rewrite)
 
     @property
+    def goes_on(self) -> bool:
+        """Read as going on with the last answer ("follow-up of the last answer"), not a new
+        topic."""
+        return self.is_follow_up and not self.topic_shift
+
+    @property
     def leading_query(self) -> str:
         """What the turn searched for most: a model's rewrite where it leads the question, else
         the heuristic's query."""

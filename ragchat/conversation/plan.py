@@ -180,12 +180,7 @@ def plan(
         and not reformulation.topic_shift
         and not moved
     )
-    follows = (
-        reformulation.is_follow_up
-        and not reformulation.topic_shift
-        and not reformulation.new_subject
-        and not moved
-    )
+    follows = reformulation.goes_on and not reformulation.new_subject and not moved
     anchors = context.anchors
     anchoring = Anchoring()
     if (

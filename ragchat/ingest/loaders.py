@@ -59,7 +59,7 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # 11: RST definition terms with their own colon read once, autodoc objects whose body says
 # nothing without a signature; 12: code spans without their InlineHilite language mark
 # (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"; 13: release notes read by
-# one level of their outline too (a changelog that titles every change under its versions)
+# their top level too (a changelog that titles every change under its versions)
 PARSER_VERSION = 13
 
 

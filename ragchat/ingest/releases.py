@@ -76,8 +76,7 @@ def is_release_notes(document: ParsedDocument) -> bool:
     every: set[str] = set()
     top: set[str] = set()
     for section in document.sections:
-        path = [heading.strip().casefold() for heading in section.heading_path]
-        path = [heading for heading in path if heading != title]
+        path = [h for h in (h.strip().casefold() for h in section.heading_path) if h != title]
         every.update(path)
         top.update(path[:1])
     return _mostly_versions(every, _MIN_VERSIONS) or _mostly_versions(top, _MIN_HISTORY)

@@ -138,7 +138,7 @@ def understood_as(result: TurnResult) -> str:
     lineage = result.lineage
     if lineage.plan == "reuse":
         label = "reusing the last sources"
-    elif lineage.reformulation.is_follow_up and not lineage.reformulation.topic_shift:
+    elif lineage.reformulation.goes_on:
         label = "follow-up of the last answer"
     elif lineage.turn <= 1:
         label = "first question of the session"
