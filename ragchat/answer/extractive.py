@@ -28,7 +28,7 @@ NO_SENTENCES = "The sources hold no readable sentences."
 EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
 SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
 EXAMPLE_REQUEST = re.compile(
-    r"\b(example|instance|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
+    r"\b(example|sample|snippet|demo|show me how|illustrat)", re.IGNORECASE
 )
 CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")  # a list item's marker
@@ -563,6 +563,15 @@ class _Ranking:
                 and not any(self._same_block(following, j) for j in chosen)
             ):
                 chosen.append(following)
+        for i in list(chosen):  # "It is a list where items can be:" + the list, then its code
+            following = self._block_after(i)
+            if (
+                following is not None
+                and following not in chosen
+                and (code or not self.candidates[following][1].has_code)
+                and not any(self._same_block(following, j) for j in chosen)
+            ):
+                chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
             may_bring = code or not self.candidates[i - 1][1].has_code
             if may_bring and (scores[i - 1] > -math.inf or self._described_after(i - 1)):
@@ -651,6 +660,24 @@ class _Ranking:
         console nobody asked about."""
         unit = self.candidates[i][1]
         return unit.has_code and not unit.sentence and self.allowed[i]
+
+    def _block_after(self, i: int) -> int | None:
+        """The code block on its own right after unit `i` in the same chunk (no sentence between:
+        the text before it, unit `i`, is its lead-in); not a console run, which shows output."""
+        if i + 1 >= self.own:
+            return None
+        number, unit = self.candidates[i]
+        next_number, following = self.candidates[i + 1]
+        if (
+            next_number == number
+            and following.position == unit.position + 1
+            and following.has_code
+            and not following.is_console
+            and not following.sentence
+            and self.allowed[i + 1]
+        ):
+            return i + 1
+        return None
 
     def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
         """ "This example would output ...", "These two lines show ...": a sentence that opens
