@@ -25,7 +25,7 @@ from ragchat.text import one_line
 
 from .formats.common import Block as _Block
 from .formats.common import Heading as _Heading
-from .formats.common import Includes, PageBreak, clean_chars
+from .formats.common import Includes, PageBreak, clean_chars, without_link_sections
 from .formats.common import Outline as _Outline
 from .formats.common import normalise as _normalise
 from .formats.docx import parse_docx
@@ -59,8 +59,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # 11: RST definition terms with their own colon read once, autodoc objects whose body says
 # nothing without a signature; 12: code spans without their InlineHilite language mark
 # (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"; 13: release notes read by
-# their top level too (a changelog that titles every change under its versions)
-PARSER_VERSION = 13
+# their top level too (a changelog that titles every change under its versions); 14: a list of
+# links alone under its heading ("See also", "Articles") left out, like a toctree
+PARSER_VERSION = 14
 
 
 def is_supported(path: Path) -> bool:
@@ -241,7 +242,7 @@ class _Layout:
 
 def _assemble(outline: _Outline, fallback_title: str, encoding: str) -> ParsedDocument:
     layout = _Layout()
-    for block in _clean_blocks(outline.blocks):
+    for block in _clean_blocks(without_link_sections(outline.blocks)):
         layout.add(block)
     if not layout.parts:
         raise UnreadableFile("no text content")

@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ..releases import is_version_heading
+
 
 @dataclass(frozen=True)
 class Heading:
@@ -20,6 +22,12 @@ class PageBreak:
     """Page `number` (1-based) starts here: its text is never merged with the page before."""
 
     number: int
+
+
+class Links(str):
+    """A list every item of which is only links ("- [Announcing X](https://...)", `* :doc:`page``):
+    once the targets are gone, the titles of pages it points to. A parser marks it; the document
+    keeps it unless it is the whole body of its section (`without_link_sections`)."""
 
 
 Block = Heading | PageBreak | str
@@ -147,3 +155,29 @@ def language_of(name: str) -> str:
     """A code fence's language from a file name's suffix ("tutorial001.py" -> "python")."""
     suffix = name[name.rfind(".") :].lower() if "." in name.rsplit("/", 1)[-1] else ""
     return _SUFFIX_LANGUAGES.get(suffix, "")
+
+
+def without_link_sections(blocks: list[Block]) -> list[Block]:
+    """The blocks without the link lists that are the whole body of their section (a "See also",
+    an "Articles" list, an index page's lists between headings): a reader follows them elsewhere,
+    and as bare titles they answer nothing, like a Sphinx toctree (dropped too). A link list led
+    in by a sentence of its section ("works with these servers:") says something and stays; so
+    do a release's (under a version or a date, "### Fix" then an issue's title is what changed)
+    and the lists of a page that holds nothing else."""
+    if all(isinstance(b, Links) or not isinstance(b, str) for b in blocks):
+        return blocks
+    kept: list[Block] = []
+    body: list[Block] = []  # the blocks since the last heading
+    path: list[Heading] = []  # the headings above them
+    for block in [*blocks, Heading(0, "")]:
+        if not isinstance(block, Heading):
+            body.append(block)
+            continue
+        headed = bool(kept) and isinstance(kept[-1], Heading)
+        links = bool(body) and all(isinstance(b, Links) for b in body)
+        if not (headed and links) or any(is_version_heading(h.text) for h in path):
+            kept += body
+        kept.append(block)
+        body = []
+        path = [h for h in path if h.level < block.level] + [block]
+    return kept[:-1]

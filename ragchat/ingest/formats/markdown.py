@@ -28,6 +28,7 @@ from .common import (
     Block,
     Heading,
     Includes,
+    Links,
     Outline,
     code_fence,
     looks_like_code,
@@ -334,6 +335,7 @@ class _Renderer:
         self.lists: list[list[str]] = []  # the open lists' markers: "-" or the next number
         self.lines: list[str] = []  # the lines of the open list
         self.item_started = False  # the open list item has its first line
+        self.links = False  # the open list's items are only links
 
     def render(self, tokens: list[Token]) -> list[Block]:
         i = 0
@@ -361,6 +363,8 @@ class _Renderer:
             return self._table(tokens, i)
         if kind in ("bullet_list_open", "ordered_list_open"):
             start = int(token.attrGet("start") or 1) if kind == "ordered_list_open" else 0
+            if not self.lists:
+                self.links = _links_only(tokens, i)
             self.lists.append(["-" if not start else str(start)])
         elif kind in ("bullet_list_close", "ordered_list_close"):
             self.lists.pop()
@@ -458,8 +462,52 @@ class _Renderer:
 
     def _flush(self) -> None:
         if self.lines:
-            self.blocks.append("\n".join(self.lines))
+            lines = "\n".join(self.lines)
+            self.blocks.append(Links(lines) if self.links else lines)
             self.lines = []
+
+
+_LIST_TOKENS = frozenset(
+    {
+        "bullet_list_open",
+        "bullet_list_close",
+        "ordered_list_open",
+        "ordered_list_close",
+        "list_item_open",
+        "list_item_close",
+        "paragraph_open",
+        "paragraph_close",
+    }
+)
+_EMPHASIS = frozenset({"strong_open", "strong_close", "em_open", "em_close", "softbreak"})
+
+
+def _links_only(tokens: list[Token], i: int) -> bool:
+    """Whether the list opening at tokens[i] holds only links: each item's text is one or more
+    links (bold or not), with nothing but spaces and punctuation beside them."""
+    depth = 0
+    for token in tokens[i:]:
+        depth += token.nesting if token.type.endswith(("_list_open", "_list_close")) else 0
+        if token.type == "inline":
+            if not _only_links(token):
+                return False
+        elif token.type not in _LIST_TOKENS:
+            return False
+        if depth == 0:
+            return True
+    return False
+
+
+def _only_links(token: Token) -> bool:
+    inside, links = False, 0
+    for child in token.children or []:
+        if child.type in ("link_open", "link_close"):
+            inside = child.type == "link_open"
+            links += inside
+        elif not inside and child.type not in _EMPHASIS:
+            if child.type != "text" or any(c.isalnum() for c in child.content):
+                return False
+    return links > 0
 
 
 _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)

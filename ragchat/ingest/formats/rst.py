@@ -24,6 +24,7 @@ from .common import (
     Heading,
     Included,
     Includes,
+    Links,
     Outline,
     code_fence,
     looks_like_code,
@@ -201,7 +202,10 @@ def _role_for(name: str) -> Callable[..., tuple[list[Any], list[Any]]]:
         _name: str, rawtext: str, text: str, *args: Any, **kwargs: Any
     ) -> tuple[list[Any], list[Any]]:
         shown, code = role_text(name, text)
-        return [(nodes.literal if code else nodes.inline)(rawtext, shown)], []
+        node = (nodes.literal if code else nodes.inline)(rawtext, shown)
+        if name.rsplit(":", 1)[-1].lower() in _LINK_ROLES:
+            node["classes"].append(_LINK)
+        return [node], []
 
     return role
 
@@ -412,7 +416,8 @@ class _Walker:
                 if text := inline_text(child):
                     yield text
             elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
-                yield "\n".join(self._list(child, 0))
+                lines = "\n".join(self._list(child, 0))
+                yield Links(lines) if _links_only(child) else lines
             elif isinstance(child, (nodes.field_list, nodes.docinfo)):
                 if fields := "\n".join(_fields(child)):
                     yield fields
@@ -485,6 +490,41 @@ class _Walker:
                         lines.append("  " * (depth + 1) + text)
                     first = False
         return lines
+
+
+_LINK_ROLES = frozenset({"ref", "doc", "any"})  # roles pointing at another page or section
+_LINK = "ragchat-link"  # the class a link role's node carries
+
+
+def _links_only(node: Any) -> bool:
+    """Whether a list's items are only links: each item a paragraph of references (`` `Title
+    <https://...>`_ ``, `:doc:`page``, `:ref:`label``, bold or not) and nothing but spaces and
+    punctuation beside them, or a list of such items."""
+    for item in node.children:
+        for child in item.children:
+            if isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
+                if not _links_only(child):
+                    return False
+            elif not isinstance(child, nodes.paragraph) or not _only_links(child):
+                return False
+    return bool(node.children)
+
+
+def _only_links(node: Any) -> bool:
+    links = 0
+    for child in node.children:
+        if isinstance(child, nodes.Text):
+            if any(c.isalnum() for c in str(child)):
+                return False
+        elif isinstance(child, nodes.reference) or _LINK in child.get("classes", ()):
+            links += 1
+        elif isinstance(child, (nodes.strong, nodes.emphasis)):
+            if not _only_links(child):
+                return False
+            links += 1
+        elif not isinstance(child, nodes.target):
+            return False
+    return links > 0
 
 
 def _wrap(node: Any) -> Any:
