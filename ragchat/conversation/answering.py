@@ -3,6 +3,7 @@ chunks it stands on."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -29,6 +30,7 @@ from .outline import Outline, numbered
 from .reformulate import fallback_notice
 
 TokenSink = Callable[[str], None]
+FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)  # a code block's fence line
 
 
 @dataclass(frozen=True)
@@ -257,13 +259,15 @@ def _in_passages(
     """The pool's chunks, each read in its passage as a model reads it (`_passages`: the
     chunks of its section next to it among the turn's sources, joined, the overlap said once),
     so a chunk boundary parts no lead-in from its code: its units are those that start in it
-    (`extractive._own_units`), cited by its own number as before."""
+    (`extractive._own_units`), cited by its own number as before. Only a passage that holds
+    code: in prose the joining only makes the sentences a boundary cut whole, and read so,
+    MTRAG's answers (no code) lost answer F1 (govt 0.3070 -> 0.3064, switch 0.3293 -> 0.3270)."""
     texts = {s.number: s.chunk.text for s in inputs.sources}
     holding = {rank: p for p in _passages(inputs, params) for rank in p.ranks}
     read = []
     for source in pool:
         passage = holding.get(source.number)
-        if passage is None or len(passage.ranks) == 1:
+        if passage is None or len(passage.ranks) == 1 or not FENCE.search(passage.chunk.text):
             read.append(source)
             continue
         whole = replace(
