@@ -34,6 +34,7 @@ CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.I
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")  # a list item's marker
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
 T = TypeVar("T")
+HEAD_CHARS = 40  # the start of a unit's text that tells which chunk of a passage it starts in
 Idf = Callable[[str], float]
 
 
@@ -845,11 +846,71 @@ def _units_of(source: Source, params: AnswerParams) -> list[Unit]:
     )
     first = found[0] if found else None
     heading = heading_levels(chunk.heading)
-    if first is None or not heading or not chunk.opens_section:
-        return found
-    if first.has_code and not first.sentence:
-        found[0] = replace(first, sentence=f"{heading[-1]}:", kind="code")
-    return found
+    if first is not None and heading and chunk.opens_section:
+        if first.has_code and not first.sentence:
+            found[0] = replace(first, sentence=f"{heading[-1]}:", kind="code")
+    return _own_units(found, source) if source.own else found
+
+
+def _own_units(found: list[Unit], source: Source) -> list[Unit]:
+    """The units of a source's passage that are its chunk's: those whose sentence or block
+    starts in its own text (one that starts in none of the passage's chunks, a sentence the
+    reading changed, stays), numbered from its first. A lead-in that ends the chunk brings the
+    code the next chunk holds, and a block cut between them is whole; the code that starts the
+    chunk is bare when its lead-in is only in the chunk before (as before: a sentence that
+    ends one chunk may close what came before the block that opens the next, an API entry's
+    last line before the next entry's signature). A sentence and a block that no one chunk
+    holds together are one unit only when the sentence introduces it ("... as follows:")."""
+    texts = [_spaced(source.own), *(_spaced(text) for text in source.near)]
+
+    def held(head: str) -> set[int]:
+        return {i for i, text in enumerate(texts) if head and head in text}
+
+    kept: list[Unit] = []
+    for unit in _parted(found, held):
+        sentence, block = held(_head(unit.sentence)), held(_head(_code_body(unit.block)))
+        if 0 in (sentence or block) or not (sentence or block):
+            kept.append(unit)
+        elif 0 in block:  # its lead-in ends the chunk before, which does not repeat it
+            kept.append(Unit(unit.position, "", unit.block, unit.kind))
+    first = kept[0].position if kept else 0
+    return [replace(unit, position=unit.position - first) for unit in kept]
+
+
+def _parted(found: list[Unit], held: Callable[[str], set[int]]) -> list[Unit]:
+    """`found` with each sentence parted from its block when no chunk holds both and the
+    sentence does not introduce it."""
+    out: list[Unit] = []
+    for unit in found:
+        sentence, block = held(_head(unit.sentence)), held(_head(_code_body(unit.block)))
+        if (
+            unit.sentence
+            and unit.block
+            and sentence
+            and block
+            and not sentence & block
+            and not INTRODUCES.search(unit.sentence)
+        ):
+            out.append(Unit(unit.position, unit.sentence))
+            out.append(Unit(unit.position, "", unit.block, unit.kind))
+        else:
+            out.append(unit)
+    return out
+
+
+def _spaced(text: str) -> str:
+    return " ".join(text.split())
+
+
+def _head(text: str) -> str:
+    """The start of a unit's text, to find where it starts."""
+    return _spaced(text)[:HEAD_CHARS]
+
+
+def _code_body(block: str) -> str:
+    """A block's lines after its opening fence (a cut piece is fenced again in its chunk)."""
+    lines = block.strip().splitlines()
+    return "\n".join(lines[1:]) if lines and lines[0].lstrip().startswith(("```", "~~~")) else block
 
 
 def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:

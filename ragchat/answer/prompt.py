@@ -48,6 +48,11 @@ _LOOK_ALIKE = str.maketrans({"<": "‹", ">": "›", "[": "⟦", "]": "⟧"})
 class Source:
     number: int  # the [n] of the answer
     chunk: StoredChunk
+    # an extractive answer's source whose `chunk` holds its passage (the chunks of its section
+    # next to it, joined): the chunk's own text and the others', so its units are those that
+    # start in it (a lead-in at its end with the code of the next chunk)
+    own: str = ""
+    near: tuple[str, ...] = ()
 
 
 def cited_numbers(text: str, count: int) -> set[int]:

@@ -8,12 +8,15 @@ and the model's few passages carry more of the section.
 
 from __future__ import annotations
 
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..store.library import StoredChunk
 
 MIN_OVERLAP = 20  # characters: a shorter shared edge is a coincidence, not the chunks' overlap
+_CLOSING_FENCE = re.compile(r"\n[ \t]*(?:```|~~~)[ \t]*$")  # the last line closes a code block
+_OPENING_FENCE = re.compile(r"[ \t]*(?:```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -24,13 +27,31 @@ class Passage:
     ordinals: tuple[int, ...]
 
 
+def _overlap(before: str, after: str) -> int:
+    """How long the start of `after` that ends `before` is (0: none, or a coincidence)."""
+    longest = min(len(before), len(after))
+    return next(
+        (size for size in range(longest, MIN_OVERLAP - 1, -1) if before.endswith(after[:size])), 0
+    )
+
+
 def without_overlap(before: str, after: str) -> str:
     """`after` without the start it shares with the end of `before`."""
-    longest = min(len(before), len(after))
-    for size in range(longest, MIN_OVERLAP - 1, -1):
-        if before.endswith(after[:size]):
-            return after[size:].lstrip("\n")
-    return after
+    return after[_overlap(before, after) :].lstrip("\n")
+
+
+def joined_text(before: str, after: str) -> str:
+    """Two adjacent chunks' texts as one, their overlap said once. A code block cut between
+    them ends `before` with a closing fence of its own (each piece of a cut block is fenced):
+    when `after` starts with that block, the piece is its start, and the block is said once,
+    whole, after the sentence that introduces it."""
+    fence = _CLOSING_FENCE.search(before)
+    if fence and _OPENING_FENCE.match(after):
+        opened = before[: fence.start()]
+        size = _overlap(opened, after)
+        if size:
+            return opened + after[size:]
+    return before.rstrip() + "\n\n" + without_overlap(before, after)
 
 
 def _neighbours(passage: Passage, chunk: StoredChunk) -> bool:
@@ -39,16 +60,18 @@ def _neighbours(passage: Passage, chunk: StoredChunk) -> bool:
 
 
 def _joined(passage: Passage, rank: int, chunk: StoredChunk) -> Passage:
+    """The passage with `chunk` before or after it: under the first chunk's document, heading
+    and start of section, with the last chunk's end of section."""
     if chunk.ordinal < passage.ordinals[0]:
-        text = chunk.text.rstrip() + "\n\n" + without_overlap(chunk.text, passage.chunk.text)
+        text = joined_text(chunk.text, passage.chunk.text)
         ranks, ordinals = (rank, *passage.ranks), (chunk.ordinal, *passage.ordinals)
-        first = chunk
+        first, last = chunk, passage.chunk
     else:
-        tail = without_overlap(passage.chunk.text, chunk.text)
-        text = passage.chunk.text.rstrip() + "\n\n" + tail
+        text = joined_text(passage.chunk.text, chunk.text)
         ranks, ordinals = (*passage.ranks, rank), (*passage.ordinals, chunk.ordinal)
-        first = passage.chunk
-    return replace(passage, chunk=replace(first, text=text), ranks=ranks, ordinals=ordinals)
+        first, last = passage.chunk, chunk
+    merged = replace(first, text=text, closes_section=last.closes_section)
+    return replace(passage, chunk=merged, ranks=ranks, ordinals=ordinals)
 
 
 def passages(ranked: Sequence[tuple[int, StoredChunk]], limit: int) -> list[Passage]:
