@@ -224,6 +224,19 @@ def subject_words(text: str) -> list[str]:
     return [w for w in content_words(text) if w not in FILLER]
 
 
+FENCE_MARKS = ("```", "~~~")  # what opens (and, alone on its line, closes) a fenced code block
+
+
+def is_fence(line: str) -> bool:
+    """Whether `line` (or a block's first line) opens or closes a fenced code block."""
+    return line.lstrip().startswith(FENCE_MARKS)
+
+
+def holds_code(text: str) -> bool:
+    """Whether `text` holds a fenced code block (a line that is a fence)."""
+    return any(is_fence(line) for line in text.splitlines())
+
+
 def source_label(path: str, page_start: int | None = None, page_end: int | None = None) -> str:
     """ "guide.pdf p. 12", "guide.pdf pp. 12-13", or just the path when the chunk has no pages."""
     if page_start is None:

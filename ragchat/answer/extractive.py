@@ -16,7 +16,7 @@ from enum import Enum
 from typing import TypeVar
 
 from ..lexicon import DEMONSTRATIVES, DETERMINERS, REASON_CUES, REPLACEABLE, STOPWORDS
-from ..text import content_words, stem, words
+from ..text import content_words, is_fence, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
 from .prompt import CITATION, Source
@@ -33,8 +33,8 @@ EXAMPLE_REQUEST = re.compile(
 CODE_REQUEST = re.compile(r"\bcode\b|^\W*(?:\w+\W+){0,3}?(?:show|write)\b", re.IGNORECASE)
 _ITEM_MARK = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+")  # a list item's marker
 INTRODUCES = re.compile(r"(:\s*$|\bas follows\b|\bthe following\b)", re.IGNORECASE)
-T = TypeVar("T")
 HEAD_CHARS = 40  # the start of a unit's text that tells which chunk of a passage it starts in
+T = TypeVar("T")
 Idf = Callable[[str], float]
 
 
@@ -552,27 +552,13 @@ class _Ranking:
                     and not any(self._similar(i, j) or self._same_block(i, j) for j in chosen)
                 ):
                     chosen.append(i)
-        for i in list(
-            chosen
-        ):  # "... lists the formalities. In summary, a will is valid only if:" + the list
-            following = self._leads_into_block(i)
-            if (
-                following is not None
-                and following not in chosen
-                and self.allowed[following]
-                and (code or not self.candidates[following][1].has_code)
-                and not any(self._same_block(following, j) for j in chosen)
-            ):
-                chosen.append(following)
-        for i in list(chosen):  # "It is a list where items can be:" + the list, then its code
-            following = self._block_after(i)
-            if (
-                following is not None
-                and following not in chosen
-                and (code or not self.candidates[following][1].has_code)
-                and not any(self._same_block(following, j) for j in chosen)
-            ):
-                chosen.append(following)
+        # a lead-in's block ("... In summary, a will is valid only if:" + the list), then the code
+        # right after a unit ("It is a list where items can be:" + the list, then its code)
+        for following_of in (self._leads_into_block, self._block_after):
+            for i in list(chosen):
+                following = following_of(i)
+                if following is not None and self._may_bring(following, chosen, code):
+                    chosen.append(following)
         for i in [i for i in chosen if self._points_at_unshown_block(i, chosen)]:
             may_bring = code or not self.candidates[i - 1][1].has_code
             if may_bring and (scores[i - 1] > -math.inf or self._described_after(i - 1)):
@@ -662,6 +648,16 @@ class _Ranking:
         unit = self.candidates[i][1]
         return unit.has_code and not unit.sentence and self.allowed[i]
 
+    def _may_bring(self, following: int, chosen: list[int], code: bool) -> bool:
+        """Whether a chosen unit may bring the unit `following` it: not in yet, shown for this
+        query, code only when `code` is on, and no block a chosen unit shows."""
+        return (
+            following not in chosen
+            and self.allowed[following]
+            and (code or not self.candidates[following][1].has_code)
+            and not any(self._same_block(following, j) for j in chosen)
+        )
+
     def _block_after(self, i: int) -> int | None:
         """The code block on its own right after unit `i` in the same chunk (no sentence between:
         the text before it, unit `i`, is its lead-in); not a console run, which shows output."""
@@ -675,7 +671,6 @@ class _Ranking:
             and following.has_code
             and not following.is_console
             and not following.sentence
-            and self.allowed[i + 1]
         ):
             return i + 1
         return None
@@ -910,7 +905,7 @@ def _head(text: str) -> str:
 def _code_body(block: str) -> str:
     """A block's lines after its opening fence (a cut piece is fenced again in its chunk)."""
     lines = block.strip().splitlines()
-    return "\n".join(lines[1:]) if lines and lines[0].lstrip().startswith(("```", "~~~")) else block
+    return "\n".join(lines[1:]) if lines and is_fence(lines[0]) else block
 
 
 def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..text import split_sentences
+from ..text import is_fence, split_sentences
 from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, blocks
 from .params import AnswerParams
 
@@ -39,7 +39,7 @@ class Unit:
 
     @property
     def has_code(self) -> bool:
-        return self.block.lstrip().startswith(("```", "~~~"))
+        return is_fence(self.block)
 
     @property
     def code_lines(self) -> list[str]:

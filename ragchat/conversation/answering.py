@@ -3,7 +3,6 @@ chunks it stands on."""
 
 from __future__ import annotations
 
-import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, replace
 
@@ -21,7 +20,7 @@ from ..params import AnswerParams
 from ..search.passages import Passage, passages
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
-from ..text import content_words, printable, stem, stems
+from ..text import content_words, holds_code, printable, stem, stems
 from .corpus import CorpusStats
 from .followup.cues import meta_subject
 from .history import HistoryWindow
@@ -30,7 +29,6 @@ from .outline import Outline, numbered
 from .reformulate import fallback_notice
 
 TokenSink = Callable[[str], None]
-FENCE = re.compile(r"^[ \t]*(?:```|~~~)", re.MULTILINE)  # a code block's fence line
 
 
 @dataclass(frozen=True)
@@ -267,7 +265,7 @@ def _in_passages(
     read = []
     for source in pool:
         passage = holding.get(source.number)
-        if passage is None or len(passage.ranks) == 1 or not FENCE.search(passage.chunk.text):
+        if passage is None or len(passage.ranks) == 1 or not holds_code(passage.chunk.text):
             read.append(source)
             continue
         whole = replace(

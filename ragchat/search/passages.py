@@ -8,15 +8,13 @@ and the model's few passages carry more of the section.
 
 from __future__ import annotations
 
-import re
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 
 from ..store.library import StoredChunk
+from ..text import FENCE_MARKS, is_fence
 
 MIN_OVERLAP = 20  # characters: a shorter shared edge is a coincidence, not the chunks' overlap
-_CLOSING_FENCE = re.compile(r"\n[ \t]*(?:```|~~~)[ \t]*$")  # the last line closes a code block
-_OPENING_FENCE = re.compile(r"[ \t]*(?:```|~~~)")
 
 
 @dataclass(frozen=True)
@@ -45,9 +43,8 @@ def joined_text(before: str, after: str) -> str:
     them ends `before` with a closing fence of its own (each piece of a cut block is fenced):
     when `after` starts with that block, the piece is its start, and the block is said once,
     whole, after the sentence that introduces it."""
-    fence = _CLOSING_FENCE.search(before)
-    if fence and _OPENING_FENCE.match(after):
-        opened = before[: fence.start()]
+    opened, newline, last = before.rstrip().rpartition("\n")
+    if newline and last.strip() in FENCE_MARKS and is_fence(after.split("\n", 1)[0]):
         size = _overlap(opened, after)
         if size:
             return opened + after[size:]
