@@ -537,26 +537,42 @@ def _with_neighbours(
     ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: Params
 ) -> list[RetrievedChunk]:
     """The best `section_neighbours` chunks each followed by the chunks right before and after it
-    in its section (same document and heading), moved up or brought in (one already among the
-    places a model reads stays where it is): the sentence that answers is
-    often beside the one the question matched (the table of loop variables just before the
+    in its section (same document and heading), moved up or brought in: the sentence that answers
+    is often beside the one the question matched (the table of loop variables just before the
     paragraph that names them, a configuration block before its explanation). They add to the
     ranking's places, never take one: the documents ranked and their order stay as they were,
-    and joined into one passage with their neighbour they reach a model as one place."""
+    and joined into one passage with their neighbour they reach a model as one place. A neighbour
+    already among the places a model reads stays where it is, unless the chunks brought beside
+    the hits above it would push it out of those places: then it moves up beside its own hit."""
     hits = [c for c in ranked[: params.fusion.section_neighbours] if c.repeats is None]
-    read = {c.chunk_id for c in ranked[: params.answer.prompt_sources]}  # stay where they are
     near = library.section_neighbours(db, (c.chunk_id for c in hits)) if hits else {}
     if not near:
         return ranked
     by_id = {c.chunk_id: c for c in ranked}
     stored = context.load(db, (i for ids in near.values() for i in ids if i not in by_id))
+    places = params.answer.prompt_sources
+    stay = {c.chunk_id for c in ranked[:places]}
+    out = _neighbours_placed(ranked, hits, near, stay, by_id, stored)
+    pushed = {c.chunk_id for c in out[places:]} & stay & {i for ids in near.values() for i in ids}
+    return _neighbours_placed(ranked, hits, near, stay - pushed, by_id, stored) if pushed else out
+
+
+def _neighbours_placed(
+    ranked: list[RetrievedChunk],
+    hits: list[RetrievedChunk],
+    near: Mapping[int, tuple[int, ...]],
+    stay: set[int],
+    by_id: Mapping[int, RetrievedChunk],
+    stored: Mapping[int, StoredChunk],
+) -> list[RetrievedChunk]:
+    """`ranked` with each hit's neighbours right after it, but those in `stay`."""
     out: list[RetrievedChunk] = []
     for chunk in ranked:
         if any(c.chunk_id == chunk.chunk_id for c in out):
             continue
         out.append(chunk)
         for neighbour in near.get(chunk.chunk_id, ()) if chunk in hits else ():
-            if neighbour in read or any(c.chunk_id == neighbour for c in out):
+            if neighbour in stay or any(c.chunk_id == neighbour for c in out):
                 continue
             if neighbour in by_id:
                 out.append(replace(by_id[neighbour], beside=chunk.chunk_id))
