@@ -18,6 +18,8 @@ _LICENCE_NOTICE = re.compile(r"\b(?:placed in the public domain|all rights reser
 # "# in lazy_group.py"), far more often than a root shell's prompt
 _PROMPT_LINE = re.compile(r"^\s*(?:[$%❯›>]|>>>|\.\.\.|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
 _SESSION_PROMPT = re.compile(r"^\s*>>>\s")  # a Python interpreter's prompt
+# a shell's prompt: "$ cmd", "% cmd", "❯ cmd", "C:\\> cmd", "PS> cmd" (not ">>> ", "... ", "> ")
+_SHELL_PROMPT = re.compile(r"^\s*(?:[$%❯›]|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
 # a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
 _CUT_FRONT = re.compile(r"^[a-z]{2}[a-z'’]*[\s,;]")  # not a one-letter "o" bullet
@@ -69,8 +71,22 @@ class Unit:
 
 
 def is_console(block: str) -> bool:
-    lines = [line for line in block.splitlines()[1:] if line.strip()]
-    return any(_PROMPT_LINE.match(line) or _TRACEBACK.match(line) for line in lines[:3])
+    """A console session or a traceback; not a block of shell commands alone, which prints
+    nothing: that is what the reader types ("$ worker app --queues ui"), the how-to itself."""
+    lines = [line for line in block.splitlines()[1:] if line.strip() and not is_fence(line)]
+    console = any(_PROMPT_LINE.match(line) or _TRACEBACK.match(line) for line in lines[:3])
+    return console and not is_commands(lines)
+
+
+def is_commands(lines: list[str]) -> bool:
+    """Every line is a shell prompt's command, goes on with the one before (a trailing "\\") or
+    is a comment ("# only the default queue"), and one at least is a command."""
+    going_on = False
+    for line in lines:
+        if not (going_on or _SHELL_PROMPT.match(line) or line.lstrip().startswith("#")):
+            return False
+        going_on = line.rstrip().endswith("\\")
+    return any(_SHELL_PROMPT.match(line) for line in lines)
 
 
 def is_session(block: str) -> bool:
