@@ -187,7 +187,7 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     floor = max(scores) - params.score_margin
     chosen = ranking.filled(scores, chosen, [True] * len(candidates), floor)
     answer = ranking.answer(chosen)
-    if again and any(candidates[i][1].has_code for i in chosen):
+    if again and any(_example_code(candidates[i][1]) for i in chosen):
         return replace(answer, text=f"{SHOWN_AGAIN}\n{answer.text}")
     return answer
 
@@ -204,10 +204,16 @@ def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Un
         return []
     subject = {_section(s) for s in request.sources if s.number in request.cover}
     on = [s for s in request.sources if any(_within(_section(s), h) for h in subject)]
-    if any(u.has_code for _, u in _usable(on, request.exclude, params, False, request.again)):
+    if any(_example_code(u) for _, u in _usable(on, request.exclude, params, False, request.again)):
         return []
     found = _usable(on, request.exclude, params, True, request.again)
-    return found if any(u.has_code for _, u in found) else []
+    return found if any(_example_code(u) for _, u in found) else []
+
+
+def _example_code(unit: Unit) -> bool:
+    """Code an example shows: not a console run (output), but a Python session a sentence
+    introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it)."""
+    return unit.has_code and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
 
 
 def _section(source: Source) -> tuple[int, str]:
@@ -522,11 +528,10 @@ class _Ranking:
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
     def example_bonus(self, i: int) -> float:
-        """Code (a console run is output, not an example; a Python session a sentence
-        introduces is the example's code, as `_allowed` shows it), more for code that holds the
-        request's words as its own identifiers; a sentence saying "for example"."""
+        """Example code (`_example_code`), more for code that holds the request's words as its
+        own identifiers; a sentence saying "for example"."""
         unit = self.candidates[i][1]
-        code = unit.has_code and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
+        code = _example_code(unit)
         return (self.params.code_bonus * (1.0 + self.code_match(i)) if code else 0.0) + (
             self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
         )
