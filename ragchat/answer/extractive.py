@@ -261,12 +261,18 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
+    # a summary of the last answer ("summarize that") says again none of the code that answer
+    # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
+    code = bool(request.subject)
     stated: list[tuple[int, Unit]] = list(candidates)
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
         # a summary says what the section says, in its sentences and items: no code dump (one
         # line of code, `Validator("FOO", default=...)`, is how the section says it, not a dump);
-        # a lead-in that says a point of its own stands as a sentence without its code
-        stated = [(n, _as_sentence(u, params)) for n, u in candidates]
+        # in a summary that brings no code, a lead-in that says a point of its own stands as a
+        # sentence without it (one with a subject shows such a lead-in with its code, brought by
+        # the sentence before it: stating it alone there lost d04/3's `--accept/--reject`)
+        if not code:
+            stated = [(n, _as_sentence(u, params)) for n, u in candidates]
         scores = [
             -math.inf if len(u.code_lines) > 1 else x
             for (_, u), x in zip(stated, scores, strict=True)
@@ -281,9 +287,6 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
             chosen.append(best)
     everything = [True] * len(candidates)
     floor = min((x for x in scores if x > -math.inf), default=0.0)
-    # a summary of the last answer ("summarize that") says again none of the code that answer
-    # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
-    code = bool(request.subject)
     chosen = ranking.filled(scores, chosen, everything, floor, code=code)
     return replace(ranking, candidates=stated).answer(chosen)
 
