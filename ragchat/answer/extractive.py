@@ -24,6 +24,7 @@ from .units import Unit, is_boilerplate, units
 
 NOT_COVERED = "The documents may not cover this question."
 NOTHING_NEW = "The sources say nothing beyond the last answer."
+SHOWN_AGAIN = "The sources hold no other example of this than the one already shown:"
 NO_SENTENCES = "The sources hold no readable sentences."
 EXAMPLE_CUES = re.compile(r"\b(for example|for instance|e\.g\.|such as|say,)", re.IGNORECASE)
 SUMMARY_CUES = re.compile(r"\b(summar|sum up|recap|in short|tl;?dr|overview)", re.IGNORECASE)
@@ -154,9 +155,14 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     """Examples (code blocks, sentences with an example cue) and only examples while the sources
     hold some: the best code block, after the first source's best unit when that is an example
     too ("give me an example" after a list of converters opens with code, not another list).
-    Code the session has shown comes back only when no other code is left."""
-    candidates = _in_language(request, params) or _candidates(
-        request.sources, request.exclude, params, examples=True, again=request.again
+    Code the session has shown comes back only when no other code is left on the subject: when
+    the sections of the last answer's sources hold no new code, the example is the one they
+    showed, said as such (`_shown_example`)."""
+    again = _shown_example(request, params)
+    candidates = (
+        _in_language(request, params)
+        or again
+        or _candidates(request.sources, request.exclude, params, examples=True, again=request.again)
     )
     if not candidates:
         return _nothing_usable(request, params)
@@ -179,7 +185,46 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     if any(bonus):  # only examples fill the answer: "give me an example" is not "tell me more"
         scores = [score if extra > 0 else -math.inf for score, extra in zip(scores, bonus)]
     floor = max(scores) - params.score_margin
-    return ranking.answer(ranking.filled(scores, chosen, [True] * len(candidates), floor))
+    chosen = ranking.filled(scores, chosen, [True] * len(candidates), floor)
+    answer = ranking.answer(chosen)
+    if again and any(_example_code(candidates[i][1]) for i in chosen):
+        return replace(answer, text=f"{SHOWN_AGAIN}\n{answer.text}")
+    return answer
+
+
+def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Unit]]:
+    """For an example of the last answer's subject ("give me an example" after it, no subject of
+    its own; `cover`: its sources), when the sections those sources stand in hold code the
+    session showed and none it did not: those sections' units, the shown code included. The
+    rest of the pool is off the subject: its new code is another section's example (the
+    count_words actor and a middleware class for an example of scheduling a message, whose
+    only example the last answer showed), and a follow-up shows what is already shown only
+    when it is the answer itself. Empty otherwise (new code on the subject leads, as before)."""
+    if request.subject or not request.cover or not request.exclude:
+        return []
+    subject = {_section(s) for s in request.sources if s.number in request.cover}
+    on = [s for s in request.sources if any(_within(_section(s), h) for h in subject)]
+    if any(_example_code(u) for _, u in _usable(on, request.exclude, params, False, request.again)):
+        return []
+    found = _usable(on, request.exclude, params, True, request.again)
+    return found if any(_example_code(u) for _, u in found) else []
+
+
+def _example_code(unit: Unit) -> bool:
+    """Code an example shows: not a console run (output), but a Python session a sentence
+    introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it)."""
+    return unit.has_code and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
+
+
+def _section(source: Source) -> tuple[int, str]:
+    return source.chunk.document_id, source.chunk.heading
+
+
+def _within(section: tuple[int, str], subject: tuple[int, str]) -> bool:
+    """`section` is the `subject` section or one under it (same document; every section of a
+    page is under its opening part, the one before its first heading)."""
+    (document, heading), (of, under) = section, subject
+    return document == of and (not under or heading == under or heading.startswith(f"{under} > "))
 
 
 def _in_language(request: Request, params: AnswerParams) -> list[tuple[int, Unit]]:
@@ -216,11 +261,21 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
+    # a summary of the last answer ("summarize that") says again none of the code that answer
+    # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
+    code = bool(request.subject)
+    stated: list[tuple[int, Unit]] = list(candidates)
     if any(not u.has_code and x > -math.inf for (_, u), x in zip(candidates, scores, strict=True)):
         # a summary says what the section says, in its sentences and items: no code dump (one
-        # line of code, `Validator("FOO", default=...)`, is how the section says it, not a dump)
+        # line of code, `Validator("FOO", default=...)`, is how the section says it, not a dump);
+        # in a summary that brings no code, a lead-in that says a point of its own stands as a
+        # sentence without it (one with a subject shows such a lead-in with its code, brought by
+        # the sentence before it: stating it alone there lost d04/3's `--accept/--reject`)
+        if not code:
+            stated = [(n, _as_sentence(u, params)) for n, u in candidates]
         scores = [
-            -math.inf if len(u.code_lines) > 1 else x for (_, u), x in zip(candidates, scores)
+            -math.inf if len(u.code_lines) > 1 else x
+            for (_, u), x in zip(stated, scores, strict=True)
         ]
     by_score = ranking.by_score(scores)
     chosen: list[int] = []
@@ -232,10 +287,30 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
             chosen.append(best)
     everything = [True] * len(candidates)
     floor = min((x for x in scores if x > -math.inf), default=0.0)
-    # a summary of the last answer ("summarize that") says again none of the code that answer
-    # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
-    code = bool(request.subject)
-    return ranking.answer(ranking.filled(scores, chosen, everything, floor, code=code))
+    chosen = ranking.filled(scores, chosen, everything, floor, code=code)
+    return replace(ranking, candidates=stated).answer(chosen)
+
+
+def _as_sentence(unit: Unit, params: AnswerParams) -> Unit:
+    """A lead-in of a code block of several lines, as a summary may say it: its sentence alone,
+    ending in a full stop, when it says a point of its own ("... set the pipe_ignore option to
+    True when you create the "receiving" message:"), not when it only points at its code ("To
+    use this functionality simply do the following:", "... like this:", "Here's our model:"),
+    which it is without the code. Else the unit as it is (a summary masks its code)."""
+    sentence = unit.sentence.rstrip()
+    if len(unit.code_lines) <= 1 or not sentence.endswith(":"):
+        return unit
+    said = sentence[:-1].rstrip()
+    first, last = (words(said) or [""])[0], (words(said) or [""])[-1]
+    if (
+        len(said) < params.min_sentence_chars
+        or INTRODUCES.search(said)
+        or last in STOPWORDS
+        or first.startswith("here")
+        or _opens_with_pointer(said)
+    ):
+        return unit
+    return Unit(unit.position, f"{said}.")
 
 
 def outline_summary(
@@ -456,10 +531,10 @@ class _Ranking:
         return [score if ok else -math.inf for score, ok in zip(scores, keep, strict=True)]
 
     def example_bonus(self, i: int) -> float:
-        """Code (a console run is output, not an example), more for code that holds the
-        request's words as its own identifiers; a sentence saying "for example"."""
+        """Example code (`_example_code`), more for code that holds the request's words as its
+        own identifiers; a sentence saying "for example"."""
         unit = self.candidates[i][1]
-        code = unit.has_code and not unit.is_console
+        code = _example_code(unit)
         return (self.params.code_bonus * (1.0 + self.code_match(i)) if code else 0.0) + (
             self.params.example_cue_bonus if EXAMPLE_CUES.search(unit.sentence) else 0.0
         )
