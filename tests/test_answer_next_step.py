@@ -146,3 +146,45 @@ def test_only_the_opening_of_the_sections_next_chunk_goes_on_from_its_last_unit(
     answer = _answer([ends], [_chunk(2, TEST, "Unit testing", 4)], count=1)
     assert "def queue():" in answer
     assert "queue.drain" not in answer
+
+
+REFINEMENT = """If you would like to avoid passing the result of a job to the next one in line, set
+pipe_ignore when you create the receiving message:
+
+```python
+fetch.message() | parse.message_with_options(pipe_ignore=True) | store.message()
+```
+"""
+CHAIN = """You can chain jobs together like so:
+
+```python
+pipe = pipeline([fetch.message(url), parse.message()]).run()
+```
+"""
+
+
+def test_a_section_shown_only_by_its_refinement_brings_the_code_that_names_it() -> None:
+    question = "and passing each result to the next one?"
+    shown = _chunk(1, REFINEMENT, "Composition > Pipelines", 5)
+    request = Request(question, [shown], reach=[_chunk(2, CHAIN, "Composition > Pipelines", 4)])
+    answer = extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text
+    assert "pipeline([" in answer  # the section's own how-to ...
+    assert answer.index("pipeline([") < answer.index("pipe_ignore=True")  # ... as the page reads
+    # not another section's code that writes "pipeline", nor a chunk two before the shown one
+    for reach in (
+        _chunk(2, CHAIN, "Composition > Groups", 4),
+        _chunk(2, CHAIN, "Composition > Pipelines", 3),
+    ):
+        other = Request(question, [shown], reach=[reach])
+        assert "pipeline([" not in extractive(Mode.QUESTION, other, flat_idf, DEFAULT.answer).text
+
+
+def test_a_section_the_answer_only_mentions_lends_it_no_code() -> None:
+    mention = "Passing each result to the next job is what a pipeline does.\n"
+    shown = _chunk(1, mention, "Composition > Pipelines", 5)
+    request = Request(
+        "passing each result to the next?",
+        [shown],
+        reach=[_chunk(2, CHAIN, "Composition > Pipelines", 4)],
+    )
+    assert "pipeline([" not in extractive(Mode.QUESTION, request, flat_idf, DEFAULT.answer).text
