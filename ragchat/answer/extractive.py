@@ -16,6 +16,7 @@ from enum import Enum
 from typing import TypeVar
 
 from ..lexicon import DEMONSTRATIVES, DETERMINERS, REASON_CUES, REPLACEABLE, STOPWORDS
+from ..store.library import StoredChunk
 from ..text import content_words, is_fence, stem, words
 from .blocks import LIST_ITEM
 from .params import AnswerParams
@@ -73,7 +74,8 @@ class Request:
     why: bool = False  # the question asks for a reason: a sentence that gives one ranks higher
     asked: str = ""  # the question's own words, when `query` also holds the conversation's
     reach: Sequence[Source] = ()  # the turn's other sources a model reads: their how-to code
-    # (a lead-in with its block) may come beside the answer, nothing else of them
+    # (a lead-in with its block) may come beside the answer, or after the unit it goes on from
+    # (the opening of a section's next chunk), nothing else of them
     follow_up: bool = True  # read as going on with the last answer: what is new leads; a new
     # topic shows what an earlier answer said in its place among the rest
 
@@ -144,10 +146,14 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     fresh = [s for s, r in zip(scores, repeats, strict=True) if not r and s > -math.inf]
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
+    chosen, steps = ranking.with_next_steps(chosen)
     chosen = ranking.with_asked(reached, chosen, relevant, floor)
+    chosen = ranking.with_code(reached, chosen, relevant, floor)
+    chosen, steps = ranking.with_section_code(chosen, steps)
     return ranking.answer(
-        ranking.with_code(reached, chosen, relevant, floor),
+        chosen,
         after={i for i, repeat in enumerate(repeats) if repeat} if request.follow_up else (),
+        steps=steps,
     )
 
 
@@ -699,6 +705,93 @@ class _Ranking:
         code = max(eligible, key=lambda i: self.code_match(i) if shown else 0.0, default=None)
         return chosen if code is None else [*chosen, code]
 
+    def with_next_steps(self, chosen: list[int]) -> tuple[list[int], dict[int, tuple[int, float]]]:
+        """`chosen`, and for each chosen unit that ends its chunk, the lead-in with its code that
+        opens the next chunk of its section when only the reach holds that chunk (a chunk brought
+        in beside, `_next_step`); and which unit each step goes on from. A section's walk-through
+        goes on across a chunk boundary ("... use it with pytest fixtures:" + the fixtures, then
+        "Then you can inject and use those fixtures in your tests:" + the test): the step after
+        the one shown is part of its how-to, while the next chunk's units never compete (scored
+        on their own words, the chunk brought beside lost answers, `answering._pool`)."""
+        out, steps = list(chosen), {}
+        for i in chosen:
+            j = self._next_step(i)
+            if j is not None and self._may_bring(j, out, True):
+                out.append(j)
+                steps[j] = (i, 0.5)
+        return out, steps
+
+    def with_section_code(
+        self, chosen: list[int], steps: dict[int, tuple[int, float]]
+    ) -> tuple[list[int], dict[int, tuple[int, float]]]:
+        """`chosen`, and the code that writes the name of a section the answer shows code of (its
+        heading's words among the code's own: `pipeline([...])` under "Pipelines") when none of
+        the section's code it shows does and the chunk right before the shown one holds it, with
+        its lead-in, only in the reach (brought in beside): a refinement (`pipe_ignore`) builds
+        on the section's how-to, which comes before it. One at most. Not for a shown sentence
+        (a section an answer only mentions lends it nothing) nor from the chunk after (the next
+        step is `with_next_steps`'): those brought off-subject code on held-out and shared."""
+        by_number = {s.number: s for s in [*self.request.sources, *self.request.reach]}
+
+        def chunk(i: int) -> StoredChunk:
+            return by_number[self.candidates[i][0]].chunk
+
+        def section(i: int) -> tuple[int, str]:
+            return chunk(i).document_id, chunk(i).heading
+
+        def names(i: int) -> bool:
+            levels = heading_levels(chunk(i).heading)
+            name = {stem(w) for w in content_words(levels[-1])} if levels else set()
+            return bool(name) and name <= _stems(self.candidates[i][1].block)
+
+        for i in [i for i in chosen if i < self.own and self.candidates[i][1].has_code]:
+            shown = [j for j in chosen if section(j) == section(i)]
+            if any(self.candidates[j][1].has_code and names(j) for j in shown):
+                continue
+            for j in range(self.own, len(self.candidates)):
+                if (
+                    section(j) == section(i)
+                    and chunk(j).ordinal == chunk(i).ordinal - 1
+                    and names(j)
+                    and self._may_bring(j, chosen, True)
+                ):
+                    return [*chosen, j], {**steps, j: (i, -0.5)}
+        return chosen, steps
+
+    def _next_step(self, i: int) -> int | None:
+        """The reach's unit that opens the next chunk of unit `i`'s section (same document and
+        heading, the next ordinal), when `i` is the last unit of its chunk and that opening, the
+        first of its units the chunk before does not also hold (their overlap), is a lead-in
+        with its code."""
+        if i >= self.own:
+            return None
+        by_number = {s.number: s for s in [*self.request.sources, *self.request.reach]}
+        number, unit = self.candidates[i]
+        here = _units_of(by_number[number], self.params)
+        if not here or here[-1].position != unit.position:
+            return None
+        chunk = by_number[number].chunk
+        held = {_key(u.sentence or u.block) for u in here}
+        for j in range(self.own, len(self.candidates)):
+            other = by_number[self.candidates[j][0]]
+            if (other.chunk.document_id, other.chunk.heading, other.chunk.ordinal) != (
+                chunk.document_id,
+                chunk.heading,
+                chunk.ordinal + 1,
+            ):
+                continue
+            opening = next(
+                (
+                    u
+                    for u in _units_of(other, self.params)
+                    if _key(u.sentence or u.block) not in held
+                ),
+                None,
+            )
+            if opening is not None and opening.position == self.candidates[j][1].position:
+                return j
+        return None
+
     def _led_code(
         self, scores: list[float], chosen: list[int], relevant: list[bool], floor: float
     ) -> list[int]:
@@ -765,16 +858,21 @@ class _Ranking:
             and i - 1 not in chosen
         )
 
-    def answer(self, chosen: list[int], after: Collection[int] = ()) -> Answer:
-        """The chosen units in reading order, those in `after` (shown before) last."""
-        chosen = sorted(
-            chosen,
-            key=lambda i: (
-                i in after,
-                self.order[self.candidates[i][0]],
-                self.candidates[i][1].position,
-            ),
-        )
+    def answer(
+        self,
+        chosen: list[int],
+        after: Collection[int] = (),
+        steps: Mapping[int, tuple[int, float]] | None = None,
+    ) -> Answer:
+        """The chosen units in reading order, those in `after` (shown before) last; a next step
+        (`steps`: its index -> the unit it goes with, and after (+) or before (-) it) beside it."""
+
+        def place(i: int) -> tuple[bool, int, float]:
+            j, shift = (steps or {}).get(i, (i, 0.0))
+            number, unit = self.candidates[j]
+            return (j in after, self.order[number], unit.position + shift)
+
+        chosen = sorted(chosen, key=place)
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
         return Answer(head + _format(picked), frozenset(number for number, _ in picked))

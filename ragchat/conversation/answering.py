@@ -286,7 +286,11 @@ def _reach(
     that go on with a section the pool draws on (same document, same heading): the code of a
     section the answer stands on may come beside it, whether its chunk was brought in beside
     one of the pool's or ranked below them. Another section's code, even on the same page
-    ("Files & Binary Data" beside an answer on "Form Data"), is another subject."""
+    ("Files & Binary Data" beside an answer on "Form Data"), is another subject. The chunk
+    right after a pool chunk in its section lends the step that opens it (a lead-in with its
+    code) to the answer that shows the pool chunk's last unit (`_Ranking.with_next_steps`): a
+    test that uses the fixtures the pool chunk ends with, offered otherwise only when its own
+    words outscore the answer's (dramatiq's "how do I test my actors?")."""
     taken = {s.number for s in pool}
     sections = {(s.chunk.document_id, s.chunk.heading) for s in pool}
     read = sorted(inputs.sources, key=lambda s: s.number)[: params.prompt_sources]
