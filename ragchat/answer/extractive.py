@@ -79,6 +79,10 @@ class Request:
     follow_up: bool = True  # read as going on with the last answer: what is new leads; a new
     # topic shows what an earlier answer said in its place among the rest
 
+    def by_number(self) -> dict[int, Source]:
+        """The sources and the reach, by their numbers."""
+        return {s.number: s for s in [*self.sources, *self.reach]}
+
 
 @dataclass(frozen=True)
 class Answer:
@@ -731,7 +735,7 @@ class _Ranking:
         on the section's how-to, which comes before it. One at most. Not for a shown sentence
         (a section an answer only mentions lends it nothing) nor from the chunk after (the next
         step is `with_next_steps`'): those brought off-subject code on held-out and shared."""
-        by_number = {s.number: s for s in [*self.request.sources, *self.request.reach]}
+        by_number = self.request.by_number()
 
         def chunk(i: int) -> StoredChunk:
             return by_number[self.candidates[i][0]].chunk
@@ -765,7 +769,7 @@ class _Ranking:
         with its code."""
         if i >= self.own:
             return None
-        by_number = {s.number: s for s in [*self.request.sources, *self.request.reach]}
+        by_number = self.request.by_number()
         number, unit = self.candidates[i]
         here = _units_of(by_number[number], self.params)
         if not here or here[-1].position != unit.position:
