@@ -4,13 +4,15 @@ markdown-include's `{!path!}`, RST `.. include:: path` and `.. literalinclude:: 
 
 A name is resolved against the document's folder, then each folder above it (FastAPI's
 `../../docs_src/x.py` is relative to docs/en/docs, the site root, so that `ingest docs/en/docs
-docs_src` finds it); a name starting with "/" (Sphinx's source folder) against the documentation
-roots between the page and the folder given to ingest (a folder holding conf.py or mkdocs.yml)
-and that folder itself. A file is read only when the ingest's walk would read it (`Scope`: inside
-the paths given, not hidden, not ignored, not `--exclude`d, not a library's folder), checked
-again on the real path of the file opened, at most MAX_INCLUDE_BYTES each; any other name is
-shown as one line naming it. A page's includes have a budget (INCLUDE_COUNT includes,
-INCLUDE_CHARS characters, each file read once); line ranges select the file's real lines.
+docs_src` finds it), then the `base_path` folders of the nearest mkdocs config's
+`pymdownx.snippets` (odmantic's `--8<-- "modeling/compound_index.py"` lives in docs/examples_src,
+its `base_path`; only the config's `base_path` is read); a name starting with "/" (Sphinx's source
+folder) against the documentation roots between the page and the folder given to ingest (a folder
+holding conf.py or mkdocs.yml) and that folder itself. A file is read only when the ingest's walk
+would read it (`Scope`: inside the paths given, not hidden, not ignored, not `--exclude`d, not a
+library's folder), checked again on the real path of the file opened, at most MAX_INCLUDE_BYTES
+each; any other name is shown as one line naming it. A page's includes have a budget (INCLUDE_COUNT
+includes, INCLUDE_CHARS characters, each file read once); line ranges select the file's real lines.
 
 The document's digest covers what each name resolves to and that file's stat signature (device,
 inode, size, modification and change times), not its bytes: an unchanged page is recognised
@@ -19,6 +21,7 @@ without reading what it includes, and any write to an included file re-ingests t
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import os
 import re
@@ -38,6 +41,10 @@ MAX_REPEAT = 4  # how many times over the lines selected may repeat the file
 _MARKDOWN_SUFFIXES = (".md", ".markdown")
 _INCLUDING_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCS_ROOT_FILES = ("conf.py", "mkdocs.yml", "mkdocs.yaml")
+_MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml")
+MAX_CONFIG_BYTES = 256 * 1024
+_SNIPPETS_KEY = re.compile(r"^(\s*)(?:-\s*)?['\"]?pymdownx\.snippets['\"]?\s*:\s*$")
+_BASE_PATH = re.compile(r"^(\s*)base_path\s*:\s*(.*?)\s*$")
 _SNIPPET = re.compile(r"""^[ \t]*;?-{2,}8<-{2,}[ \t]+["']([^"'\n]+)["']""")
 _DIRECTIVE = re.compile(r"^[ \t]*\.\.[ \t]+(?:literal)?include::[ \t]*(\S[^\n]*)")
 _MYST = re.compile(r"^[ \t]*(?:`{3,}|~{3,}|:{3,})\{(?:literal)?include\}[ \t]*(\S[^\n]*)")
@@ -156,7 +163,7 @@ class IncludeResolver:
                 if any((base / marker).is_file() for marker in _DOCS_ROOT_FILES)
             ] + [root]
         relative = name.lstrip("/")
-        for base in bases:
+        for base in [*bases, *snippet_bases(folder)]:
             yield Path(os.path.normpath(os.path.join(base, relative)))
 
     def locate(self, name: str) -> Path | None:
@@ -209,6 +216,59 @@ class IncludeResolver:
         if len(data) > self.max_bytes or b"\0" in data[:8192]:
             return None
         return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
+
+
+def snippet_bases(folder: Path) -> list[Path]:
+    """The folders the nearest mkdocs config above `folder` (or in it) names as
+    `pymdownx.snippets`' `base_path`, relative to the config's folder; [] when there is none."""
+    for base in [folder, *folder.parents]:
+        for name in _MKDOCS_FILES:
+            config = base / name
+            try:
+                info = config.stat()
+            except (OSError, ValueError):
+                continue
+            if stat.S_ISREG(info.st_mode) and info.st_size <= MAX_CONFIG_BYTES:
+                found = _config_bases(str(config), info.st_mtime_ns, info.st_size)
+                return [Path(os.path.normpath(os.path.join(base, b))) for b in found]
+            return []
+    return []
+
+
+@functools.lru_cache(maxsize=16)
+def _config_bases(config: str, _mtime: int, _size: int) -> tuple[str, ...]:
+    """`base_path` under `pymdownx.snippets` in an mkdocs config: one folder, a `[a, b]` list or
+    `- a` items (only these lines are read; the rest of the config is not parsed)."""
+    try:
+        lines = Path(config).read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return ()
+    for at, line in enumerate(lines):
+        key = _SNIPPETS_KEY.match(line)
+        if key is None:
+            continue
+        depth = len(key.group(1))
+        for below, inner in enumerate(lines[at + 1 :], start=at + 2):
+            if inner.strip() and len(inner) - len(inner.lstrip()) <= depth:
+                break  # the snippets options end
+            found = _BASE_PATH.match(inner)
+            if found is None:
+                continue
+            value = found.group(2)
+            if value:
+                return tuple(_unquoted(v) for v in value.strip("[]").split(",") if v.strip())
+            items = []
+            for item in lines[below:]:
+                indent = len(item) - len(item.lstrip())
+                if indent < len(found.group(1)) or not item.lstrip().startswith("- "):
+                    break  # the list under base_path ends
+                items.append(_unquoted(item.lstrip()[2:]))
+            return tuple(items)
+    return ()
+
+
+def _unquoted(value: str) -> str:
+    return value.split(" #", 1)[0].strip().strip("'\"")
 
 
 def _included(name: str, text: str | None, why: str = "") -> Included:
