@@ -83,6 +83,17 @@ def test_base_path_forms(tmp_path: Path) -> None:
         assert snippet_bases(folder / "docs") == [folder / e for e in expected], config
 
 
+def test_a_config_that_is_no_regular_file_names_no_base_path(tmp_path: Path) -> None:
+    import os
+
+    (tmp_path / "docs").mkdir()
+    os.mkfifo(tmp_path / "mkdocs.yml")  # read, it would block the ingest
+    assert snippet_bases(tmp_path / "docs") == []
+    (tmp_path / "mkdocs.yml").unlink()
+    (tmp_path / "mkdocs.yml").write_text(CONFIG + "#" * (300 * 1024))  # too large: not read
+    assert snippet_bases(tmp_path / "docs") == []
+
+
 def test_the_base_path_reads_nothing_the_walk_leaves_out(tmp_path: Path, embedder) -> None:
     project = _project(tmp_path, CONFIG.replace("docs/examples_src", "private"))
     (project / "private" / "modeling").mkdir(parents=True)

@@ -239,10 +239,21 @@ def snippet_bases(folder: Path) -> list[Path]:
 def _config_bases(config: str, _mtime: int, _size: int) -> tuple[str, ...]:
     """`base_path` under `pymdownx.snippets` in an mkdocs config: one folder, a `[a, b]` list or
     `- a` items (only these lines are read; the rest of the config is not parsed)."""
+    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_NOCTTY
+    try:  # through one descriptor: a pipe or a device swapped in since the stat reads nothing
+        handle = os.open(config, flags)
+    except (OSError, ValueError):
+        return ()
     try:
-        lines = Path(config).read_text(encoding="utf-8", errors="replace").splitlines()
+        info = os.fstat(handle)
+        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
+            return ()
+        data = os.read(handle, MAX_CONFIG_BYTES + 1)[:MAX_CONFIG_BYTES]
     except OSError:
         return ()
+    finally:
+        os.close(handle)
+    lines = data.decode("utf-8", errors="replace").splitlines()
     for at, line in enumerate(lines):
         key = _SNIPPETS_KEY.match(line)
         if key is None:
