@@ -136,6 +136,22 @@ def _indented_block_end(lines: list[str], i: int, indent: int) -> int:
     return end
 
 
+# a line that is only a template macro's call, `{{ async_sync_snippet("engine", "create.py") }}`
+# (mkdocs-macros): the site writes the macro's output there, which the library cannot make; not a
+# MyST substitution (`{{ key }}`: no call), not Hugo's `{{< x >}}` (shortcodes.py)
+_MACRO_CALL = re.compile(r"^([ \t]*)\{\{-?[ \t]*([A-Za-z_][\w.]*)[ \t]*\((.*)\)[ \t]*-?\}\}[ \t]*$")
+_QUOTED = re.compile(r"""["']([^"'\n]+)["']""")
+_FILE_NAME = re.compile(r"[\w./-]+\.[A-Za-z]\w{0,7}")
+
+
+def _macro_call(match: re.Match[str]) -> str:
+    """The one line a macro's call becomes: the file it names (its last quoted argument that is a
+    file name), else the macro, said to be made by the site and not in the library."""
+    files = [q for q in _QUOTED.findall(match.group(3)) if _FILE_NAME.fullmatch(q)]
+    name = files[-1] if files else f"{match.group(2)}()"
+    return match.group(1) + not_in_library(name, "made by a site macro, not in the library")
+
+
 def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
     out: list[str] = []
     fence = ""
@@ -168,6 +184,8 @@ def _mkdocs_lines(lines: list[str], includes: Includes | None) -> str:
         elif _MKDOCSTRINGS.match(line):
             i = _indented_block_end(lines, i + 1, _indent(line))
             continue
+        elif macro := _MACRO_CALL.match(line):
+            out.append(_macro_call(macro))
         elif match := _SNIPPET_FILE.match(line) or _braces_line(line):
             spec = match.group(3) if match.re is _SNIPPET_BRACES_LINE else ""
             out += _included(match.group(1), match.group(2), spec, includes)
