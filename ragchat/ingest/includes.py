@@ -43,6 +43,7 @@ _INCLUDING_SUFFIXES = (".md", ".markdown", ".rst")
 _DOCS_ROOT_FILES = ("conf.py", "mkdocs.yml", "mkdocs.yaml")
 _MKDOCS_FILES = ("mkdocs.yml", "mkdocs.yaml")
 MAX_CONFIG_BYTES = 256 * 1024
+_READ_FLAGS = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_NOCTTY
 _SNIPPETS_KEY = re.compile(r"^(\s*)(?:-\s*)?['\"]?pymdownx\.snippets['\"]?\s*:\s*$")
 _BASE_PATH = re.compile(r"^(\s*)base_path\s*:\s*(.*?)\s*$")
 _SNIPPET = re.compile(r"""^[ \t]*;?-{2,}8<-{2,}[ \t]+["']([^"'\n]+)["']""")
@@ -163,7 +164,9 @@ class IncludeResolver:
                 if any((base / marker).is_file() for marker in _DOCS_ROOT_FILES)
             ] + [root]
         relative = name.lstrip("/")
-        for base in [*bases, *snippet_bases(folder)]:
+        for base in bases:
+            yield Path(os.path.normpath(os.path.join(base, relative)))
+        for base in snippet_bases(folder):  # looked for only when no folder above holds the name
             yield Path(os.path.normpath(os.path.join(base, relative)))
 
     def locate(self, name: str) -> Path | None:
@@ -192,9 +195,8 @@ class IncludeResolver:
         """The text of the file at `path` (checked by locate), read through one descriptor whose
         real path is checked again: a symlink swapped in since then reads nothing. None when
         refused, too large, binary or unreadable."""
-        flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_NOCTTY
         try:
-            handle = os.open(path, flags)
+            handle = os.open(path, _READ_FLAGS)
         except (OSError, ValueError):
             return None
         try:
@@ -204,16 +206,12 @@ class IncludeResolver:
                 return None
             info = os.fstat(handle)
             same = _opened_path(handle) is not None or _same_file(info, os.stat(real))
-            if not same or not stat.S_ISREG(info.st_mode) or info.st_size > self.max_bytes:
-                return None
-            data = b""
-            while len(data) <= self.max_bytes and (piece := os.read(handle, 1 << 16)):
-                data += piece
+            data = _regular_bytes(handle, info, self.max_bytes) if same else None
         except (OSError, ValueError, RuntimeError):
             return None
         finally:
             os.close(handle)
-        if len(data) > self.max_bytes or b"\0" in data[:8192]:
+        if data is None or b"\0" in data[:8192]:
             return None
         return data.decode("utf-8-sig", errors="replace").replace("\r\n", "\n").replace("\r", "\n")
 
@@ -239,20 +237,18 @@ def snippet_bases(folder: Path) -> list[Path]:
 def _config_bases(config: str, _mtime: int, _size: int) -> tuple[str, ...]:
     """`base_path` under `pymdownx.snippets` in an mkdocs config: one folder, a `[a, b]` list or
     `- a` items (only these lines are read; the rest of the config is not parsed)."""
-    flags = os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0) | os.O_NOCTTY
     try:  # through one descriptor: a pipe or a device swapped in since the stat reads nothing
-        handle = os.open(config, flags)
+        handle = os.open(config, _READ_FLAGS)
     except (OSError, ValueError):
         return ()
     try:
-        info = os.fstat(handle)
-        if not stat.S_ISREG(info.st_mode) or info.st_size > MAX_CONFIG_BYTES:
-            return ()
-        data = os.read(handle, MAX_CONFIG_BYTES + 1)[:MAX_CONFIG_BYTES]
+        data = _regular_bytes(handle, os.fstat(handle), MAX_CONFIG_BYTES)
     except OSError:
         return ()
     finally:
         os.close(handle)
+    if data is None:
+        return ()
     lines = data.decode("utf-8", errors="replace").splitlines()
     for at, line in enumerate(lines):
         key = _SNIPPETS_KEY.match(line)
@@ -276,6 +272,17 @@ def _config_bases(config: str, _mtime: int, _size: int) -> tuple[str, ...]:
                 items.append(_unquoted(item.lstrip()[2:]))
             return tuple(items)
     return ()
+
+
+def _regular_bytes(handle: int, info: os.stat_result, max_bytes: int) -> bytes | None:
+    """The bytes of the open regular file `handle` (`info`: its fstat), None for anything else
+    (a pipe, a device: reading would block or never end) or past `max_bytes`."""
+    if not stat.S_ISREG(info.st_mode) or info.st_size > max_bytes:
+        return None
+    data = b""
+    while len(data) <= max_bytes and (piece := os.read(handle, 1 << 16)):
+        data += piece
+    return data if len(data) <= max_bytes else None
 
 
 def _unquoted(value: str) -> str:
