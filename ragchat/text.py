@@ -225,11 +225,20 @@ def subject_words(text: str) -> list[str]:
 
 
 FENCE_MARKS = ("```", "~~~")  # what opens (and, alone on its line, closes) a fenced code block
+# the fence ingest writes around an object description's signature (`.. py:function:: get(url)`):
+# Markdown code like any other, told apart by its marks alone (ingest writes every other fence
+# with backticks), so no word is added to what is searched
+SIGNATURE_MARK = "~~~"
 
 
 def is_fence(line: str) -> bool:
     """Whether `line` (or a block's first line) opens or closes a fenced code block."""
     return line.lstrip().startswith(FENCE_MARKS)
+
+
+def is_signature(block: str) -> bool:
+    """Whether a fenced block is an object description's signature (`SIGNATURE_MARK`)."""
+    return block.lstrip().startswith(SIGNATURE_MARK)
 
 
 def holds_code(text: str) -> bool:

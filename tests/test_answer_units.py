@@ -136,3 +136,24 @@ def test_long_blocks_are_cut_to_the_params_and_code_stays_fenced(most: int) -> N
     assert (
         len(lines) == most and lines[0] == "```python" and lines[-1] == "```" and lines[-2] == "# …"
     )
+
+
+def test_an_entry_description_is_no_lead_in_of_the_next_signature() -> None:
+    """Sphinx shows an object's description after its signature (ingest fences a signature with
+    tildes): the sentence before the next signature ends the entry before it, and a signature
+    does not go on with the example code before it."""
+    text = (
+        "To make this easier, use this decorator:\n\n```python\n@db_task()\ndef work():\n"
+        "    pass\n```\n\n~~~python\ndb_task(*args, **kwargs)\n~~~\n\n"
+        "Equivalent to task(), but closes the connection when the task finishes.\n\n"
+        "~~~python\ndb_periodic_task(validate_datetime, *args, **kwargs)\n~~~\n\n"
+        "Equivalent to periodic_task()."
+    )
+    found = units(text, params=DEFAULT.answer)
+    assert [(u.kind, u.sentence[:10], u.block.count("\n")) for u in found] == [
+        ("code", "To make th", 4),
+        ("signature", "", 2),
+        ("sentence", "Equivalent", 0),
+        ("signature", "", 2),
+        ("sentence", "Equivalent", 0),
+    ]

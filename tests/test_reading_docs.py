@@ -77,9 +77,9 @@ Client reference
 
 def test_object_descriptions_read_as_signatures_with_their_body(tmp_path: Path) -> None:
     doc = parse(tmp_path, "api.rst", API_RST)
-    assert "```python\nsend(message, *, retries=3)\n```" in doc.text
+    assert "~~~python\nsend(message, *, retries=3)\n~~~" in doc.text
     assert "Send message, trying again up to retries times." in doc.text
-    assert "```python\nmypkg.client.Client\n```\n\nA connection pool" in doc.text
+    assert "~~~python\nmypkg.client.Client\n~~~\n\nA connection pool" in doc.text
     # an autodoc line without a body is a dotted path and nothing else: it goes
     assert "send_raw" not in doc.text and "open_pool" not in doc.text
 
@@ -87,7 +87,7 @@ def test_object_descriptions_read_as_signatures_with_their_body(tmp_path: Path) 
 def test_myst_object_descriptions_read_like_their_rst_twins(tmp_path: Path) -> None:
     text = "# API\n\n```{py:function} fetch(url, timeout=10)\nFetch *url*.\n```\n"
     doc = parse(tmp_path, "api.md", text)
-    assert "```python\nfetch(url, timeout=10)\n```\n\nFetch url." in doc.text
+    assert "~~~python\nfetch(url, timeout=10)\n~~~\n\nFetch url." in doc.text
 
 
 def test_only_content_is_kept_and_its_condition_is_not_text(tmp_path: Path) -> None:

@@ -185,7 +185,9 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         (
             i
             for i in ranking.by_score(scores)
-            if candidates[i][1].has_code and scores[i] > -math.inf
+            if candidates[i][1].has_code
+            and candidates[i][1].kind != "signature"
+            and scores[i] > -math.inf
         ),
         None,
     )
@@ -222,8 +224,13 @@ def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Un
 
 def _example_code(unit: Unit) -> bool:
     """Code an example shows: not a console run (output), but a Python session a sentence
-    introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it)."""
-    return unit.has_code and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
+    introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it); not an object
+    description's signature, which names a call and shows no use of it."""
+    return (
+        unit.has_code
+        and unit.kind != "signature"
+        and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
+    )
 
 
 def _section(source: Source) -> tuple[int, str]:
@@ -832,7 +839,8 @@ class _Ranking:
 
     def _block_after(self, i: int) -> int | None:
         """The code block on its own right after unit `i` in the same chunk (no sentence between:
-        the text before it, unit `i`, is its lead-in); not a console run, which shows output."""
+        the text before it, unit `i`, is its lead-in); not a console run, which shows output, nor
+        a signature, which the text before it does not introduce (`units.units`)."""
         if i + 1 >= self.own:
             return None
         number, unit = self.candidates[i]
@@ -843,6 +851,7 @@ class _Ranking:
             and following.has_code
             and not following.is_console
             and not following.sentence
+            and following.kind != "signature"
         ):
             return i + 1
         return None

@@ -6,7 +6,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, replace
 
-from ..text import is_fence, split_sentences
+from ..text import is_fence, is_signature, split_sentences
 from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, blocks
 from .params import AnswerParams
 
@@ -33,7 +33,8 @@ class Unit:
     position: int
     sentence: str  # "" for a block on its own
     block: str = ""  # a fenced code block, list or table, as it is in the chunk
-    kind: str = "sentence"  # sentence | item | code | list | table | title | label | fragment
+    # sentence | item | code | list | table | title | label | fragment | signature
+    kind: str = "sentence"
 
     @property
     def text(self) -> str:
@@ -100,7 +101,11 @@ def units(
     text: str, params: AnswerParams, whole_start: bool = False, whole_end: bool = False
 ) -> list[Unit]:
     """The units of a chunk in reading order. A block goes with the sentence right before it
-    (the sentence that introduces it); a list nobody introduces gives its items one by one.
+    (the sentence that introduces it); a list nobody introduces gives its items one by one; an
+    object description's signature (`text.is_signature`) stands alone: Sphinx shows an entry's
+    description after its signature, so the sentence before one ends the entry before it
+    ("Equivalent to task(), but closes ..." is `db_task`'s, not the lead-in of the
+    `db_periodic_task(...)` after it), and the signature does not go on with code before it.
     `whole_start`, `whole_end`: the chunk starts or ends where its section does, so its first
     sentence is whole even in lower case ("urllib3 keeps connections open ...") and its last one
     when an address pushed its full stop out ("DB URL is typically in the form of
@@ -114,6 +119,9 @@ def units(
             found.append(Unit(len(found), piece, kind=kind))
             continue
         last = found[-1] if found else None
+        if kind == "code" and is_signature(piece):  # the text before it ends the entry before
+            found.append(Unit(len(found), "", piece, "signature"))
+            continue
         if kind == "code" and _labels_code(found):  # "Install it: / Linux: / ```curl ...```"
             label = found.pop().sentence
             last = found[-1]

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ragchat.ingest.parsed import ParsedDocument, Section
-from ragchat.text import CHUNK_SENTENCES, sentence_spans
+from ragchat.text import CHUNK_SENTENCES, SIGNATURE_MARK, sentence_spans
 
 _Span = tuple[int, int]
 
@@ -67,16 +67,23 @@ def chunk_document(doc: ParsedDocument, target: int, max_size: int, overlap: int
     return chunks
 
 
+# a signature's opening or closing fence line, its marks only (`embedding_text`)
+_SIGNATURE_FENCE = re.compile(rf"^{re.escape(SIGNATURE_MARK)}{re.escape(SIGNATURE_MARK[0])}*", re.M)
+
+
 def embedding_text(title: str, chunk: Chunk) -> str:
     """ "Title > Heading > Sub\\n\\nchunk text", so a chunk reads on its own.
 
-    A heading equal to the crumb before it (often the h1 repeating the title) is left out.
+    A heading equal to the crumb before it (often the h1 repeating the title) is left out. A
+    signature's fence (`text.SIGNATURE_MARK`) reads as any code's: the mark is for the answer's
+    units (no lead-in), not part of what the chunk means.
     """
     crumbs: list[str] = [title.strip()] if title.strip() else []
     for heading in chunk.heading_path:
         if not crumbs or heading.casefold() != crumbs[-1].casefold():
             crumbs.append(heading)
-    return f"{' > '.join(crumbs)}\n\n{chunk.text}" if crumbs else chunk.text
+    text = _SIGNATURE_FENCE.sub(lambda m: "`" * len(m.group(0)), chunk.text)
+    return f"{' > '.join(crumbs)}\n\n{text}" if crumbs else text
 
 
 def _section_spans(

@@ -61,8 +61,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # (`#!bash cmd`), the information sign (ℹ️) not folded into an "i"; 13: release notes read by
 # their top level too (a changelog that titles every change under its versions); 14: a list of
 # links alone under its heading ("See also", "Articles") left out, like a toctree; 15: a line
-# that is only a template macro's call (mkdocs-macros) one line naming what it makes
-PARSER_VERSION = 15
+# that is only a template macro's call (mkdocs-macros) one line naming what it makes; 16: an
+# object description's signature fenced with tildes (`text.SIGNATURE_MARK`): no lead-in
+PARSER_VERSION = 16
 
 
 def is_supported(path: Path) -> bool:

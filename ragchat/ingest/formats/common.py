@@ -7,6 +7,8 @@ import unicodedata
 from dataclasses import dataclass, field
 from typing import Protocol
 
+from ragchat.text import SIGNATURE_MARK
+
 from ..releases import is_version_heading
 
 
@@ -70,11 +72,18 @@ def has_letters(line: str) -> bool:
     return sum(c.isalpha() for c in line) >= 2
 
 
-def code_fence(code: str, language: str = "") -> str:
-    """Code as a Markdown fence with its language, indentation intact (answers show it as code)."""
+def code_fence(code: str, language: str = "", mark: str = "```") -> str:
+    """Code as a Markdown fence with its language, indentation intact (answers show it as code);
+    `mark`: the fence's marks (`SIGNATURE_MARK` for an object description's signature)."""
     body = code.rstrip("\n")
-    ticks = "````" if "```" in body else "```"
+    ticks = mark + mark[0] if mark in body else mark
     return f"{ticks}{language}\n{body}\n{ticks}"
+
+
+def signature_fence(code: str, language: str = "") -> str:
+    """An object description's signature as a fence of its own marks: Sphinx shows the entry's
+    description after its signature, so the text before it (the entry before's) is no lead-in."""
+    return code_fence(code, language, SIGNATURE_MARK)
 
 
 _CODE_SYMBOLS = frozenset("()[]{}=<>_@:;'\"/\\|")

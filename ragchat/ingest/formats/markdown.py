@@ -33,6 +33,7 @@ from .common import (
     code_fence,
     looks_like_code,
     not_in_library,
+    signature_fence,
 )
 from .rst import parse_rst
 from .shortcodes import read_template_tags
@@ -432,7 +433,7 @@ class _Renderer:
             return parse_rst(body, self.includes).blocks
         if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
             signature = api_signature(name, argument, bool(body.strip()))
-            entry = [code_fence(*signature)] if signature else []
+            entry = [signature_fence(*signature)] if signature else []
             return entry + parse_markdown(body, self.includes, self.nesting + 1).blocks
         title = "" if name in MEDIA_DIRECTIVES else directive_title(name, argument)
         title = title or ADMONITION_TITLES.get(name, "")

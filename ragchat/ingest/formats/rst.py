@@ -29,6 +29,7 @@ from .common import (
     code_fence,
     looks_like_code,
     not_in_library,
+    signature_fence,
 )
 from .sphinx import (
     DIAGRAM_CAPTIONS,
@@ -264,7 +265,9 @@ def _api_directive() -> type:
                 self.state.nested_parse(self.content, self.content_offset, body)
             if signature := api_signature(self.name, argument, bool(body.astext().strip())):
                 code, language = signature
-                node += nodes.literal_block(code, code, classes=["code", language])
+                block = nodes.literal_block(code, code, classes=["code", language])
+                block["signature"] = True  # written as `signature_fence`
+                node += block
             node += body.children
             return [node]
 
@@ -409,7 +412,8 @@ class _Walker:
                 if text := " ".join(child.astext().split()):
                     yield text
             elif isinstance(child, (nodes.literal_block, nodes.doctest_block)):
-                yield code_fence(child.astext(), _language(child))
+                fence = signature_fence if child.get("signature") else code_fence
+                yield fence(child.astext(), _language(child))
             elif isinstance(
                 child, (nodes.paragraph, nodes.title, nodes.rubric, nodes.line, nodes.caption)
             ):
