@@ -337,3 +337,12 @@ def test_an_overlap_never_reaches_back_more_than_twice_the_window() -> None:
     for before, after in zip(chunks, chunks[1:]):
         assert overlap_chars(before, after) <= 300
         assert re.match(r"[A-Z]", after.text)
+
+
+def test_a_signature_fence_is_embedded_as_any_code_fence() -> None:
+    """The tilde fence only marks a signature for the answer's units: the embedder reads the
+    signature as ingest wrote code before the mark, so its vector does not move."""
+    chunk = Chunk(0, "Entry.\n\n~~~python\nget(url)\n~~~\n\nFetches url.", ("API",), 0, 40)
+    assert embedding_text("Client", chunk) == (
+        "Client > API\n\nEntry.\n\n```python\nget(url)\n```\n\nFetches url."
+    )
