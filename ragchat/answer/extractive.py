@@ -707,14 +707,33 @@ class _Ranking:
         of a lower source ("Here's how to use sqlite-utils to enable full-text search ..." with
         its command) comes beside sentences that only describe, and the code written with the
         question's names (`async def` for "async views?") beside an install line or a directory
-        tree that holds fewer of them."""
+        tree that holds fewer of them. When `chosen` shows no code, the lead-in with its code right
+        after a chosen unit of its chunk comes even below `floor` if its code holds the question's
+        words: the sentence that sets up a section's how-to is chosen and the how-to itself,
+        longer, scores under a short sentence of a higher source ("If you plan on executing
+        queries ..., close the connection" and then "huey provides a special decorator ..." with
+        the `@db_task()` example)."""
         shown = [self.code_match(i) for i in chosen if self.candidates[i][1].has_code]
         bar = max(shown, default=-1.0)
-        eligible = self._led_code(scores, chosen, relevant, floor)
+        eligible = self._led_code(scores, chosen, relevant, floor if shown else -math.inf)
+        if not shown:
+            eligible = [
+                i
+                for i in eligible
+                if scores[i] >= floor or (self._goes_on(i, chosen) and self.code_match(i) > 0)
+            ]
         if shown:  # code is shown: only a block holding more of the question's names comes
             eligible = [i for i in eligible if self.code_match(i) > bar]
         code = max(eligible, key=lambda i: self.code_match(i) if shown else 0.0, default=None)
         return chosen if code is None else [*chosen, code]
+
+    def _goes_on(self, i: int, chosen: list[int]) -> bool:
+        """Unit `i` comes right after a chosen unit of its chunk."""
+        number, unit = self.candidates[i]
+        if i == 0 or i - 1 not in chosen:
+            return False
+        before_number, before = self.candidates[i - 1]
+        return before_number == number and before.position == unit.position - 1
 
     def with_next_steps(self, chosen: list[int]) -> tuple[list[int], dict[int, tuple[int, float]]]:
         """`chosen`, and for each chosen unit that ends its chunk, the lead-in with its code that
