@@ -689,3 +689,18 @@ def test_rst_footnote_reference_takes_its_space_along(tmp_path: Path) -> None:
     text = "Read the guide [1]_. Then ask.\n\n.. [1] The guide.\n"
     doc = load_document(write(tmp_path, "page.rst", text))
     assert doc.text.startswith("Read the guide. Then ask.")
+
+
+def test_a_plain_texts_tilde_fence_is_code_not_a_signature(tmp_path: Path) -> None:
+    """Ingest fences a Sphinx signature with tildes (`text.SIGNATURE_MARK`) so that the sentence
+    before it is no lead-in; a plain text's own tilde fence is ordinary code, written with
+    backticks, and keeps its lead-in."""
+    from ragchat.answer.units import units
+    from ragchat.params import DEFAULT
+    from ragchat.text import is_signature
+
+    notes = "Notes\n\nStart it with:\n\n~~~\nmake run\n~~~\n"
+    text = load_document(write(tmp_path, "notes.txt", notes)).text
+    assert "```\nmake run\n```" in text and "~~~" not in text
+    (unit,) = [u for u in units(text, DEFAULT.answer) if "make run" in u.text]
+    assert unit.text.startswith("Start it with:") and not is_signature(unit.text)

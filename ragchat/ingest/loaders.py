@@ -62,7 +62,8 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # their top level too (a changelog that titles every change under its versions); 14: a list of
 # links alone under its heading ("See also", "Articles") left out, like a toctree; 15: a line
 # that is only a template macro's call (mkdocs-macros) one line naming what it makes; 16: an
-# object description's signature fenced with tildes (`text.SIGNATURE_MARK`): no lead-in
+# object description's signature fenced with tildes (`text.SIGNATURE_MARK`): no lead-in; a plain
+# text's own tilde fences written with backticks
 PARSER_VERSION = 16
 
 
