@@ -143,11 +143,11 @@ def test_an_entry_description_is_no_lead_in_of_the_next_signature() -> None:
     tildes): the sentence before the next signature ends the entry before it, and a signature
     does not go on with the example code before it."""
     text = (
-        "To make this easier, use this decorator:\n\n```python\n@db_task()\ndef work():\n"
-        "    pass\n```\n\n~~~python\ndb_task(*args, **kwargs)\n~~~\n\n"
-        "Equivalent to task(), but closes the connection when the task finishes.\n\n"
-        "~~~python\ndb_periodic_task(validate_datetime, *args, **kwargs)\n~~~\n\n"
-        "Equivalent to periodic_task()."
+        "To make this easier, use this decorator:\n\n```python\n@closing_job()\ndef work():\n"
+        "    pass\n```\n\n~~~python\nclosing_job(*args, **kwargs)\n~~~\n\n"
+        "Equivalent to job(), but closes the connection when the job finishes.\n\n"
+        "~~~python\nclosing_periodic_job(schedule, *args, **kwargs)\n~~~\n\n"
+        "Equivalent to periodic_job()."
     )
     found = units(text, params=DEFAULT.answer)
     assert [(u.kind, u.sentence[:10], u.block.count("\n")) for u in found] == [

@@ -179,21 +179,21 @@ def test_the_how_to_after_a_chosen_sentence_comes_when_no_code_is_shown() -> Non
     """A short sentence of a higher source sets the bar; the chosen sentence that sets up the
     how-to is followed in its chunk by the lead-in with the code, which holds the question's
     words: it comes even below the bar, since the answer shows no code otherwise."""
-    first = "Equivalent to task(), but closes the database connection when the task finishes."
+    first = "Equivalent to job(), but closes the database connection when the job finishes."
     second = (
-        "If you run queries inside your task, close the connection once your task finishes. "
-        "To make this easier, use a special decorator in place of task which will "
+        "If you run queries inside your job, close the connection once your job finishes. "
+        "To make this easier, use a special decorator in place of job which will "
         "automatically close the connection for you.\n\n"
-        "```python\nfrom huey.contrib.djhuey import db_task\n\n@db_task()\ndef do_queries():\n"
-        "    # the connection will be closed once the task finishes\n    ...\n```"
+        "```python\nfrom jobs.orm import closing_job\n\n@closing_job()\ndef do_queries():\n"
+        "    # the connection will be closed once the job finishes\n    ...\n```"
     )
     answer = pick(
-        "closing the database connection after each task finishes",
+        "closing the database connection after each job finishes",
         [source(1, first), source(2, second)],
         count=4,
         priors={1: 1.0, 2: 0.5},
     )
-    assert "If you run queries" in answer.text and "@db_task()" in answer.text
+    assert "If you run queries" in answer.text and "@closing_job()" in answer.text
 
 
 def test_a_public_domain_notice_is_never_the_answer() -> None:
