@@ -196,6 +196,25 @@ def test_the_how_to_after_a_chosen_sentence_comes_when_no_code_is_shown() -> Non
     assert "If you run queries" in answer.text and "@closing_job()" in answer.text
 
 
+def test_a_description_comes_under_its_entrys_signature() -> None:
+    """An object description's text follows its signature and its fields: a sentence of the
+    entry is shown under the signature that names what it describes, never under another's."""
+    entries = (
+        "Transactions of a connection.\n\n"
+        "~~~python\nflush(wait=True)\n~~~\n\n"
+        "param bool wait: If True (default), block until the buffer is written.\n\n"
+        "Write the buffered rows to the store now.\n\n"
+        "~~~python\ndiscard(reopen=True)\n~~~\n\n"
+        "param bool reopen: If True (default), open a new buffer afterwards.\n\n"
+        "Drop the buffered rows without writing them."
+    )
+    answer = pick("how do I drop the buffered rows?", [source(1, entries)], count=1)
+    text = answer.text
+    assert "Drop the buffered rows without writing them." in text
+    assert "discard(reopen=True)" in text and "flush(wait=True)" not in text
+    assert text.index("discard(reopen=True)") < text.index("Drop the buffered rows")
+
+
 def test_a_public_domain_notice_is_never_the_answer() -> None:
     notice = source(1, "This document has been placed in the public domain.")
     body = source(2, "PEP 8 was written by Guido van Rossum, Barry Warsaw and Alyssa Coghlan.")

@@ -646,7 +646,7 @@ class _Ranking:
                     chosen.append(i)
         # a lead-in's block ("... In summary, a will is valid only if:" + the list), then the code
         # right after a unit ("It is a list where items can be:" + the list, then its code)
-        for following_of in (self._leads_into_block, self._block_after):
+        for following_of in (self._leads_into_block, self._block_after, self._signature_before):
             for i in list(chosen):
                 following = following_of(i)
                 if following is not None and self._may_bring(following, chosen, code):
@@ -855,6 +855,21 @@ class _Ranking:
             and (code or not self.candidates[following][1].has_code)
             and not any(self._same_block(following, j) for j in chosen)
         )
+
+    def _signature_before(self, i: int) -> int | None:
+        """The signature of the entry sentence `i` belongs to: the nearest one before it in the
+        same chunk. An object description's text follows its signature (its fields, then what it
+        does), so the signature names what the sentence describes: "rollback(begin=True)" over
+        "Roll back the current transaction.", shown before it as its heading."""
+        number, unit = self.candidates[i]
+        if unit.block or not unit.sentence:
+            return None
+        j = i - 1
+        while j >= 0 and self.candidates[j][0] == number:
+            if self.candidates[j][1].kind == "signature":
+                return j
+            j -= 1
+        return None
 
     def _block_after(self, i: int) -> int | None:
         """The code block on its own right after unit `i` in the same chunk (no sentence between:
