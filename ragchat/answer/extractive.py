@@ -222,6 +222,12 @@ def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Un
     return found if any(_example_code(u) for _, u in found) else []
 
 
+def _shows_code(unit: Unit) -> bool:
+    """A unit that shows code of a use: not an object description's signature, which only names
+    the call its entry's sentence describes (it heads the sentence, `_signature_before`)."""
+    return unit.has_code and unit.kind != "signature"
+
+
 def _example_code(unit: Unit) -> bool:
     """Code an example shows: not a console run (output), but a Python session a sentence
     introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it); not an object
@@ -713,7 +719,7 @@ class _Ranking:
         longer, scores under a short sentence of a higher source ("If you plan on executing
         queries ..., close the connection" and then "huey provides a special decorator ..." with
         the `@db_task()` example)."""
-        shown = [self.code_match(i) for i in chosen if self.candidates[i][1].has_code]
+        shown = [self.code_match(i) for i in chosen if _shows_code(self.candidates[i][1])]
         bar = max(shown, default=-1.0)
         eligible = self._led_code(scores, chosen, relevant, floor if shown else -math.inf)
         if not shown:
@@ -774,7 +780,7 @@ class _Ranking:
             name = {stem(w) for w in content_words(levels[-1])} if levels else set()
             return bool(name) and name <= _stems(self.candidates[i][1].block)
 
-        for i in [i for i in chosen if i < self.own and self.candidates[i][1].has_code]:
+        for i in [i for i in chosen if i < self.own and _shows_code(self.candidates[i][1])]:
             shown = [j for j in chosen if section(j) == section(i)]
             if any(self.candidates[j][1].has_code and names(j) for j in shown):
                 continue
