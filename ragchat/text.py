@@ -241,6 +241,15 @@ def is_signature(block: str) -> bool:
     return block.lstrip().startswith(SIGNATURE_MARK)
 
 
+_TILDE_FENCE = re.compile(r"^([ \t]*)(~{3,})", re.M)
+
+
+def backtick_fences(text: str) -> str:
+    """`text` with every fence of tildes written with backticks: a plain text's own fences
+    (tildes mark a signature alone) and, for the embedder, a signature's (read as any code)."""
+    return _TILDE_FENCE.sub(lambda m: m.group(1) + "`" * len(m.group(2)), text)
+
+
 def holds_code(text: str) -> bool:
     """Whether `text` holds a fenced code block (a line that is a fence)."""
     return any(is_fence(line) for line in text.splitlines())

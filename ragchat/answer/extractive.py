@@ -185,9 +185,7 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         (
             i
             for i in ranking.by_score(scores)
-            if candidates[i][1].has_code
-            and candidates[i][1].kind != "signature"
-            and scores[i] > -math.inf
+            if _shows_code(candidates[i][1]) and scores[i] > -math.inf
         ),
         None,
     )
@@ -225,18 +223,14 @@ def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Un
 def _shows_code(unit: Unit) -> bool:
     """A unit that shows code of a use: not an object description's signature, which only names
     the call its entry's sentence describes (it heads the sentence, `_signature_before`)."""
-    return unit.has_code and unit.kind != "signature"
+    return unit.has_code and not unit.is_signature
 
 
 def _example_code(unit: Unit) -> bool:
     """Code an example shows: not a console run (output), but a Python session a sentence
     introduces (a doctest: its `>>>` lines are the code, as `_allowed` shows it); not an object
     description's signature, which names a call and shows no use of it."""
-    return (
-        unit.has_code
-        and unit.kind != "signature"
-        and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
-    )
+    return _shows_code(unit) and (not unit.is_console or (unit.is_session and bool(unit.sentence)))
 
 
 def _section(source: Source) -> tuple[int, str]:
@@ -596,16 +590,21 @@ class _Ranking:
             found.append(self.shares_query_words(i) or (self._continues(i) and found[i - 1]))
         return found
 
+    def _follows(self, i: int) -> bool:
+        """Candidate `i` comes right after candidate `i - 1` in the same chunk."""
+        if i <= 0 or i >= len(self.candidates):
+            return False
+        (number, unit), (before_number, before) = self.candidates[i], self.candidates[i - 1]
+        return number == before_number and before.position == unit.position - 1
+
     def _continues(self, i: int) -> bool:
         """Unit `i` is a sentence opening with a pronoun or demonstrative right after a sentence
         of the same chunk (no block between: after a block, the pointer may mean the block)."""
-        if i == 0:
+        if not self._follows(i):
             return False
-        (number, unit), (before_number, before) = self.candidates[i], self.candidates[i - 1]
+        unit, before = self.candidates[i][1], self.candidates[i - 1][1]
         return (
-            number == before_number
-            and before.position == unit.position - 1
-            and before.kind == "sentence"
+            before.kind == "sentence"
             and not before.block
             and unit.kind in ("sentence", "code", "list", "table")
             and bool(unit.sentence)
@@ -735,11 +734,7 @@ class _Ranking:
 
     def _goes_on(self, i: int, chosen: list[int]) -> bool:
         """Unit `i` comes right after a chosen unit of its chunk."""
-        number, unit = self.candidates[i]
-        if i == 0 or i - 1 not in chosen:
-            return False
-        before_number, before = self.candidates[i - 1]
-        return before_number == number and before.position == unit.position - 1
+        return i - 1 in chosen and self._follows(i)
 
     def with_next_steps(self, chosen: list[int]) -> tuple[list[int], dict[int, tuple[int, float]]]:
         """`chosen`, and for each chosen unit that ends its chunk, the lead-in with its code that
@@ -872,7 +867,7 @@ class _Ranking:
             return None
         j = i - 1
         while j >= 0 and self.candidates[j][0] == number:
-            if self.candidates[j][1].kind == "signature":
+            if self.candidates[j][1].is_signature:
                 return j
             j -= 1
         return None
@@ -881,35 +876,21 @@ class _Ranking:
         """The code block on its own right after unit `i` in the same chunk (no sentence between:
         the text before it, unit `i`, is its lead-in); not a console run, which shows output, nor
         a signature, which the text before it does not introduce (`units.units`)."""
-        if i + 1 >= self.own:
+        if i + 1 >= self.own or not self._follows(i + 1):
             return None
-        number, unit = self.candidates[i]
-        next_number, following = self.candidates[i + 1]
-        if (
-            next_number == number
-            and following.position == unit.position + 1
-            and following.has_code
-            and not following.is_console
-            and not following.sentence
-            and following.kind != "signature"
-        ):
+        following = self.candidates[i + 1][1]
+        if _shows_code(following) and not following.is_console and not following.sentence:
             return i + 1
         return None
 
     def _points_at_unshown_block(self, i: int, chosen: list[int]) -> bool:
         """ "This example would output ...", "These two lines show ...": a sentence that opens
         with a demonstrative right after a block the answer does not show."""
-        number, unit = self.candidates[i]
+        unit = self.candidates[i][1]
         first = (words(unit.sentence) or [""])[0]
-        if unit.block or first not in DEMONSTRATIVES or i == 0:
+        if unit.block or first not in DEMONSTRATIVES or not self._follows(i):
             return False
-        before_number, before = self.candidates[i - 1]
-        return (
-            before_number == number
-            and before.position == unit.position - 1
-            and bool(before.block)
-            and i - 1 not in chosen
-        )
+        return bool(self.candidates[i - 1][1].block) and i - 1 not in chosen
 
     def answer(
         self,
@@ -956,16 +937,10 @@ class _Ranking:
         """The candidate right after sentence `i` in the same chunk when it is the lead-in of a
         list, table or code block ("In summary, a will is valid only if:" + the list): a sentence
         that announces what follows brings it along, even across one more sentence."""
-        number, unit = self.candidates[i]
-        if unit.block or i + 1 >= len(self.candidates):
+        if self.candidates[i][1].block or not self._follows(i + 1):
             return None
-        next_number, following = self.candidates[i + 1]
-        if (
-            next_number == number
-            and following.position == unit.position + 1
-            and following.block
-            and INTRODUCES.search(following.sentence)
-        ):
+        following = self.candidates[i + 1][1]
+        if following.block and INTRODUCES.search(following.sentence):
             return i + 1
         return None
 

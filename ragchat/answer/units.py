@@ -37,6 +37,11 @@ class Unit:
     kind: str = "sentence"
 
     @property
+    def is_signature(self) -> bool:
+        """An object description's signature: it names a call, it shows no use of it."""
+        return self.kind == "signature"
+
+    @property
     def text(self) -> str:
         return "\n".join(part for part in (self.sentence, self.block) if part)
 

@@ -31,7 +31,7 @@ import re
 from dataclasses import dataclass
 
 from ragchat.ingest.parsed import ParsedDocument, Section
-from ragchat.text import CHUNK_SENTENCES, SIGNATURE_MARK, sentence_spans
+from ragchat.text import CHUNK_SENTENCES, backtick_fences, sentence_spans
 
 _Span = tuple[int, int]
 
@@ -67,10 +67,6 @@ def chunk_document(doc: ParsedDocument, target: int, max_size: int, overlap: int
     return chunks
 
 
-# a signature's opening or closing fence line, its marks only (`embedding_text`)
-_SIGNATURE_FENCE = re.compile(rf"^{re.escape(SIGNATURE_MARK)}{re.escape(SIGNATURE_MARK[0])}*", re.M)
-
-
 def embedding_text(title: str, chunk: Chunk) -> str:
     """ "Title > Heading > Sub\\n\\nchunk text", so a chunk reads on its own.
 
@@ -82,7 +78,7 @@ def embedding_text(title: str, chunk: Chunk) -> str:
     for heading in chunk.heading_path:
         if not crumbs or heading.casefold() != crumbs[-1].casefold():
             crumbs.append(heading)
-    text = _SIGNATURE_FENCE.sub(lambda m: "`" * len(m.group(0)), chunk.text)
+    text = backtick_fences(chunk.text)
     return f"{' > '.join(crumbs)}\n\n{text}" if crumbs else text
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 
+from ...text import backtick_fences
 from .common import Block, Heading, Outline, PageBreak, has_letters
 
 # Table of contents entries: "Introduction ........ 3", "2.1 Scope . . . . 12", "1.2 Scope 5".
@@ -24,13 +25,8 @@ _KEYWORD_HEADING = re.compile(
 _NUMBERED_HEADING = re.compile(r"^(\d+(?:\.\d+)+\.?|\d+\.|[IVXLC]+\.|[A-Z]\.)\s+[\"'(\[]?[A-Z0-9]")
 
 
-# a plain text's fence of tildes: written as backticks, since ingest keeps tildes for a
-# signature's fence alone (`text.SIGNATURE_MARK`)
-_TILDE_FENCE = re.compile(r"^([ \t]*)(~{3,})", re.M)
-
-
 def parse_text(text: str) -> Outline:
-    text = _TILDE_FENCE.sub(lambda m: m.group(1) + "`" * len(m.group(2)), text)
+    text = backtick_fences(text)  # tildes mark a signature's fence alone (`text.SIGNATURE_MARK`)
     width = wrap_width(text)
     paragraphs = (
         [unwrap(p, width) for p in re.split(r"\n{2,}", text)]
