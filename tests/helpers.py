@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 from pathlib import Path
+from types import ModuleType
 from typing import Any
 
 from typer.testing import CliRunner
@@ -132,6 +134,16 @@ def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: obj
     sources = [source(i, text) for i, text in enumerate(texts, 1)]
     request = Request(query, sources, **fields)  # type: ignore[arg-type]
     return extractive(mode, request, flat_idf, params=DEFAULT.answer).text
+
+
+def script_module(path: str) -> ModuleType:
+    """A script of the repository that is no package module (`benchmarks/paired_turns.py`,
+    `tools/cli_reference.py`), loaded by its path."""
+    spec = importlib.util.spec_from_file_location(Path(path).stem, REPO / path)
+    assert spec and spec.loader
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
 
 
 def ingested(runner: CliRunner, root: Path, pages: dict[str, str]) -> Path:

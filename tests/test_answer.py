@@ -9,7 +9,7 @@ import re
 from pathlib import Path
 
 import pytest
-from helpers import ask_json, invoke
+from helpers import ask_json, invoke, script_module
 from rich.console import Console
 from test_extractive import TANK
 
@@ -258,15 +258,7 @@ def test_the_ceiling_ranker_rescores_eval_rows(runner, tmp_path: Path) -> None:
 
 
 def test_the_ceiling_takes_the_sentences_the_reference_uses_most() -> None:
-    import importlib.util
-
-    spec = importlib.util.spec_from_file_location(
-        "answer_ceiling",
-        Path(__file__).resolve().parent.parent / "benchmarks" / "answer_ceiling.py",
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
+    module = script_module("benchmarks/answer_ceiling.py")
     chunks = ["Cats sleep a lot. Dogs bark at night.", "Birds sing in the morning. Fish swim."]
     assert module.ceiling_answer(chunks, "Dogs bark at night.", 1) == "Dogs bark at night."
     assert (

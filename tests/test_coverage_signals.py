@@ -5,7 +5,6 @@ whole run over docs conversations. The real embedding model, SQLite with FTS5 an
 
 from __future__ import annotations
 
-import importlib.util
 import json
 import os
 import subprocess
@@ -14,7 +13,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import REPO, ingested, library_app
+from helpers import REPO, ingested, library_app, script_module
 
 from ragchat.conversation.corpus import MemoryCorpus
 from ragchat.conversation.coverage import rare_share
@@ -34,13 +33,7 @@ COVERED = "how do I ask the person at the terminal for a value?"
 
 @pytest.fixture(scope="module")
 def signals() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "coverage_signals", REPO / "benchmarks" / "coverage_signals.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("benchmarks/coverage_signals.py")
 
 
 def test_unheld_words_are_the_library_words_the_passages_lack(signals) -> None:

@@ -4,12 +4,12 @@ between the pages leads to a page and a heading that exist."""
 
 from __future__ import annotations
 
-import importlib.util
 import re
 from pathlib import Path
 from typing import Any
 
 import pytest
+from helpers import script_module
 
 ROOT = Path(__file__).resolve().parent.parent
 README = ROOT / "README.md"
@@ -17,15 +17,7 @@ DOCS = ROOT / "docs"
 README_MAX_LINES = 250
 
 
-def _load_reference() -> Any:
-    spec = importlib.util.spec_from_file_location("cli_reference", ROOT / "tools/cli_reference.py")
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
-
-
-reference = _load_reference()
+reference = script_module("tools/cli_reference.py")
 
 
 def _documented_commands() -> dict[str, str]:

@@ -7,7 +7,6 @@ lives outside the repository."""
 from __future__ import annotations
 
 import hashlib
-import importlib.util
 import json
 import os
 import subprocess
@@ -16,7 +15,7 @@ from pathlib import Path
 from types import ModuleType
 
 import pytest
-from helpers import REPO, ingested
+from helpers import REPO, ingested, script_module
 
 PAGES = {
     "install.md": "# Installing\n\nRun `pip install widget` to install the widget tool.\n",
@@ -57,13 +56,7 @@ def is_gold(gold, sources):
 
 @pytest.fixture(scope="module")
 def pairing() -> ModuleType:
-    spec = importlib.util.spec_from_file_location(
-        "paired_turns", REPO / "benchmarks" / "paired_turns.py"
-    )
-    assert spec and spec.loader
-    module = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(module)
-    return module
+    return script_module("benchmarks/paired_turns.py")
 
 
 def run(tmp_path: Path, db: Path, new: str) -> tuple[list[str], list[dict]]:
