@@ -29,7 +29,8 @@ TURNS = [
     {"user": "how do I install widget and choose where it keeps its files?", "kind": "first",
      "gold": ["docs/install.md"], "keys": ["pip install widget", "WIDGET_HOME"]},
 ]  # fmt: skip
-# the functions of run_docs_chat.py the pairing scores with, as that script defines them
+# the functions of run_docs_chat.py the pairing scores with, in their shape (its copies of a
+# document left out: the test library has none)
 SCORER = """
 import sqlite3
 PROMPT_SOURCES = 6
