@@ -92,3 +92,48 @@ def test_a_correction_that_restates_the_need_searches_it_alone(tmp_path: Path, e
     )
     assert not [q for q in fixed.lineage.queries if q.source is Source.CORRECTION]  # no twice
     assert Path(fixed.lineage.chunks[0].document).name == "rich.md"
+
+
+PAGINATION = """# Pagination
+
+## Cursor pagination
+
+Cursor pagination keeps a stable position in a feed where new rows are inserted while people
+are paging: each page carries an encoded cursor token that points at the last row seen.
+
+The cursor token is opaque to the client, which sends it back to get the next page of the feed.
+
+## Page number pagination
+
+Page number pagination splits the rows into numbered pages, so that a client asks for page 2
+or page 3 of the list directly.
+
+## Settings
+
+The pagination defaults are controlled by two settings in settings.py: PAGINATION_PER_PAGE sets
+how many rows a page holds, and PAGINATION_CLASS names the class used when none is given.
+"""
+
+
+def test_a_request_with_a_subject_of_its_own_is_ranked_by_it_not_by_the_last_sources(
+    tmp_path: Path, embedder
+) -> None:
+    """"summarize the settings that control the pagination defaults" after an answer about the
+    cursor: the last answer's chunks are reused, but where the turn's search ranks them; the
+    section the request names comes first. A bare request keeps the last sources first."""
+    pages = {"pagination.md": PAGINATION} | {
+        name: text for name, text in PAGES.items() if name.startswith("other")
+    }
+    app = library_app(tmp_path, pages, embedder, chunk_size=250, chunk_overlap=0)
+    conversation = app.conversation("s")
+    cursor = conversation.ask("how does cursor pagination keep its place in a feed?")
+    named = conversation.ask("summarize the settings that control the pagination defaults")
+    other = app.conversation("t")
+    other.ask("how does cursor pagination keep its place in a feed?")
+    bare = other.ask("summarize it")
+    app.close()
+    last = {c.chunk_id for c in cursor.lineage.used_chunks or cursor.lineage.chunks}
+    assert named.lineage.plan == bare.lineage.plan == "reuse"
+    assert named.lineage.chunks[0].heading == "Settings"
+    assert {c.chunk_id for c in named.lineage.chunks if c.reused} == last  # reused all the same
+    assert bare.lineage.chunks[0].chunk_id in last

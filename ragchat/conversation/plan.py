@@ -43,9 +43,11 @@ class RetrievalPlan:
     context_weight: float
     anchoring: Anchoring
     protect: int | None  # chunk id of the question's confident first hit
-    reuse: bool  # the last answer's chunks come first
+    reuse: bool  # the last answer's chunks join the passages
     fusion: bool = True  # the question's own lists and the documents it names count (False: one
     # query per index, the ablation and the baselines; the context list reports its similarity)
+    reuse_first: bool = True  # the reused chunks lead (a bare request); False: a request with
+    # words of its own, where this turn's search places them (`reused_placement`)
 
 
 def context_weight(reformulation: Reformulation) -> float:
@@ -209,4 +211,13 @@ def plan(
         _answered(context),
     )
     protect = _protect(context, reformulation, ablations, settings.params.plan)
-    return RetrievalPlan(kind, queries, weight, anchoring, protect, reuse, ablations.fusion)
+    return RetrievalPlan(
+        kind,
+        queries,
+        weight,
+        anchoring,
+        protect,
+        reuse,
+        ablations.fusion,
+        reuse_first=request_only(context.question, reformulation),
+    )

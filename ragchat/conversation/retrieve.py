@@ -252,6 +252,24 @@ def _reused(db: Database, context: TurnContext) -> tuple[list[RetrievedChunk], t
     return kept, notices
 
 
+def _with_reused(
+    reused: list[RetrievedChunk], found: list[RetrievedChunk], plan: RetrievalPlan
+) -> list[RetrievedChunk]:
+    """The last answer's chunks and this turn's search, each chunk once. A bare request ("summarize
+    it", "an example?") is about the last answer: its chunks lead. A request with words of its
+    own ("summarize the settings that control the pagination defaults", "tell me more about the
+    handlers it registers") names what it wants from the conversation's pages: a reused chunk
+    stands where this turn's search ranks it (the search is anchored on the last answer's
+    documents and carries its terms), the reused chunks it did not find after the ones it did.
+    Put first whatever the search said, the last answer's three cursor sections held the places
+    of the section that lists the pagination settings, found first by the request's keywords."""
+    if plan.reuse_first:
+        return _unique([*reused, *found])
+    mine = {c.chunk_id: c for c in reused}
+    placed = [mine.pop(c.chunk_id, c) for c in found]
+    return _unique([*placed, *mine.values()])
+
+
 def _new_first(
     ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: FusionParams
 ) -> list[RetrievedChunk]:
@@ -299,7 +317,7 @@ def retrieve(
     named = frozenset(stored[i].document_id for i in titles[1].ids) if titles else frozenset()
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     ordered = _new_first(
-        _unique([*reused, *_release_notes_last(db, found, context.question, titles)]),
+        _with_reused(reused, _release_notes_last(db, found, context.question, titles), plan),
         context,
         db,
         settings.params.fusion,
