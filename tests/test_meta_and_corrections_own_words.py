@@ -118,9 +118,10 @@ how many rows a page holds, and PAGINATION_CLASS names the class used when none 
 def test_a_request_with_a_subject_of_its_own_is_ranked_by_it_not_by_the_last_sources(
     tmp_path: Path, embedder
 ) -> None:
-    """"summarize the settings that control the pagination defaults" after an answer about the
-    cursor: the last answer's chunks are reused, but where the turn's search ranks them; the
-    section the request names comes first. A bare request keeps the last sources first."""
+    """A request that names what it wants ("summarize the settings that control the pagination
+    defaults") after an answer about the cursor: the last answer's chunks are reused, but where
+    the turn's search ranks them; the section the request names comes first. A bare request
+    keeps the last sources first."""
     pages = {"pagination.md": PAGINATION} | {
         name: text for name, text in PAGES.items() if name.startswith("other")
     }
