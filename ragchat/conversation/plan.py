@@ -47,7 +47,7 @@ class RetrievalPlan:
     fusion: bool = True  # the question's own lists and the documents it names count (False: one
     # query per index, the ablation and the baselines; the context list reports its similarity)
     reuse_first: bool = True  # the reused chunks lead (a bare request); False: a request with
-    # words of its own, where this turn's search places them (`reused_placement`)
+    # words of its own, where this turn's search places them (`retrieve._with_reused`)
 
 
 def context_weight(reformulation: Reformulation) -> float:
@@ -64,7 +64,9 @@ def _queries(
     carried: Carried,
     correction: str,
     answered: tuple[int, ...] = (),
+    bare: bool = False,
 ) -> tuple[QueryList, ...]:
+    """The turn's query lists; `bare`: a request that says nothing of its own (`request_only`)."""
     semantic, keywords = reformulation.semantic_query, reformulation.keyword_query
     vector, fts = settings.vector_weight, settings.fts_weight
     if not ablations.fusion:  # one query per index
@@ -97,7 +99,7 @@ def _queries(
         lists.append(QueryList(Source.CORRECTION, Index.FTS, correction, fts))
     if weight <= 0:
         return tuple(lists)
-    if request_only(question, reformulation):  # the conversation's lists search for it
+    if bare:  # the conversation's lists search for it
         lists = [q for q in lists if q.source is not Source.QUESTION]
 
     def conversational(source: Source, index: Index, text: str, share: float) -> QueryList:
@@ -158,10 +160,10 @@ def _answered(context: TurnContext) -> tuple[int, ...]:
 
 
 def _protect(
-    context: TurnContext, reformulation: Reformulation, ablations: Ablations, params: PlanParams
+    context: TurnContext, bare: bool, ablations: Ablations, params: PlanParams
 ) -> int | None:
     probe = context.probe
-    if not ablations.fusion or not probe.ids or request_only(context.question, reformulation):
+    if not ablations.fusion or not probe.ids or bare:
         return None
     confident = probe.best >= params.confident and probe.margin >= params.confident_margin
     return probe.ids[0] if confident else None
@@ -199,6 +201,7 @@ def plan(
             anchors.document_ids, round(boost, 4), anchors.said, reach, keep, margin
         )
     kind: Plan = "reuse" if reuse else ("anchored_search" if anchoring.documents else "search")
+    bare = request_only(context.question, reformulation)  # read once: lists, protect, reuse order
     queries = _queries(
         context.question,
         _previous(context),
@@ -209,8 +212,9 @@ def plan(
         context.carried if ablations.fusion else Carried(),
         context.correction,
         _answered(context),
+        bare,
     )
-    protect = _protect(context, reformulation, ablations, settings.params.plan)
+    protect = _protect(context, bare, ablations, settings.params.plan)
     return RetrievalPlan(
         kind,
         queries,
@@ -219,5 +223,5 @@ def plan(
         protect,
         reuse,
         ablations.fusion,
-        reuse_first=request_only(context.question, reformulation),
+        reuse_first=bare,
     )
