@@ -237,11 +237,14 @@ def _expletive(tokens: list[str], index: int) -> bool:
     )
 
 
-def _relative(token: str, before: str) -> bool:
-    """A relative pronoun after a noun ("the state that borders ..."), not a pointer."""
+def _relative(token: str, before: str, following: str) -> bool:
+    """A relative pronoun after a noun ("the state that borders ..."), not a pointer. A clause
+    follows a relative pronoun: one that ends the question points ("which release changed
+    that?")."""
     return (
         token in RELATIVE_PRONOUNS
         and bool(before)
+        and bool(following)
         and before not in STOPWORDS
         and before not in QUESTION_WORDS
     )
@@ -252,7 +255,7 @@ def _pointer_at(tokens: list[str], index: int) -> str | None:
     token = tokens[index]
     following = tokens[index + 1] if index + 1 < len(tokens) else ""
     before = tokens[index - 1] if index > 0 else ""
-    if _relative(token, before):
+    if _relative(token, before, following):
         return None
     if token in NAMING_DEMONSTRATIVES and following and following not in STOPWORDS:
         return f"{token} {following}"  # "this app": a thing named before
