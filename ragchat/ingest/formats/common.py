@@ -80,6 +80,27 @@ def code_fence(code: str, language: str = "", mark: str = "```") -> str:
     return f"{ticks}{language}\n{body}\n{ticks}"
 
 
+_NOT_A_PARAGRAPH = re.compile(r"(?:```|~~~|[-*] |\d+\. )|.*\n", re.S)  # code, a list, lines
+
+
+def definition(term: str, body: list[Block]) -> list[Block]:
+    """A definition list's entry (RST, Markdown's `Term` / `: definition`, a glossary) as a reader
+    sees it: "term: its first paragraph", then the rest; a term written with its own colon
+    ("``host``:") shows it once. A definition that opens with code or a list keeps the term as a
+    line of its own, so a chunk never starts with a definition whose term is gone."""
+    term = term.rstrip().removesuffix(":").rstrip()
+    first = body[0] if body else None
+    if not term:
+        return body
+    if (
+        isinstance(first, str)
+        and not isinstance(first, Links)
+        and not _NOT_A_PARAGRAPH.match(first)
+    ):
+        return [f"{term}: {first}", *body[1:]]
+    return [term, *body]
+
+
 def signature_fence(code: str, language: str = "") -> str:
     """An object description's signature as a fence of its own marks: Sphinx shows the entry's
     description after its signature, so the text before it (the entry before's) is no lead-in."""

@@ -10,8 +10,10 @@ are dropped; YAML front matter gives the title (it wins over the first heading) 
 MyST (Sphinx's Markdown, through markdown-it's MyST plugins) reads as its RST twin does: roles show
 their visible text (`{func}`len`` -> "len()", `{ref}`Text <label>`` -> "Text"), directive fences
 (```` ```{note} ````, `:::{tip}`) keep their title and Markdown body, code directives are code,
-`{eval-rst}` is RST, `{include}` reads the file like a snippet, navigation (`{toctree}`) and
-targets `(label)=`, `%` comments and `+++` breaks go.
+`{eval-rst}` is RST, `{include}` reads the file like a snippet, a `{glossary}` is its terms with
+their definitions, navigation (`{toctree}`) and targets `(label)=`, `%` comments and `+++` breaks
+go. Definition lists (`Term`, then `: definition`) read "Term: definition", as RST's do; footnote
+marks (`[^note]`) go and each note stays a paragraph where it is written.
 Code stays a fence with its language; list items become "- item" lines, two spaces per level;
 a paragraph is one line (the author's hard wraps are soft breaks: spaces).
 """
@@ -20,6 +22,7 @@ from __future__ import annotations
 
 import functools
 import re
+import textwrap
 from html import unescape
 from typing import TYPE_CHECKING
 
@@ -31,6 +34,7 @@ from .common import (
     Links,
     Outline,
     code_fence,
+    definition,
     looks_like_code,
     not_in_library,
     signature_fence,
@@ -105,11 +109,20 @@ def parse_markdown(text: str, includes: Includes | None = None, nesting: int = 0
 def _parser() -> MarkdownIt:  # markdown-it is imported here: only Markdown files need it
     from markdown_it import MarkdownIt
     from mdit_py_plugins.colon_fence import colon_fence_plugin
+    from mdit_py_plugins.deflist import deflist_plugin
+    from mdit_py_plugins.footnote import footnote_plugin
     from mdit_py_plugins.myst_blocks import myst_block_plugin
     from mdit_py_plugins.myst_role import myst_role_plugin
 
     parser = MarkdownIt("commonmark").enable("table").enable("strikethrough")
-    return parser.use(colon_fence_plugin).use(myst_role_plugin).use(myst_block_plugin)
+    return (
+        parser.use(colon_fence_plugin)
+        .use(myst_role_plugin)
+        .use(myst_block_plugin)
+        .use(deflist_plugin)  # `Term` then `: definition` (MyST, mkdocs' def_list, pandoc)
+        .use(footnote_plugin)  # `[^note]` marks go; a note is a paragraph where it is written,
+        .disable("footnote_tail")  # near the text it annotates, not gathered at the page's end
+    )
 
 
 def _strip_front_matter(text: str) -> tuple[str, str]:
@@ -324,6 +337,33 @@ def _directive_options(content: str) -> tuple[dict[str, str], str]:
     return options, "\n".join(lines)
 
 
+def _glossary(body: str, includes: Includes | None, nesting: int) -> list[Block]:
+    """A MyST glossary (Sphinx's: terms at the left margin, each definition indented under its
+    terms) as definition entries: "Term: its first paragraph", then the rest as Markdown."""
+    blocks: list[Block] = []
+    terms: list[str] = []
+    lines: list[str] = []
+
+    def entry() -> None:
+        if terms:
+            text = textwrap.dedent("\n".join(lines))
+            blocks.extend(
+                definition(", ".join(terms), parse_markdown(text, includes, nesting).blocks)
+            )
+        terms.clear()
+        lines.clear()
+
+    for line in body.split("\n"):
+        if line.strip() and not line[:1].isspace():
+            if lines:  # a term after a definition: the next entry
+                entry()
+            terms.append(_inline_text(line))
+        elif terms:
+            lines.append(line)
+    entry()
+    return blocks
+
+
 def _myst_include(
     name: str, path: str, options: dict[str, str], includes: Includes | None, nesting: int
 ) -> list[Block]:
@@ -355,6 +395,8 @@ class _Renderer:
         self.lines: list[str] = []  # the lines of the open list
         self.item_started = False  # the open list item has its first line
         self.links = False  # the open list's items are only links
+        self.terms: list[str] = []  # the open definition's terms (`Term` before `: ...`)
+        self.definition_at = 0  # where the open definition's blocks begin
 
     def render(self, tokens: list[Token]) -> list[Block]:
         i = 0
@@ -380,6 +422,17 @@ class _Renderer:
             return i + 3
         if kind == "table_open":
             return self._table(tokens, i)
+        if kind == "dt_open" and not self.lists:  # a definition's term: said with its definition
+            self.terms.append(_inline(tokens[i + 1]))
+            return i + 3
+        if kind == "dd_open" and self.terms and not self.lists:
+            self._flush()
+            self.definition_at = len(self.blocks)
+        elif kind == "dd_close" and self.terms and not self.lists:
+            self._flush()
+            body = self.blocks[self.definition_at :]
+            self.blocks[self.definition_at :] = definition(", ".join(self.terms), body)
+            self.terms = []
         if kind in ("bullet_list_open", "ordered_list_open"):
             start = int(token.attrGet("start") or 1) if kind == "ordered_list_open" else 0
             if not self.lists:
@@ -431,11 +484,14 @@ class _Renderer:
             return _myst_include(name, argument.strip(), options, self.includes, self.nesting)
         if name == "eval-rst":
             return parse_rst(body, self.includes).blocks
+        if name == "glossary":
+            return _glossary(body, self.includes, self.nesting + 1)
         if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
             signature = api_signature(name, argument, bool(body.strip()))
             entry = [signature_fence(*signature)] if signature else []
             return entry + parse_markdown(body, self.includes, self.nesting + 1).blocks
-        title = "" if name in MEDIA_DIRECTIVES else directive_title(name, argument)
+        shown = _inline_text(argument)  # "{any}`dict`" -> "dict", as in the text
+        title = "" if name in MEDIA_DIRECTIVES else directive_title(name, shown)
         title = title or ADMONITION_TITLES.get(name, "")
         head: list[Block] = [title] if title else []
         if (
@@ -537,6 +593,11 @@ def _fence_language(info: str) -> str:
     (```` ``` hl_lines="5 9" ````, ```` ```{.python} ````): a language is a bare name."""
     first = (info.split() or [""])[0].strip("{}.")
     return "" if "=" in first or '"' in first or "'" in first else first
+
+
+def _inline_text(text: str) -> str:
+    """A line of inline Markdown (a directive's argument, a glossary's term) as plain text."""
+    return _inline(_parser().parseInline(text.strip())[0]) if text.strip() else ""
 
 
 def _strip_html(html: str) -> str:

@@ -27,6 +27,7 @@ from .common import (
     Links,
     Outline,
     code_fence,
+    definition,
     looks_like_code,
     not_in_library,
     signature_fence,
@@ -458,21 +459,10 @@ class _Walker:
             # "``host``:" as a term is written with its own colon: "host: Network host ...",
             # not "host:: Network host ..."
             term = " ".join(inline_text(t) for t in item.children if isinstance(t, nodes.term))
-            term = term.rstrip().removesuffix(":").rstrip()
             body = [
                 b for d in item.children if isinstance(d, nodes.definition) for b in self.blocks(d)
             ]
-            if (
-                body
-                and isinstance(body[0], str)
-                and "\n" not in body[0]
-                and not body[0].startswith("```")
-            ):
-                yield f"{term}: {body[0]}"
-                yield from body[1:]
-            else:
-                yield term
-                yield from body
+            yield from definition(term, body)
 
     def _list(self, node: Any, depth: int) -> list[str]:
         lines: list[str] = []
