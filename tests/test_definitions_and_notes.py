@@ -39,7 +39,7 @@ GLOSSARY = """# Glossary
 Event Dictionary
     Often abbreviated as *event dict*.
 
-    It is passed through the {term}`processor` chain, one {class}`tools.Processor` at a time.
+    It is passed through the {term}`processor` chain, one {class}`tools.Processor` at a time[^one].
 
 Bound Logger
 Logger
@@ -49,6 +49,8 @@ Logger
     {doc}`loggers`
     :::
 :::
+
+[^one]: Processors never run in parallel.
 """
 
 NOTES = """# Output
@@ -87,7 +89,8 @@ def test_a_glossary_is_terms_with_their_definitions(tmp_path: Path) -> None:
     assert "Event Dictionary: Often abbreviated as event dict." in text
     assert "It is passed through the processor chain, one tools.Processor at a time." in text
     assert "Bound Logger, Logger: An instance returned by tools.get_logger()." in text
-    for leak in ("```", "{term}", "{class}", "{func}", "{doc}", ":::"):
+    assert "Processors never run in parallel." in text
+    for leak in ("```", "{term}", "{class}", "{func}", "{doc}", ":::", "[^"):
         assert leak not in text, leak
 
 

@@ -89,6 +89,9 @@ _ATTR_LIST = re.compile(
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
 # pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
 # `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
+# a footnote mark the footnote plugin cannot resolve: one inside a directive, whose body is parsed
+# apart from the page that holds the notes ("less memory on CPython[^pypy]")
+_FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
 _INLINE_HILITE = re.compile(r"^(?:#!|:::)[A-Za-z][\w+#.-]*[ \t]+(?=\S)")
 _OPTION = re.compile(r"^:([\w-]+):(?:[ \t]+(.*))?$")
 _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones keep their text
@@ -616,7 +619,7 @@ def _inline(token: Token) -> str:
                 parts.append(untitled_link(link[1]))
             link = None
         elif child.type == "text":
-            plain = _undecorated(child.content)
+            plain = _undecorated(_FOOTNOTE_MARK.sub("", child.content))
             if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
                 plain = plain.lstrip()
             parts.append(plain)
