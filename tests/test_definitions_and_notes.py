@@ -1,7 +1,7 @@
 """Definition lists, glossaries and footnotes, as a reader of the built page sees them: a term
 stays with its definition ("format_exc_info(): Formats it ..."), so no chunk opens with a
-definition whose term is gone (": Formats it ..."); a MyST glossary's definitions are prose, not
-code blocks holding raw roles; footnote marks (`[^win]`) go and the notes stay; a directive's
+definition whose term is gone (": Formats it ..."); a MyST glossary is a section per term (its
+definitions prose, not code blocks holding raw roles); footnote marks (`[^win]`) go and the notes stay; a directive's
 argument shows its roles' text ("return a {any}`dict`" -> "return a dict")."""
 
 from __future__ import annotations
@@ -84,11 +84,19 @@ def test_a_definition_keeps_its_term(tmp_path: Path) -> None:
     assert not [c.text for c in chunks if c.text.lstrip().startswith(":")]
 
 
-def test_a_glossary_is_terms_with_their_definitions(tmp_path: Path) -> None:
-    text = text_of(tmp_path, "glossary.md", GLOSSARY)
-    assert "Event Dictionary: Often abbreviated as event dict." in text
-    assert "It is passed through the processor chain, one tools.Processor at a time." in text
-    assert "Bound Logger, Logger: An instance returned by tools.get_logger()." in text
+def test_a_glossary_is_a_section_per_term(tmp_path: Path) -> None:
+    page = tmp_path / "glossary.md"
+    page.write_text(GLOSSARY, encoding="utf-8")
+    chunks = chunk_document(load_document(page), target=120, max_size=200, overlap=0)
+    sections = {c.heading_path: c.text for c in chunks}
+    assert sections[("Glossary", "Event Dictionary")].startswith(
+        "Often abbreviated as event dict.\n\nIt is passed through the processor chain, one "
+        "tools.Processor at a time."
+    )
+    assert sections[("Glossary", "Bound Logger, Logger")].startswith(
+        "An instance returned by tools.get_logger()."
+    )
+    text = "\n\n".join(chunk.text for chunk in chunks)
     assert "Processors never run in parallel." in text
     for leak in ("```", "{term}", "{class}", "{func}", "{doc}", ":::", "[^"):
         assert leak not in text, leak

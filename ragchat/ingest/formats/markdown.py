@@ -10,8 +10,8 @@ are dropped; YAML front matter gives the title (it wins over the first heading) 
 MyST (Sphinx's Markdown, through markdown-it's MyST plugins) reads as its RST twin does: roles show
 their visible text (`{func}`len`` -> "len()", `{ref}`Text <label>`` -> "Text"), directive fences
 (```` ```{note} ````, `:::{tip}`) keep their title and Markdown body, code directives are code,
-`{eval-rst}` is RST, `{include}` reads the file like a snippet, a `{glossary}` is its terms with
-their definitions, navigation (`{toctree}`) and targets `(label)=`, `%` comments and `+++` breaks
+`{eval-rst}` is RST, `{include}` reads the file like a snippet, a `{glossary}` is a section per
+term, navigation (`{toctree}`) and targets `(label)=`, `%` comments and `+++` breaks
 go. Definition lists (`Term`, then `: definition`) read "Term: definition", as RST's do; footnote
 marks (`[^note]`) go and each note stays a paragraph where it is written.
 Code stays a fence with its language; list items become "- item" lines, two spaces per level;
@@ -340,9 +340,10 @@ def _directive_options(content: str) -> tuple[dict[str, str], str]:
     return options, "\n".join(lines)
 
 
-def _glossary(body: str, includes: Includes | None, nesting: int) -> list[Block]:
+def _glossary(body: str, includes: Includes | None, nesting: int, level: int) -> list[Block]:
     """A MyST glossary (Sphinx's: terms at the left margin, each definition indented under its
-    terms) as definition entries: "Term: its first paragraph", then the rest as Markdown."""
+    terms) as one section per entry, titled by its terms (Sphinx gives each term its own anchor),
+    its definition the section's Markdown: a chunk holds an entry whole, under its term."""
     blocks: list[Block] = []
     terms: list[str] = []
     lines: list[str] = []
@@ -350,9 +351,8 @@ def _glossary(body: str, includes: Includes | None, nesting: int) -> list[Block]
     def entry() -> None:
         if terms:
             text = textwrap.dedent("\n".join(lines))
-            blocks.extend(
-                definition(", ".join(terms), parse_markdown(text, includes, nesting).blocks)
-            )
+            blocks.append(Heading(level, ", ".join(terms)))
+            blocks.extend(parse_markdown(text, includes, nesting).blocks)
         terms.clear()
         lines.clear()
 
@@ -488,7 +488,8 @@ class _Renderer:
         if name == "eval-rst":
             return parse_rst(body, self.includes).blocks
         if name == "glossary":
-            return _glossary(body, self.includes, self.nesting + 1)
+            under = next((b.level for b in reversed(self.blocks) if isinstance(b, Heading)), 1)
+            return _glossary(body, self.includes, self.nesting + 1, min(under + 1, 6))
         if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
             signature = api_signature(name, argument, bool(body.strip()))
             entry = [signature_fence(*signature)] if signature else []
