@@ -63,9 +63,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # links alone under its heading ("See also", "Articles") left out, like a toctree; 15: a line
 # that is only a template macro's call (mkdocs-macros) one line naming what it makes; 16: an
 # object description's signature fenced with tildes (`text.SIGNATURE_MARK`): no lead-in; a plain
-# text's own tilde fences written with backticks; 17: Markdown definition lists and MyST
-# glossaries as "term: definition", footnote marks gone (each note kept where written), MyST
-# directive arguments' roles read as text
+# text's own tilde fences written with backticks; 17: Markdown definition lists as "term:
+# definition", a MyST glossary a section per term, footnote marks gone (each note kept where
+# written), MyST directive arguments' roles read as text
 PARSER_VERSION = 17
 
 
