@@ -1,8 +1,8 @@
 """Definition lists, glossaries and footnotes, as a reader of the built page sees them: a term
 stays with its definition ("format_exc_info(): Formats it ..."), so no chunk opens with a
 definition whose term is gone (": Formats it ..."); a MyST glossary is a section per term (its
-definitions prose, not code blocks holding raw roles); footnote marks (`[^win]`) go and the notes stay; a directive's
-argument shows its roles' text ("return a {any}`dict`" -> "return a dict")."""
+definitions prose, not code blocks holding raw roles); footnote marks (`[^win]`) go and the notes
+stay; a directive's argument shows its roles' text ("return a {any}`dict`" -> "return a dict")."""
 
 from __future__ import annotations
 
