@@ -909,7 +909,8 @@ class _Ranking:
         chosen = sorted(chosen, key=place)
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
-        return Answer(head + _format(picked), frozenset(number for number, _ in picked))
+        releases = {s.number: s.release for s in [*self.request.sources, *self.request.reach]}
+        return Answer(head + _format(picked, releases), frozenset(number for number, _ in picked))
 
     def _same_block(self, i: int, j: int) -> bool:
         """Two units showing the same block: never twice in one answer."""
@@ -1128,12 +1129,23 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
-def _format(chosen: list[tuple[int, Unit]]) -> str:
+def _format(chosen: list[tuple[int, Unit]], releases: Mapping[int, str] | None = None) -> str:
     """Sentences of one source run together as a paragraph ending in [n]; blocks on their own
-    lines after the sentence that brings them; list items as "- " lines."""
+    lines after the sentence that brings them; list items as "- " lines. The first sentence
+    shown from a release's section says the release ("25.2.0: Sequences were changed ..."): a
+    changelog's line means nothing without it, and the heading that holds it is not shown."""
     parts: list[str] = []
     run: list[str] = []
     number_of_run = 0
+    unsaid = {n: r for n, r in (releases or {}).items() if r}
+
+    def said(number: int, sentence: str) -> str:
+        release = unsaid.pop(number, "") if sentence else ""
+        if not release or _version_key(release) in sentence:
+            return sentence
+        marker = _ITEM_MARKER.match(sentence)  # "- 25.2.0: Potentially breaking ..."
+        at = marker.end() if marker else 0
+        return f"{sentence[:at]}{release}: {sentence[at:]}"
 
     def close() -> None:
         if run:
@@ -1147,16 +1159,25 @@ def _format(chosen: list[tuple[int, Unit]]) -> str:
         if unit.kind == "item":
             close()
             item = unit.sentence if LIST_ITEM.match(unit.sentence) else f"- {unit.sentence}"
-            parts.append(f"{item} [{number}]")
+            parts.append(f"{said(number, item)} [{number}]")
         elif unit.block:
             if unit.sentence:
-                run.append(unit.sentence)
+                run.append(said(number, unit.sentence))
             close()
             parts.append(unit.block)
         else:
-            run.append(unit.sentence)
+            run.append(said(number, unit.sentence))
     close()
     return "\n".join(parts)
+
+
+_ITEM_MARKER = re.compile(r"\s*(?:[-*+\u2022]|\d{1,3}[.)])\s+")
+
+
+def _version_key(release: str) -> str:
+    """The part of a release title a sentence that names it says ("25.2.0" of "25.2.0
+    (2025-08-31)")."""
+    return release.split(" (")[0].strip()
 
 
 def _length(unit: Unit, params: AnswerParams) -> float:

@@ -53,6 +53,9 @@ class Source:
     # start in it (a lead-in at its end with the code of the next chunk)
     own: str = ""
     near: tuple[str, ...] = ()
+    # the release its section belongs to (a changelog's or migration guide's version title): an
+    # extractive answer says it before the first unit it shows from this source
+    release: str = ""
 
 
 def cited_numbers(text: str, count: int) -> set[int]:

@@ -14,6 +14,7 @@ from ..answer import Request
 from ..config import Settings
 from ..embed import Embedder
 from ..errors import BackendUnavailable
+from ..ingest.releases import release_of
 from ..lexicon import WHY_QUESTION
 from ..llm import ChatBackend
 from ..params import AnswerParams
@@ -55,7 +56,9 @@ class AnswerInputs:
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
     return tuple(
-        answers.Source(c.rank, stored[c.chunk_id]) for c in lineage.chunks if c.chunk_id in stored
+        answers.Source(c.rank, chunk, release=release_of(chunk.heading))
+        for c in lineage.chunks
+        if (chunk := stored.get(c.chunk_id)) is not None
     )
 
 
@@ -275,7 +278,7 @@ def _in_passages(
             closes_section=passage.chunk.closes_section,
         )
         near = tuple(texts[rank] for rank in passage.ranks if rank != source.number)
-        read.append(answers.Source(source.number, whole, source.chunk.text, near))
+        read.append(replace(source, chunk=whole, own=source.chunk.text, near=near))
     return read
 
 

@@ -134,3 +134,10 @@ def section_label(heading: str) -> str:
     crumbs = [crumb for crumb in heading.split(" > ") if crumb]
     versioned = [i for i, crumb in enumerate(crumbs) if names_version(crumb)]
     return " \u203a ".join(crumbs[versioned[-1] :] if versioned else crumbs[-1:])
+
+
+def release_of(heading: str) -> str:
+    """The release a chunk's section belongs to: the deepest title of its heading path that is
+    a version or a date ("25.2.0" for "25.2.0 > Sequences structuring into tuples"), else ""."""
+    crumbs = [crumb for crumb in heading.split(" > ") if crumb]
+    return next((crumb for crumb in reversed(crumbs) if is_version_heading(crumb)), "")
