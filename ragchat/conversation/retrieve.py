@@ -3,6 +3,7 @@ answer's chunks first."""
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field, replace
 
@@ -19,6 +20,7 @@ from ..search.sections import placed, within_document
 from ..search.titles import named_documents, named_exactly, title_ranking, typed_titles
 from ..store import library
 from ..store.library import Scope, StoredChunk
+from ..text import content_words, identifiers
 from .models import Index, QueryList, RetrievedChunk, Source
 from .outline import asked_section
 from .plan import RetrievalPlan
@@ -128,11 +130,42 @@ def _release_notes_last(
     if titles is not None:
         named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
         notes -= {chunk.document_id for chunk in named.values()}
-    if not notes:
+    if not notes or _only_notes_say(db, found, notes, question):
         return found
     return [c for c in found if c.document_id not in notes] + [
         c for c in found if c.document_id in notes
     ]
+
+
+def _only_notes_say(
+    db: Database, found: list[RetrievedChunk], notes: set[int], question: str
+) -> bool:
+    """Whether the question names a thing of the code that, among the turn's chunks, release
+    notes alone name ("which release restored pairwise?", "... added running_statistics?": the
+    changelog's `pairwise()`, the reference being autodoc the library never read): the release
+    notes then answer it and keep their fused places. Code names (`text.identifiers`, whole),
+    not words: a plain word only a changelog happens to use ("it rejects CONV in caps") leaves
+    them below."""
+    asked = {_code_name(name) for name in identifiers(question)} | set(content_words(question))
+    stored = library.chunks_by_ids(db, [c.chunk_id for c in found])
+    texts = [(c.document_id in notes, stored[c.chunk_id]) for c in found if c.chunk_id in stored]
+    named = {
+        part
+        for in_notes, chunk in texts
+        if in_notes
+        for name in identifiers(chunk.text)
+        for part in (_code_name(name), *_code_name(name).split("."))
+    }
+    others = " ".join(f"{c.title} {c.heading} {c.text}" for in_notes, c in texts if not in_notes)
+    return any(
+        not re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", others, re.IGNORECASE)
+        for name in asked & named
+    )
+
+
+def _code_name(name: str) -> str:
+    """An identifier as a name: "pairwise()" -> "pairwise", lower-case."""
+    return name.removesuffix("()").strip("`").lower()
 
 
 def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
