@@ -173,6 +173,16 @@ def chunks_under_headings(
     return found
 
 
+def filler_pages(unrelated_to: str) -> dict[str, str]:
+    """Five short pages about other things ("A page about caching, which has nothing to do with
+    loops."), so a small test library has a corpus around the pages a test is about."""
+    return {
+        f"other{i}.md": f"# Topic {i}\n\nA page about {word}, which has nothing to do with "
+        f"{unrelated_to}.\n"
+        for i, word in enumerate(["caching", "logging", "signals", "uploads", "sessions"])
+    }
+
+
 def library_app(root: Path, pages: dict[str, str], embedder: Any, **changes: Any) -> App:
     """`pages` ({file name: text}) written under root/docs and ingested into root/lib.db by the
     real pipeline (with `embedder`), and an App over that library (`changes`: settings, e.g.

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import library_app
+from helpers import filler_pages, library_app
 
 from ragchat.conversation.correction import restates
 from ragchat.conversation.models import Source
@@ -39,10 +39,7 @@ EXAMPLES = """# Examples please
 This page is a list of examples. Every example here is short, please copy any example you like;
 each example comes with a sentence that says what the example shows.
 """
-PAGES = {"loops.md": SCOPING, "examples.md": EXAMPLES} | {
-    f"other{i}.md": f"# Topic {i}\n\nA page about {word}, which has nothing to do with loops.\n"
-    for i, word in enumerate(["caching", "logging", "signals", "uploads", "sessions"])
-}
+PAGES = {"loops.md": SCOPING, "examples.md": EXAMPLES} | filler_pages("loops")
 
 
 def test_a_bare_request_searches_with_the_conversation_not_its_own_words(

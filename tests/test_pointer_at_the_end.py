@@ -6,7 +6,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import library_app
+from helpers import filler_pages, library_app
 
 from ragchat.conversation.followup.referents import understood
 
@@ -28,10 +28,7 @@ New releases are announced on the mailing list. Every release is tagged in the r
 published to the package index; subscribe to the release feed to hear about each new release.
 What each release changed is written in its announcement.
 """
-PAGES = {"migrations.md": MIGRATIONS, "releases.md": RELEASES} | {
-    f"other{i}.md": f"# Topic {i}\n\nA page about {word}, which has nothing to do with fields.\n"
-    for i, word in enumerate(["caching", "logging", "signals", "uploads", "sessions"])
-}
+PAGES = {"migrations.md": MIGRATIONS, "releases.md": RELEASES} | filler_pages("fields")
 
 
 def test_a_that_ending_the_question_points_at_the_last_answer(tmp_path: Path, embedder) -> None:

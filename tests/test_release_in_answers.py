@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import library_app
+from helpers import filler_pages, library_app
 
 from ragchat.answer.extractive import _format
 from ragchat.answer.units import Unit
@@ -31,10 +31,7 @@ sequence fields to get lists back.
 
 Set fields are now structured into frozensets instead of sets.
 """
-PAGES = {"migrations.md": MIGRATIONS} | {
-    f"other{i}.md": f"# Topic {i}\n\nA page about {word}, which has nothing to do with fields.\n"
-    for i, word in enumerate(["caching", "logging", "signals", "uploads", "sessions"])
-}
+PAGES = {"migrations.md": MIGRATIONS} | filler_pages("fields")
 
 
 def test_an_answer_from_a_release_section_says_the_release(tmp_path: Path, embedder) -> None:

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from helpers import library_app
+from helpers import filler_pages, library_app
 
 CHANGES = "# Version History\n\n" + "\n".join(
     f"## {major}.{minor}.0\n\n- {item}\n"
@@ -29,10 +29,7 @@ iterable, and these tools look ahead at an iterable's values without advancing i
 These tools split an iterable into pieces of a given size, and these tools reject input that
 does not fit the pieces.
 """
-PAGES = {"versions.md": CHANGES, "tools.md": TOOLS} | {
-    f"other{i}.md": f"# Topic {i}\n\nA page about {word}, which has nothing to do with tools.\n"
-    for i, word in enumerate(["caching", "logging", "signals", "uploads", "sessions"])
-}
+PAGES = {"versions.md": CHANGES, "tools.md": TOOLS} | filler_pages("tools")
 
 
 def test_a_code_name_only_the_release_notes_name_keeps_them_in_place(
