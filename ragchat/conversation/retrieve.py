@@ -107,7 +107,7 @@ def _named(
 def _release_notes_last(
     db: Database,
     found: list[RetrievedChunk],
-    question: str,
+    context: TurnContext,
     titles: tuple[QueryList, RankedList] | None,
 ) -> list[RetrievedChunk]:
     """Release notes below the other pages, unless the question names a version or a date (then
@@ -117,6 +117,7 @@ def _release_notes_last(
     lifted: a version a question names may be its own ("serve a v1 and a v2 of the API"), and a
     guide or proposal whose title holds "v1" is no release of the library (lifting them too put
     two such pages, fused 37th to 65th, above the page every list of the question ranked first)."""
+    question = context.question
     notes = library.documents_of_kind(db, {c.document_id for c in found}, RELEASE_KINDS)
     if asks_about_versions(question):  # the release notes' sections of the versions it names
         versions = versions_in(question)
@@ -130,7 +131,9 @@ def _release_notes_last(
     if titles is not None:
         named = library.chunks_by_ids(db, titles[1].ids)  # the documents the question names
         notes -= {chunk.document_id for chunk in named.values()}
-    if not notes or _only_notes_say(db, found, notes, question):
+    if not notes or _only_notes_say(
+        context.load(db, (c.chunk_id for c in found)), found, notes, question
+    ):
         return found
     return [c for c in found if c.document_id not in notes] + [
         c for c in found if c.document_id in notes
@@ -138,7 +141,7 @@ def _release_notes_last(
 
 
 def _only_notes_say(
-    db: Database, found: list[RetrievedChunk], notes: set[int], question: str
+    stored: Mapping[int, StoredChunk], found: list[RetrievedChunk], notes: set[int], question: str
 ) -> bool:
     """Whether the question names a thing of the code that, among the turn's chunks, release
     notes alone name ("which release restored pairwise?", "... added running_statistics?": the
@@ -147,7 +150,6 @@ def _only_notes_say(
     not words: a plain word only a changelog happens to use ("it rejects CONV in caps") leaves
     them below."""
     asked = {_code_name(name) for name in identifiers(question)} | set(content_words(question))
-    stored = library.chunks_by_ids(db, [c.chunk_id for c in found])
     texts = [(c.document_id in notes, stored[c.chunk_id]) for c in found if c.chunk_id in stored]
     named = {
         part
@@ -350,7 +352,7 @@ def retrieve(
     named = frozenset(stored[i].document_id for i in titles[1].ids) if titles else frozenset()
     reused, notices = _reused(db, context) if plan.reuse else ([], ())
     ordered = _new_first(
-        _with_reused(reused, _release_notes_last(db, found, context.question, titles), plan),
+        _with_reused(reused, _release_notes_last(db, found, context, titles), plan),
         context,
         db,
         settings.params.fusion,

@@ -131,7 +131,7 @@ def section_label(heading: str) -> str:
     """A chunk's section as a short label: its last heading, from the deepest heading that names
     a version or a date ("0.27.1 (2026-08-03) > Features" -> "0.27.1 (2026-08-03) › Features"), so
     the "Bug Fixes" of one release is never shown as anyone's."""
-    crumbs = [crumb for crumb in heading.split(" > ") if crumb]
+    crumbs = _crumbs(heading)
     versioned = [i for i, crumb in enumerate(crumbs) if names_version(crumb)]
     return " \u203a ".join(crumbs[versioned[-1] :] if versioned else crumbs[-1:])
 
@@ -139,5 +139,9 @@ def section_label(heading: str) -> str:
 def release_of(heading: str) -> str:
     """The release a chunk's section belongs to: the deepest title of its heading path that is
     a version or a date ("25.2.0" for "25.2.0 > Sequences structuring into tuples"), else ""."""
-    crumbs = [crumb for crumb in heading.split(" > ") if crumb]
-    return next((crumb for crumb in reversed(crumbs) if is_version_heading(crumb)), "")
+    return next((crumb for crumb in reversed(_crumbs(heading)) if is_version_heading(crumb)), "")
+
+
+def _crumbs(heading: str) -> list[str]:
+    """A chunk's heading path ("Changelog > 2.2.0 > Bug Fixes") as its titles."""
+    return [crumb for crumb in heading.split(" > ") if crumb]

@@ -87,11 +87,11 @@ _ATTR_LIST = re.compile(
     r"(?:[ \t]+(?:[.#][\w-]+|[\w-]+=(?:\"[^\"}]*\"|'[^'}]*'|[^\s}]+)))*[ \t]*\}"
 )
 _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
-# pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
-# `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
 # a footnote mark the footnote plugin cannot resolve: one inside a directive, whose body is parsed
 # apart from the page that holds the notes ("less memory on CPython[^pypy]")
 _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
+# pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
+# `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
 _INLINE_HILITE = re.compile(r"^(?:#!|:::)[A-Za-z][\w+#.-]*[ \t]+(?=\S)")
 _OPTION = re.compile(r"^:([\w-]+):(?:[ \t]+(.*))?$")
 _MAX_NESTING = 8  # directives inside directives read this deep; deeper ones keep their text
