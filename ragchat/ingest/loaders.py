@@ -65,8 +65,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # object description's signature fenced with tildes (`text.SIGNATURE_MARK`): no lead-in; a plain
 # text's own tilde fences written with backticks; 17: Markdown definition lists as "term:
 # definition", a MyST glossary a section per term, footnote marks gone (each note kept where
-# written), MyST directive arguments' roles read as text
-PARSER_VERSION = 17
+# written), MyST directive arguments' roles read as text; 18: a version before a written-out
+# date ("0.47.3 (August 24, 2025)") titles a release
+PARSER_VERSION = 18
 
 
 def is_supported(path: Path) -> bool:

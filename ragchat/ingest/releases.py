@@ -40,13 +40,16 @@ def names_version(text: str) -> bool:
 
 _ISO_DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}[-/.](?:0?[1-9]|1[0-2])[-/.]\d{1,2}(?!\d)")
 _LEADING_NUMBER = re.compile(r"^\W*(\d+(?:\.\d+)*)\.?(?:\s+(.*))?$")
+_YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}(?!\d)")
+_DATE_PARTS = re.compile(r"[\s,.()/-]+")
 
 
 def is_version_heading(heading: str) -> bool:
     """A release's title: a date ("2024-05-01"), a version after a word ("Version 3.1",
-    "pytest 8.0.0", "v2"), or a version alone or before a date ("0.27.1 (2026-08-03)", "3.18.x
-    series"). A section number before its title ("1.2 Eligibility", "3 Results") is not one: only
-    three-part numbers ("3.1.0") are read as versions at the start of a heading."""
+    "pytest 8.0.0", "v2"), or a version alone or before a date ("0.27.1 (2026-08-03)", "0.47.3
+    (August 24, 2025)", "3.18.x series"). A section number before its title ("1.2 Eligibility",
+    "3 Results") is not one: only three-part numbers ("3.1.0") are read as versions at the start
+    of a heading."""
     if _ISO_DATE.search(heading):
         return True
     match = _VERSION.search(heading)
@@ -55,11 +58,18 @@ def is_version_heading(heading: str) -> bool:
     if not _LEADING_NUMBER.match(heading[: match.start()] + "0"):
         return True  # a word before it
     rest = heading[match.end() :].strip(" .:-\u2013\u2014()[]")
-    return (
-        not rest
-        or (match.group(0).count(".") >= 2 or "x" in match.group(0).lower())
-        and (len(rest.split()) <= 1)
+    return not rest or (
+        (match.group(0).count(".") >= 2 or "x" in match.group(0).lower())
+        and (len(rest.split()) <= 1 or _written_date(rest))
     )
+
+
+def _written_date(text: str) -> bool:
+    """`text` is a date written out, in any language: a year, at most one other number (the
+    day) and at most three words ("August 24, 2025", "24 août 2025", "24 de agosto de 2025")."""
+    parts = [part for part in _DATE_PARTS.split(text) if part]
+    numbers = [part for part in parts if part.isdigit()]
+    return bool(_YEAR.search(text)) and len(numbers) <= 2 and len(parts) - len(numbers) <= 3
 
 
 def is_release_notes(document: ParsedDocument) -> bool:
