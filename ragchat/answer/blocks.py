@@ -23,6 +23,9 @@ from markdown_it.rules_block import StateBlock
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 ENDS_IN_ADDRESS = re.compile(r"\s\w+://\S+$")  # "... at http://localhost:8001"
+# "... parsed as JSON: await request.json()", "Signature: BackgroundTask(func, *args, **kwargs)";
+# not a plural's or a clause's letter ("the call(s)", "Section 303(d)")
+ENDS_IN_CALL = re.compile(r"[\w\]]\((?!\w\)$)[^()]*(?:\([^()]*\)[^()]*)*\)$")
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
 CODE_LINE = re.compile(
     r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ "
@@ -176,12 +179,14 @@ def _pipe_table(state: StateBlock, start: int, end: int, silent: bool) -> bool:
 
 def is_title(line: str, following: str, title_words: int) -> bool:
     """A short line without end punctuation before a capitalised line (or none): a heading or a
-    navigation label, not part of a sentence. A line that ends in a web address is a sentence
-    whose full stop the address pushed out ("Once started you can access it at
-    http://localhost:8001" before the code it introduces)."""
+    navigation label, not part of a sentence. A line that ends in a web address or a call is a
+    sentence whose full stop the address or the code pushed out ("Once started you can access
+    it at http://localhost:8001" before the code it introduces; "The request body, parsed as
+    JSON: await request.json()")."""
     return (
         not END_PUNCTUATION.search(line)
         and not ENDS_IN_ADDRESS.search(line)
+        and not ENDS_IN_CALL.search(line)
         and len(line.split()) <= title_words
         and (not following or not following[0].islower())
     )

@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..text import is_fence, is_signature, split_sentences
-from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, blocks
+from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, ENDS_IN_CALL, blocks
 from .params import AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
@@ -205,7 +205,10 @@ def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> 
         and last.kind == "sentence"
         and not last.block
         and not END_PUNCTUATION.search(last.sentence)
-        and not (whole_end and ENDS_IN_ADDRESS.search(last.sentence))
+        and not (
+            whole_end
+            and (ENDS_IN_ADDRESS.search(last.sentence) or ENDS_IN_CALL.search(last.sentence))
+        )
     ):
         found[-1] = replace(last, kind="fragment")
     return found
