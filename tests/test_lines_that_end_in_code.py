@@ -76,7 +76,8 @@ def test_the_line_that_answers_is_shown_and_ends_its_line(tmp_path: Path, embedd
     app.close()
     shown = [line for line in turn.answer.splitlines() if "await request.json()" in line]
     assert shown, turn.answer
-    assert re.fullmatch(r"The request body, parsed as JSON: await request\.json\(\) \[\d+\]", shown[0])
+    ended = r"The request body, parsed as JSON: await request\.json\(\) \[\d+\]"
+    assert re.fullmatch(ended, shown[0])
 
 
 def test_a_signature_line_brings_the_example_under_it(tmp_path: Path, embedder) -> None:
