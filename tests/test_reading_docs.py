@@ -408,6 +408,25 @@ def test_release_notes_are_recognised_by_shape_and_titled_by_their_file(tmp_path
     assert not is_release_notes(parse(tmp_path, "policy.md", "# Policy\n\n" + numbered))
 
 
+def test_a_version_before_a_written_out_date_titles_a_release(tmp_path: Path) -> None:
+    """Starlette's release notes title each release "0.47.3 (August 24, 2025)" (never used here):
+    a date written out in words, in any language, is a date like "2025-08-24"; a section
+    number's title is still no release."""
+    from ragchat.ingest.releases import is_release_notes, is_version_heading, release_of
+
+    dates = ("August 24, 2025", "24 juillet 2025", "June 21st, 2025", "24 de mayo de 2025")
+    notes = "# Release Notes\n\n" + "".join(
+        f"## 0.47.{n} ({date})\n\n#### Fixed\n\n* Fix the cookie jar {n}.\n\n"
+        for n, date in zip((3, 2, 1, 0), dates, strict=True)
+    )
+    assert is_release_notes(parse(tmp_path, "release-notes.md", notes))
+    assert release_of("Release Notes > 0.47.3 (August 24, 2025) > Fixed") == (
+        "0.47.3 (August 24, 2025)"
+    )
+    assert not is_version_heading("1.2.0 Breaking changes to the client API")
+    assert not is_version_heading("1.2 Eligibility (2024)")
+
+
 def test_a_changelog_that_titles_each_change_is_release_notes_by_its_top_level(
     tmp_path: Path,
 ) -> None:
