@@ -100,7 +100,7 @@ def test_mkdocs_page_keeps_admonition_bodies_code_and_nested_lists() -> None:
         assert leak not in joined(chunks)
     # without a library to read them from, includes are one line naming the file
     assert "example: docs_src/timeouts/tutorial001.py, not in the library" in joined(chunks)
-    assert "example: snippets/abbreviations.md, not in the library" in joined(chunks)
+    assert "included page: snippets/abbreviations.md, not in the library" in joined(chunks)
 
 
 def test_front_matter_title_when_the_page_has_no_h1(tmp_path: Path) -> None:
@@ -396,7 +396,7 @@ def test_myst_directives_outside_the_library_or_nested_too_deep_lose_nothing(
         encoding="utf-8",
     )
     text = joined(library_chunks(page, root=tmp_path))
-    assert "example: ../outside.md, not in the library" in text
+    assert "included page: ../outside.md, not in the library" in text
     assert "Deep text." in text
 
 
@@ -408,7 +408,7 @@ def test_rst_include_reads_a_file_inside_the_library_once() -> None:
         "Greet runs on every supported Python version."
     )
     assert text.count("Greet runs on every") == 1  # the file includes itself: read once
-    assert "example: ../../secret-outside.rst, not in the library" in text
+    assert "included page: ../../secret-outside.rst, not in the library" in text
     assert "Commands are plain functions." in text
 
 

@@ -179,6 +179,29 @@ class IncludeResolver:
                 continue
         return None
 
+    def outside(self, data: bytes) -> list[tuple[str, Path]]:
+        """(name, file) of each include the walk would not read because its file is outside the
+        paths given to ingest (`../README.md` from docs/index.rst): what the user may give to
+        ingest too. A hidden file or one under a hidden folder is never named."""
+        if not self.document.suffix.lower().endswith(_INCLUDING_SUFFIXES):
+            return []
+        found: list[tuple[str, Path]] = []
+        for name in include_names(data.decode("utf-8", errors="replace"))[:INCLUDE_COUNT]:
+            if self.locate(name) is not None:
+                continue
+            for candidate in self.candidates(name):
+                try:
+                    if not candidate.is_file():
+                        continue
+                    if not any(p.startswith(".") for p in candidate.parts[1:]) and (
+                        self.scope.reason_anywhere(candidate) == OUTSIDE
+                    ):
+                        found.append((name, candidate))
+                except (OSError, ValueError):
+                    pass
+                break
+        return found
+
     def digest(self, data: bytes) -> str:
         """sha256 of the document's bytes and, for a page that includes files, of what each name
         resolves to and its stat signature (no included file is read)."""

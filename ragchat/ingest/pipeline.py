@@ -100,6 +100,8 @@ class IngestReport:
         False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
     )
     release_notes: dict[str, int] = field(default_factory=dict)  # path -> chunks, this run
+    # a file outside the paths given that pages include -> (the name they write, those pages)
+    outside_includes: dict[Path, tuple[str, list[str]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # one-line remarks on what was read
 
     @property
@@ -322,6 +324,8 @@ def _prepare(
         return None
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
+    for included, outside in includes.outside(data):
+        report.outside_includes.setdefault(outside, (included, []))[1].append(name.path)
     if labels := references(text):  # and the titles its references show
         shown = "\0".join(title_of(label, known.survey.labels) for label in labels)
         digest = hashlib.sha256(f"{digest}\0{shown}".encode()).hexdigest()
@@ -762,6 +766,7 @@ def ingest(
     series = release_series(library.documents_titled(db))  # a library of an older ragchat too
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
         report.notes += _release_notes_note(db, given)
+    report.notes += _outside_includes_note(report, given)
     if report.added or report.updated or report.reparsed:
         set_setting(
             db, "parser_version", str(PARSER_VERSION)
@@ -809,6 +814,27 @@ def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
         f"release notes are {share:.0%} of the library's chunks ({len(notes)} document(s)); "
         f"they rank below other pages unless a question names a version or a date; to leave "
         f"them out: ragchat ingest {where} {globs} --prune"
+    ]
+
+
+def _outside_includes_note(report: IngestReport, given: list[Path]) -> list[str]:
+    """One line when pages include files outside the paths given (a Sphinx index's `..
+    include:: ../README.md`): each include is one line naming it, and the command that reads
+    them (the paths given, then those files)."""
+    if not report.outside_includes:
+        return []
+    included_by = {path: pages for path, (_, pages) in report.outside_includes.items()}
+    files = sorted(included_by, key=lambda path: (-len(included_by[path]), str(path)))
+    named = [
+        f"{included} (in {', '.join(sorted(set(pages))[:2])}"
+        f"{', ...' if len(set(pages)) > 2 else ''})"
+        for included, pages in (report.outside_includes[path] for path in files[:3])
+    ]
+    more = f" and {len(files) - 3} more" if len(files) > 3 else ""
+    command = " ".join(shlex.quote(str(path)) for path in [*given, *files])
+    return [
+        f"pages include {len(files)} file(s) outside the paths given, each shown as one line "
+        f"naming it: {'; '.join(named)}{more}; to read them: ragchat ingest {command}"
     ]
 
 

@@ -148,9 +148,14 @@ class Includes(Protocol):
     def __call__(self, name: str, lines: str = "") -> Included: ...
 
 
+_PAGE_SUFFIXES = (".md", ".markdown", ".rst", ".txt")
+
+
 def not_in_library(name: str, why: str = "not in the library") -> str:
-    """The one line an include that cannot be read becomes."""
-    return f"example: {name}, {why}"
+    """The one line an include that cannot be read becomes: an included page ("README.md") is
+    no example."""
+    what = "included page" if name.lower().endswith(_PAGE_SUFFIXES) else "example"
+    return f"{what}: {name}, {why}"
 
 
 _SUFFIX_LANGUAGES = {

@@ -1,0 +1,67 @@
+"""A Sphinx index often includes the project's README from above the docs folder (`.. include::
+../README.md`: loguru's and structlog's docs, never used here): `ragchat ingest docs` reads
+nothing outside the paths given, so each such include is one line naming it ("included page:
+../README.md, not in the library"), and the ingest says so once, with the command that reads
+them. A hidden file is never named; given the files too, the pages hold their text."""
+
+from __future__ import annotations
+
+import re
+import shlex
+from pathlib import Path
+
+from helpers import invoke
+
+INDEX = """Widgets
+=======
+
+.. include:: ../README.md
+
+.. include:: ../.env
+"""
+GUIDE = """Guide
+=====
+
+How to turn a widget.
+
+.. literalinclude:: ../examples/turn.py
+"""
+README = "# Widgets\n\nWidgets turn the crank twice per call with `widget.turn(times=2)`.\n"
+SECRET = "AKIA-OUTSIDE-5521"
+
+
+def test_ingest_names_the_files_pages_include_from_outside(
+    tmp_path: Path, runner, monkeypatch
+) -> None:
+    monkeypatch.setenv("COLUMNS", "4000")  # the note is one line
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / "examples").mkdir()
+    (project / "docs" / "index.rst").write_text(INDEX)
+    (project / "docs" / "guide.rst").write_text(GUIDE)
+    (project / "README.md").write_text(README)
+    (project / ".env").write_text(f"KEY={SECRET}\n")
+    (project / "examples" / "turn.py").write_text("widget.turn(times=2)\n")
+    db = tmp_path / "lib.db"
+
+    first = invoke(runner, "ingest", project / "docs", "--db", db)
+    assert first.exit_code == 0, first.output
+    notes = [line for line in first.output.splitlines() if "outside the paths given" in line]
+    assert len(notes) == 1, first.output
+    note = notes[0]
+    assert "../README.md (in index.rst)" in note and "../examples/turn.py (in guide.rst)" in note
+    assert ".env" not in note and SECRET not in first.output
+    command = shlex.split(note.split("to read them: ")[1])
+    assert command[:2] == ["ragchat", "ingest"]
+    assert command[2:] == [str(project / "docs"), str(project / "README.md"),
+                           str(project / "examples" / "turn.py")]  # fmt: skip
+    text = (invoke(runner, "search", "widget turn crank", "--db", db, "--json")).output
+    assert "included page: ../README.md, not in the library" in text
+
+    again = invoke(runner, "ingest", *command[2:], "--db", db)
+    assert again.exit_code == 0, again.output
+    assert "outside the paths given" not in again.output
+    found = invoke(runner, "search", "widget turn crank", "--db", db, "--json").output
+    assert "turn the crank twice per call" in found
+    assert not re.search(r"included page: \.\./README\.md", found)
+    assert SECRET not in found
