@@ -1,4 +1,4 @@
-"""A line of documentation that ends in code is a sentence whose full stop the code pushed out,
+"""A line of documentation that ends in code (a call, a subscript) is a sentence whose full stop the code pushed out,
 not a title: "The request body, parsed as JSON: await request.json()" answers "how do I read
 the JSON body?", and "Signature: BackgroundTask(func, *args, **kwargs)" introduces the example
 under it (before, both were read as headings, never shown, and the example lost its lead-in).
@@ -58,6 +58,8 @@ PAGES = {"requests.md": REQUESTS, "background.md": BACKGROUND} | filler_pages("w
 def test_a_line_that_ends_in_a_call_is_a_sentence_and_a_heading_is_not() -> None:
     assert not is_title("The request body, parsed as JSON: await request.json()", "", 10)
     assert not is_title("Signature: BackgroundTask(func, *args, **kwargs)", "```python", 10)
+    assert not is_title("For example: request.path_params['username']", "", 10)
+    assert is_title("Footnote[1]", "", 10)  # a footnote's mark, no subscript
     assert is_title("Important", "The tasks are executed in order.", 10)
     assert is_title("Examples (advanced)", "", 10)
     assert is_title("Impaired waterbodies, Integrated Report, 303(d)", "", 10)  # not a call

@@ -23,9 +23,13 @@ from markdown_it.rules_block import StateBlock
 LIST_ITEM = re.compile(r"^\s*(?:[-*+•]|\d{1,3}[.)])\s+\S")
 END_PUNCTUATION = re.compile(r"[.!?:;…][\"'”’)\]]*$")
 ENDS_IN_ADDRESS = re.compile(r"\s\w+://\S+$")  # "... at http://localhost:8001"
-# "... parsed as JSON: await request.json()", "Signature: BackgroundTask(func, *args, **kwargs)";
-# not a plural's or a clause's letter ("the call(s)", "Section 303(d)")
-ENDS_IN_CALL = re.compile(r"[\w\]]\((?!\w\)$)[^()]*(?:\([^()]*\)[^()]*)*\)$")
+# "... parsed as JSON: await request.json()", "Signature: BackgroundTask(func, *args, **kwargs)",
+# "For example: request.path_params['username']"; not a plural's or a clause's letter ("the
+# call(s)", "Section 303(d)")
+ENDS_IN_CODE = re.compile(
+    r"[\w\]]\((?!\w\)$)[^()]*(?:\([^()]*\)[^()]*)*\)$"
+    r"|[\w)\]]\[(?:'[^'\]]*'|\"[^\"\]]*\"|[A-Za-z_]\w*)\]$"
+)
 TABLE_ROW = re.compile(r"\S\s*\|\s*\S")
 CODE_LINE = re.compile(
     r"^\s*(?:import \w|from [\w.]+ import |def \w+\(|class \w+[(:]|return\b|async |await |\$ "
@@ -186,7 +190,7 @@ def is_title(line: str, following: str, title_words: int) -> bool:
     return (
         not END_PUNCTUATION.search(line)
         and not ENDS_IN_ADDRESS.search(line)
-        and not ENDS_IN_CALL.search(line)
+        and not ENDS_IN_CODE.search(line)
         and len(line.split()) <= title_words
         and (not following or not following[0].islower())
     )

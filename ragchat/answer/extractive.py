@@ -18,7 +18,7 @@ from typing import TypeVar
 from ..lexicon import DEMONSTRATIVES, DETERMINERS, REASON_CUES, REPLACEABLE, STOPWORDS
 from ..store.library import StoredChunk
 from ..text import content_words, is_fence, stem, words
-from .blocks import ENDS_IN_CALL, LIST_ITEM
+from .blocks import ENDS_IN_CODE, LIST_ITEM
 from .params import AnswerParams
 from .prompt import CITATION, Source
 from .units import Unit, is_boilerplate, units
@@ -1167,7 +1167,7 @@ def _format(chosen: list[tuple[int, Unit]], releases: Mapping[int, str] | None =
             parts.append(unit.block)
         else:
             run.append(said(number, unit.sentence))
-            if ENDS_IN_CALL.search(unit.sentence):  # its code ends it: no sentence runs on
+            if ENDS_IN_CODE.search(unit.sentence):  # its code ends it: no sentence runs on
                 close()
     close()
     return "\n".join(parts)

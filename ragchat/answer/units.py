@@ -7,7 +7,7 @@ import re
 from dataclasses import dataclass, replace
 
 from ..text import is_fence, is_signature, split_sentences
-from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, ENDS_IN_CALL, blocks
+from .blocks import END_PUNCTUATION, ENDS_IN_ADDRESS, ENDS_IN_CODE, blocks
 from .params import AnswerParams
 
 # a notice, not an answer; "licensed under the MIT license" stays: it answers "what licence?"
@@ -207,7 +207,7 @@ def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> 
         and not END_PUNCTUATION.search(last.sentence)
         and not (
             whole_end
-            and (ENDS_IN_ADDRESS.search(last.sentence) or ENDS_IN_CALL.search(last.sentence))
+            and (ENDS_IN_ADDRESS.search(last.sentence) or ENDS_IN_CODE.search(last.sentence))
         )
     ):
         found[-1] = replace(last, kind="fragment")
