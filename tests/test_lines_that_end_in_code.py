@@ -1,8 +1,9 @@
-"""A line of documentation that ends in code (a call, a subscript) is a sentence whose full stop the code pushed out,
-not a title: "The request body, parsed as JSON: await request.json()" answers "how do I read
-the JSON body?", and "Signature: BackgroundTask(func, *args, **kwargs)" introduces the example
-under it (before, both were read as headings, never shown, and the example lost its lead-in).
-Shown, such a line ends its line: the next sentence does not run on after the code."""
+"""A line of documentation that ends in code (a call, a subscript) is a sentence whose full
+stop the code pushed out, not a title: "The request body, parsed as JSON: await request.json()"
+answers "how do I read the JSON body?", and "Signature: BackgroundTask(func, *args, **kwargs)"
+introduces the example under it (before, both were read as headings, never shown, and the
+example lost its lead-in). Shown, such a line ends its line: the next sentence does not run on
+after the code."""
 
 from __future__ import annotations
 
