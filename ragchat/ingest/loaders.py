@@ -66,8 +66,10 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # text's own tilde fences written with backticks; 17: Markdown definition lists as "term:
 # definition", a MyST glossary a section per term, footnote marks gone (each note kept where
 # written), MyST directive arguments' roles read as text; 18: a version before a written-out
-# date ("0.47.3 (August 24, 2025)") titles a release
-PARSER_VERSION = 18
+# date ("0.47.3 (August 24, 2025)") titles a release; 19: an include's `:start-after:` and
+# `:end-before:` honoured (RST and MyST), a Markdown file an RST page includes with a `:parser:`
+# read as Markdown
+PARSER_VERSION = 19
 
 
 def is_supported(path: Path) -> bool:
@@ -278,10 +280,17 @@ def _clean_blocks(blocks: list[_Block]) -> Iterator[_Heading | _Body]:
 
 # --- parsers by suffix -----------------------------------------------------------------------
 
+
+def _rst(text: str, includes: Includes | None) -> _Outline:
+    """RST; a Markdown file it includes with a parser named (`:parser: myst_parser.sphinx_`) is
+    read as Markdown, one level deep (what that file includes is named, not read)."""
+    return parse_rst(text, includes, lambda markdown: parse_markdown(markdown, None, 1).blocks)
+
+
 _INCLUDING_PARSERS: dict[str, Callable[[str, Includes | None], _Outline]] = {
     ".md": parse_markdown,
     ".markdown": parse_markdown,
-    ".rst": parse_rst,
+    ".rst": _rst,
 }
 _TEXT_PARSERS: dict[str, Callable[[str], _Outline]] = {
     ".txt": parse_text,

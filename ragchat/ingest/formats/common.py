@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Protocol
 
@@ -146,6 +147,18 @@ class Includes(Protocol):
     """Reads the file a page names (`lines`: line ranges of it, "1:3,8" or "1-3")."""
 
     def __call__(self, name: str, lines: str = "") -> Included: ...
+
+
+def between_markers(text: str, options: Mapping[str, object]) -> str:
+    """The part of an included file after `:start-after:` and before `:end-before:` (docutils',
+    Sphinx's and MyST's options: a README's "<!-- end-of-readme-intro -->" markers), each taken
+    at its first place; a marker the file does not hold selects nothing away."""
+    after, before = str(options.get("start-after") or ""), str(options.get("end-before") or "")
+    if after and after in text:
+        text = text.split(after, 1)[1]
+    if before and before in text:
+        text = text.split(before, 1)[0]
+    return text
 
 
 _PAGE_SUFFIXES = (".md", ".markdown", ".rst", ".txt")

@@ -33,6 +33,7 @@ from .common import (
     Includes,
     Links,
     Outline,
+    between_markers,
     code_fence,
     definition,
     looks_like_code,
@@ -377,11 +378,12 @@ def _myst_include(
     if found is None or found.text is None:
         why = found.why if found else "not in the library"
         return [not_in_library(path, why)] if path else []
+    text = between_markers(found.text, options)
     if name == "include" and found.markdown:
-        return parse_markdown(found.text, None, nesting + 1).blocks
+        return parse_markdown(text, None, nesting + 1).blocks
     if name == "include" and path.lower().endswith((".rst", ".rest")):
-        return parse_rst(found.text, None).blocks
-    return [code_fence(found.text, options.get("language", "") or found.language)]
+        return parse_rst(text, None).blocks
+    return [code_fence(text, options.get("language", "") or found.language)]
 
 
 # --- tokens -> blocks --------------------------------------------------------------------

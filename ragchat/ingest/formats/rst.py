@@ -16,6 +16,7 @@ import functools
 import io
 import re
 from collections.abc import Callable, Iterator
+from dataclasses import replace
 from typing import TYPE_CHECKING, Any
 
 from ...lazy import lazy_module
@@ -26,6 +27,7 @@ from .common import (
     Includes,
     Links,
     Outline,
+    between_markers,
     code_fence,
     definition,
     looks_like_code,
@@ -71,11 +73,18 @@ _SETTINGS: dict[str, Any] = {
 }
 
 
-def parse_rst(text: str, includes: Includes | None = None) -> Outline:
-    """The outline of an RST document; the plain-text reading if docutils cannot parse it."""
+MarkdownReader = Callable[[str], list[Block]]  # a Markdown text's outline blocks
+
+
+def parse_rst(
+    text: str, includes: Includes | None = None, markdown: MarkdownReader | None = None
+) -> Outline:
+    """The outline of an RST document; the plain-text reading if docutils cannot parse it.
+    `markdown` reads a Markdown file the page includes (`.. include:: ../README.md` with MyST's
+    `:parser:`), which is then part of the page as the Markdown reader reads it."""
     header, body = _pep_header(text)
     try:
-        tree = _doctree(body, includes)
+        tree = _doctree(body, includes, markdown)
     except (
         Exception
     ):  # docutils on hostile input (deep nesting, odd markup): the text is still there
@@ -142,13 +151,18 @@ _EMAIL = re.compile(r"\s*<[^<>@\s]+@[^<>\s]+>|\s*\([^()@\s]+@[^()\s]+\)")
 # --- docutils, configured -------------------------------------------------------------------
 
 
-def _doctree(text: str, includes: Includes | None) -> Any:
+def _doctree(text: str, includes: Includes | None, markdown: MarkdownReader | None = None) -> Any:
     # here: docutils loads only for RST pages
     from docutils.core import publish_doctree
 
     _register()
     # the includes ride in the settings: directives are classes, and see only their document
-    settings = dict(_SETTINGS, warning_stream=io.StringIO(), ragchat_includes=includes)
+    settings = dict(
+        _SETTINGS,
+        warning_stream=io.StringIO(),
+        ragchat_includes=includes,
+        ragchat_markdown=markdown,
+    )
     return publish_doctree(text, settings_overrides=settings)
 
 
@@ -343,7 +357,7 @@ def _literal_include_directive() -> type:
                 why = found.why if found else "not in the library"
                 return [nodes.paragraph("", not_in_library(name, why))]
             language = str(self.options.get("language") or "") or found.language
-            code = found.text
+            code = between_markers(found.text, self.options)
             return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
 
     return LiteralInclude
@@ -370,14 +384,29 @@ def _include_directive() -> type:
                 why = found.why if found else "not in the library"
                 return [nodes.paragraph("", not_in_library(name, why))]
             seen.append(name)
-            if "literal" in self.options or "code" in self.options or found.markdown:
+            text = between_markers(found.text, self.options)
+            literal = "literal" in self.options or "code" in self.options
+            read = getattr(self.state.document.settings, "ragchat_markdown", None)
+            if found.markdown and not literal and read is not None and "parser" in self.options:
+                return [_markdown_node()("", blocks=read(text))]  # MyST's `:parser:`
+            if literal or found.markdown:
                 language = str(self.options.get("code") or "") or found.language
                 classes = ["code", language] if language else []
-                return [nodes.literal_block(found.text, found.text, classes=classes)]
-            self.state_machine.insert_input(found.text.split("\n"), name)
+                return [nodes.literal_block(text, text, classes=classes)]
+            self.state_machine.insert_input(text.split("\n"), name)
             return []
 
     return Include
+
+
+@functools.cache
+def _markdown_node() -> type:
+    """A doctree node holding the outline blocks of an included Markdown file."""
+
+    class MarkdownBlocks(nodes.General, nodes.Element):  # type: ignore[misc]
+        pass
+
+    return MarkdownBlocks
 
 
 # --- doctree -> blocks ----------------------------------------------------------------------
@@ -409,6 +438,8 @@ class _Walker:
                 continue
             if isinstance(child, nodes.section):
                 yield from self._section(child)
+            elif isinstance(child, _markdown_node()):
+                yield from self._embedded(child["blocks"])
             elif isinstance(child, nodes.Text):
                 if text := " ".join(child.astext().split()):
                     yield text
@@ -446,6 +477,14 @@ class _Walker:
             yield Heading(self.depth, inline_text(title))
         yield from self.blocks(_without(section, nodes.title))
         self.depth -= 1
+
+    def _embedded(self, blocks: list[Block]) -> Iterator[Block]:
+        """An included Markdown file's blocks, its headings under the section that includes it
+        (its highest heading one level below)."""
+        levels = [b.level for b in blocks if isinstance(b, Heading)]
+        shift = self.depth + 1 - min(levels, default=1)
+        for block in blocks:
+            yield replace(block, level=block.level + shift) if isinstance(block, Heading) else block
 
     def _admonition(self, node: Any) -> Iterator[Block]:
         title = next((c for c in node.children if isinstance(c, nodes.title)), None)
