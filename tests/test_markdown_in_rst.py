@@ -105,3 +105,20 @@ def test_an_rst_page_shows_the_markdown_it_includes_as_markdown(tmp_path: Path, 
     raw = "\n".join(t for _, t in chunks["raw.rst"])
     assert raw.startswith("```") and raw.endswith("## License\n\nMIT.\n```")  # `:literal:`
     assert "Take the tour" not in raw  # ... from its marker on
+
+
+def test_a_myst_include_shows_the_part_between_its_markers(tmp_path: Path, runner) -> None:
+    """structlog's index.md includes two parts of its README (`:start-after: <!-- begin-short
+    -->`, `:end-before: <!-- pause-short -->`, never used here); attrs' changelog.md the part of
+    CHANGELOG.md after its towncrier marker."""
+    docs = tmp_path / "docs"
+    docs.mkdir()
+    (docs / "README.md").write_text(README)
+    page = "# Start\n\n```{include} README.md\n:start-after: <!-- end-of-intro -->\n"
+    page += ":end-before: <!-- end-of-usage -->\n```\n"
+    (docs / "start.md").write_text(page)
+    db = tmp_path / "lib.db"
+    assert invoke(runner, "ingest", docs, "--db", db).exit_code == 0
+    text = "\n".join(t for _, t in chunks_of(db)["start.md"])
+    assert "Call widget.turn(times=2) to turn the crank twice." in text
+    assert "cranks for you" not in text and "MIT" not in text
