@@ -2,7 +2,8 @@
 ../README.md`: loguru's and structlog's docs, never used here): `ragchat ingest docs` reads
 nothing outside the paths given, so each such include is one line naming it ("included page:
 ../README.md, not in the library"), and the ingest says so once, with the command that reads
-them. A hidden file is never named; given the files too, the pages hold their text."""
+them. A hidden file is never named; given the files too, the pages hold their text, and a given
+file of a type ingest does not read is not "skipped" when a page includes it."""
 
 from __future__ import annotations
 
@@ -61,6 +62,10 @@ def test_ingest_names_the_files_pages_include_from_outside(
     again = invoke(runner, "ingest", *command[2:], "--db", db)
     assert again.exit_code == 0, again.output
     assert "outside the paths given" not in again.output
+    # turn.py, a type ingest does not read as a document, is read where guide.rst includes it:
+    # not "skipped" for following the advice
+    assert "unsupported file type" not in again.output and "0 skipped" in again.output
+    assert "included by another document" in again.output
     found = invoke(runner, "search", "widget turn crank", "--db", db, "--json").output
     assert "turn the crank twice per call" in found
     assert not re.search(r"included page: \.\./README\.md", found)

@@ -117,6 +117,7 @@ class IncludeResolver:
     root: Path  # the folder given to ingest that the page was found under
     max_bytes: int = MAX_INCLUDE_BYTES
     _texts: dict[Path, str | None] = field(default_factory=dict, repr=False)  # by real path
+    located: set[Path] = field(default_factory=set)  # the files the page's includes name
     _count: int = field(default=0, repr=False)
     _chars: int = field(default=0, repr=False)
 
@@ -211,6 +212,8 @@ class IncludeResolver:
         names = include_names(data.decode("utf-8", errors="replace"))
         for name in names[:INCLUDE_COUNT]:
             found = self.locate(name)
+            if found is not None:
+                self.located.add(found)
             digest.update(f"\0{name}\0{found}\0{_signature(found)}".encode())
         return digest.hexdigest()
 

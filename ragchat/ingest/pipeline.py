@@ -23,7 +23,7 @@ from ..store import keywords, library, vectors
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from ..store.transaction import set_setting, write
 from .chunking import Chunk, chunk_document, embedding_text
-from .documents import Survey, is_markup, is_surveyed, not_a_document, survey
+from .documents import FRAGMENT, Survey, is_markup, is_surveyed, not_a_document, survey
 from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
 from .keywords import KEYWORDS_PER_DOCUMENT, select_keywords, term_counts
@@ -100,6 +100,10 @@ class IngestReport:
         False  # Ctrl-C: the documents written so far are kept, the rest waits for the next run
     )
     release_notes: dict[str, int] = field(default_factory=dict)  # path -> chunks, this run
+    # a file given whose type ingest does not read, as the report names it (skipped unless a
+    # page includes it: then its text is read there)
+    unsupported: dict[Path, str] = field(default_factory=dict)
+    included: set[Path] = field(default_factory=set)  # the files pages include
     # a file outside the paths given that pages include -> (the name they write, those pages)
     outside_includes: dict[Path, tuple[str, list[str]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # one-line remarks on what was read
@@ -251,12 +255,7 @@ def discover(
             if is_supported(path):
                 found.append(Found(path, path.parent))
             else:
-                report.skipped.append(
-                    (
-                        shown_name(str(path)),
-                        f"unsupported file type {shown_name(path.suffix) or '(none)'}",
-                    )
-                )
+                report.unsupported[_resolved(path)] = shown_name(str(path))
         else:
             report.skipped.append((shown_name(str(path)), _missing(path)))
     # a file reached twice (through a symlink inside the folders) is read once, by its own
@@ -324,6 +323,7 @@ def _prepare(
         return None
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
+    report.included.update(includes.located)
     for included, outside in includes.outside(data):
         report.outside_includes.setdefault(outside, (included, []))[1].append(name.path)
     if labels := references(text):  # and the titles its references show
@@ -767,6 +767,12 @@ def ingest(
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
         report.notes += _release_notes_note(db, given)
     report.notes += _outside_includes_note(report, given)
+    for path, shown in report.unsupported.items():  # read where a page includes it, else skipped
+        if _resolved(path) in report.included:
+            report.left_out.append((shown, FRAGMENT))
+        else:
+            why = f"unsupported file type {shown_name(path.suffix) or '(none)'}"
+            report.skipped.append((shown, why))
     if report.added or report.updated or report.reparsed:
         set_setting(
             db, "parser_version", str(PARSER_VERSION)
