@@ -2,8 +2,10 @@
 ../README.md`: loguru's and structlog's docs, never used here): `ragchat ingest docs` reads
 nothing outside the paths given, so each such include is one line naming it ("included page:
 ../README.md, not in the library"), and the ingest says so once, with the command that reads
-them. A hidden file is never named; given the files too, the pages hold their text, and a given
-file of a type ingest does not read is not "skipped" when a page includes it."""
+them. Only the project's files are named (a hidden one never, nor one above the repository: a
+page cannot talk its reader into ingesting `../../../../etc/passwd`); given the files too, the
+pages hold their text, and a given file of a type ingest does not read is not "skipped" when a
+page includes it."""
 
 from __future__ import annotations
 
@@ -19,6 +21,8 @@ INDEX = """Widgets
 .. include:: ../README.md
 
 .. include:: ../.env
+
+.. include:: ../../notes-outside-the-project.txt
 """
 GUIDE = """Guide
 =====
@@ -42,6 +46,8 @@ def test_ingest_names_the_files_pages_include_from_outside(
     (project / "docs" / "guide.rst").write_text(GUIDE)
     (project / "README.md").write_text(README)
     (project / ".env").write_text(f"KEY={SECRET}\n")
+    (project / ".git").mkdir()  # the repository: a file above it is no file of the project
+    (tmp_path / "notes-outside-the-project.txt").write_text(f"{SECRET}\n")
     (project / "examples" / "turn.py").write_text("widget.turn(times=2)\n")
     db = tmp_path / "lib.db"
 
@@ -51,7 +57,7 @@ def test_ingest_names_the_files_pages_include_from_outside(
     assert len(notes) == 1, first.output
     note = notes[0]
     assert "../README.md (in index.rst)" in note and "../examples/turn.py (in guide.rst)" in note
-    assert ".env" not in note and SECRET not in first.output
+    assert ".env" not in note and "notes-outside" not in note and SECRET not in first.output
     command = shlex.split(note.split("to read them: ")[1])
     assert command[:2] == ["ragchat", "ingest"]
     assert command[2:] == [str(project / "docs"), str(project / "README.md"),

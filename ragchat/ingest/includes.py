@@ -78,6 +78,18 @@ def split_braces_include(inside: str) -> tuple[str, str]:
     return name.strip(), lines.strip()
 
 
+def _project_of(folder: Path) -> Path:
+    """The repository holding `folder` (the nearest folder above or at it with a `.git`), else
+    the folder just above it."""
+    for candidate in (folder, *folder.parents):
+        try:
+            if (candidate / ".git").exists():
+                return candidate
+        except OSError:
+            continue
+    return folder.parent
+
+
 def line_ranges(spec: str) -> list[tuple[int, int | None]]:
     """`1:3,8`, `1-3 8`, `5:` as 1-based inclusive (first, last or None: to the end); ValueError
     when not ranges of line numbers."""
@@ -183,9 +195,13 @@ class IncludeResolver:
     def outside(self, data: bytes) -> list[tuple[str, Path]]:
         """(name, file) of each include the walk would not read because its file is outside the
         paths given to ingest (`../README.md` from docs/index.rst): what the user may give to
-        ingest too. A hidden file or one under a hidden folder is never named."""
+        ingest too. Only a file of the project is named: inside the repository holding the folder
+        given (the nearest folder above it with a `.git`), else the folder just above it; never
+        a hidden file or one under a hidden folder. A page cannot talk a user into ingesting
+        `../../../../etc/passwd`."""
         if not self.document.suffix.lower().endswith(_INCLUDING_SUFFIXES):
             return []
+        project = _project_of(Path(os.path.normpath(self.root.absolute())))
         found: list[tuple[str, Path]] = []
         for name in include_names(data.decode("utf-8", errors="replace"))[:INCLUDE_COUNT]:
             if self.locate(name) is not None:
@@ -194,8 +210,10 @@ class IncludeResolver:
                 try:
                     if not candidate.is_file():
                         continue
-                    if not any(p.startswith(".") for p in candidate.parts[1:]) and (
-                        self.scope.reason_anywhere(candidate) == OUTSIDE
+                    if (
+                        candidate.is_relative_to(project)
+                        and not any(p.startswith(".") for p in candidate.parts[1:])
+                        and self.scope.reason_anywhere(candidate) == OUTSIDE
                     ):
                         found.append((name, candidate))
                 except (OSError, ValueError):
