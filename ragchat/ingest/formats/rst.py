@@ -17,7 +17,7 @@ import io
 import re
 from collections.abc import Callable, Iterator
 from dataclasses import replace
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, cast
 
 from ...lazy import lazy_module
 from .common import (
@@ -403,7 +403,7 @@ def _include_directive() -> type:
 def _markdown_node() -> type:
     """A doctree node holding the outline blocks of an included Markdown file."""
 
-    class MarkdownBlocks(nodes.General, nodes.Element):  # type: ignore[misc]
+    class MarkdownBlocks(nodes.General, nodes.Element):
         pass
 
     return MarkdownBlocks
@@ -439,7 +439,7 @@ class _Walker:
             if isinstance(child, nodes.section):
                 yield from self._section(child)
             elif isinstance(child, _markdown_node()):
-                yield from self._embedded(child["blocks"])
+                yield from self._embedded(cast(Any, child)["blocks"])
             elif isinstance(child, nodes.Text):
                 if text := " ".join(child.astext().split()):
                     yield text
