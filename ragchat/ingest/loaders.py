@@ -68,8 +68,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # written), MyST directive arguments' roles read as text; 18: a version before a written-out
 # date ("0.47.3 (August 24, 2025)") titles a release; 19: an include's `:start-after:` and
 # `:end-before:` honoured (RST and MyST), a Markdown file an RST page includes with a `:parser:`
-# read as Markdown
-PARSER_VERSION = 19
+# read as Markdown; 20: a block's body (an admonition's) is what is indented by four more, as
+# Python-Markdown reads it; a reference link the page does not define is its text
+PARSER_VERSION = 20
 
 
 def is_supported(path: Path) -> bool:

@@ -91,6 +91,9 @@ _DIRECTIVE = re.compile(r"^\{([\w:.-]+)\}[ \t]*(.*)$")
 # a footnote mark the footnote plugin cannot resolve: one inside a directive, whose body is parsed
 # apart from the page that holds the notes ("less memory on CPython[^pypy]")
 _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
+# a reference link whose definition the page does not hold ("[MkDocs][mkdocs]", "[this][]": a
+# site appends the definitions to every page, pymdownx.snippets' `auto_append`): its text
+_UNRESOLVED_REFERENCE = re.compile(r"\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
 # pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
 # `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
 _INLINE_HILITE = re.compile(r"^(?:#!|:::)[A-Za-z][\w+#.-]*[ \t]+(?=\S)")
@@ -145,9 +148,11 @@ def _indent(line: str) -> int:
 
 
 def _indented_block_end(lines: list[str], i: int, indent: int) -> int:
-    """The end of the lines after `i - 1` that are blank or indented deeper than `indent`."""
+    """The end of the lines after `i - 1` that are blank or indented by at least four more than
+    `indent`, as Python-Markdown reads a block's body: a line indented by two after a blank line
+    (a link's reference definition, `  [venv]: https://...`) is the page's again."""
     end = i
-    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) > indent):
+    while i < len(lines) and (not lines[i].strip() or _indent(lines[i]) >= indent + 4):
         i += 1
         if lines[i - 1].strip():
             end = i
@@ -622,7 +627,9 @@ def _inline(token: Token) -> str:
                 parts.append(untitled_link(link[1]))
             link = None
         elif child.type == "text":
-            plain = _undecorated(_FOOTNOTE_MARK.sub("", child.content))
+            plain = _undecorated(
+                _UNRESOLVED_REFERENCE.sub(r"\1", _FOOTNOTE_MARK.sub("", child.content))
+            )
             if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
                 plain = plain.lstrip()
             parts.append(plain)
