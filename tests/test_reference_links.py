@@ -4,7 +4,8 @@ four more than its marker, so a line indented by one or two after it is the page
 ("Non-file data fields ...", whose "Non-" was cut, and "  [venv]: https://..." a reference
 definition, whose "[v" was cut and the rest shown); a reference link whose definition the page
 does not hold (mkdocstrings' `[SyncEngine][odmantic.engine.SyncEngine]`, a site's auto-appended
-`[MkDocs][mkdocs]`) reads as its text."""
+`[MkDocs][mkdocs]`, a code span's `[`ValidationError`][pydantic_core.ValidationError]`) reads as
+its text."""
 
 from __future__ import annotations
 
@@ -31,7 +32,8 @@ ADMONITION_THEN_TYPO = """# Multipart
 UNRESOLVED = """# Engine
 
 The Sync ([SyncEngine][odmantic.engine.SyncEngine]) and Async ([AIOEngine][]) engines, with
-[MkDocs][mkdocs] and [Python Markdown]; `matrix[i][j]` stays code.
+[MkDocs][mkdocs] and [Python Markdown]; `matrix[i][j]` stays code. Rather than a
+[`RecursionError`][] it raises a [`ValidationError`][pydantic_core.ValidationError].
 """
 
 
@@ -56,3 +58,20 @@ def test_a_reference_link_the_page_does_not_define_is_its_text() -> None:
     assert "The Sync (SyncEngine) and Async (AIOEngine) engines, with MkDocs" in shown
     assert "[Python Markdown]" in shown  # brackets alone may be the author's own
     assert "matrix[i][j]" in shown
+    assert "Rather than a RecursionError it raises a ValidationError." in shown  # pydantic's docs
+
+
+def test_an_admonition_with_more_class_words_or_quotes_in_its_title_is_one() -> None:
+    """pydantic's docs (never used here): `!!! warning Polymorphic serialization ...` (the words
+    after the type are classes, the title is the type's) and `!!! note "on the "jsonable" nature
+    of JSON schema"` were shown as raw lines; mkdocs-material's `!!! note annotate "..."` too."""
+    pages = {
+        '!!! note "on the "jsonable" nature of JSON schema"\n    Regarding the body.\n': (
+            'on the "jsonable" nature of JSON schema'
+        ),
+        "!!! warning Polymorphic serialization of dataclasses\n    Only models.\n": "Warning",
+        '!!! note annotate "Phasellus posuere"\n\n    Body text.\n': "Phasellus posuere",
+    }
+    for page, title in pages.items():
+        blocks = [b for b in parse_markdown("# T\n\n" + page).blocks if isinstance(b, str)]
+        assert blocks[0] == title and "!!!" not in "\n".join(blocks), blocks

@@ -69,8 +69,10 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # date ("0.47.3 (August 24, 2025)") titles a release; 19: an include's `:start-after:` and
 # `:end-before:` honoured (RST and MyST), a Markdown file an RST page includes with a `:parser:`
 # read as Markdown; 20: a block's body (an admonition's) is what is indented by four more, as
-# Python-Markdown reads it; a reference link the page does not define is its text
-PARSER_VERSION = 20
+# Python-Markdown reads it; a reference link the page does not define is its text; 21: ... also
+# when its text is code ("[`ValidationError`][pydantic_core.ValidationError]"); an admonition
+# with more class words after its type, or quotes inside its title, is one
+PARSER_VERSION = 21
 
 
 def is_supported(path: Path) -> bool:

@@ -67,8 +67,12 @@ if TYPE_CHECKING:
 _FRONT_MATTER = re.compile(r"\A---[ \t]*\n(.*?)^(?:---|\.\.\.)[ \t]*$\n?", re.S | re.M)
 _YAML_KEY = re.compile(r"^\s*[\w-]+\s*:", re.M)
 _FENCE = re.compile(r"^\s*(`{3,}|~{3,})")
+# "!!! note", "??? tip \"Title\"", "=== \"Tab\""; as Python-Markdown reads them, more class words
+# after the type ("!!! note annotate", "!!! warning Polymorphic serialization": the title is then
+# the type's) and quotes inside the title ("!!! note \"on the \"jsonable\" nature\"")
 _ADMONITION = re.compile(
-    r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)\s*([\w-]*)(?:\s+\"([^\"]*)\"|\s+'([^']*)')?\s*$"
+    r"^(\s*)(?:!!!|\?\?\?\+?|===\+?)[ \t]*([\w-]*)(?:[ \t]+[\w-]+)*"
+    r"(?:[ \t]+\"(.*)\"|[ \t]+'(.*)')?[ \t]*$"
 )
 _SNIPPET_LINE = re.compile(r"^\s*(?:-{2,}8<-{2,}|;-{2,}8<-{2,})")
 _SNIPPET_FILE = re.compile(r"""^(\s*)-{2,}8<-{2,}[ \t]+["']([^"']+)["']\s*$""")
@@ -94,6 +98,7 @@ _FOOTNOTE_MARK = re.compile(r"\[\^[^\]\s]+\]")
 # a reference link whose definition the page does not hold ("[MkDocs][mkdocs]", "[this][]": a
 # site appends the definitions to every page, pymdownx.snippets' `auto_append`): its text
 _UNRESOLVED_REFERENCE = re.compile(r"\[([^\[\]\n]+)\]\[[^\[\]\n]*\]")
+_CODE_PLACEHOLDER = re.compile("\ue000(\\d+)\ue001")
 # pymdownx InlineHilite's language mark at the front of a code span: `#!bash export X=1`,
 # `:::python len(x)`; not a shebang (`#!/usr/bin/env python`: no language name right after it)
 _INLINE_HILITE = re.compile(r"^(?:#!|:::)[A-Za-z][\w+#.-]*[ \t]+(?=\S)")
@@ -618,6 +623,7 @@ def _strip_html(html: str) -> str:
 def _inline(token: Token) -> str:
     """An inline token as plain text: markup, links' targets and images gone, code spans kept."""
     parts: list[str] = []
+    codes: list[str] = []  # the code spans, each a placeholder in parts until the end
     link: tuple[int, str] | None = None  # where the open link's text began in parts, its target
     for child in token.children or []:
         if child.type == "link_open":
@@ -627,14 +633,13 @@ def _inline(token: Token) -> str:
                 parts.append(untitled_link(link[1]))
             link = None
         elif child.type == "text":
-            plain = _undecorated(
-                _UNRESOLVED_REFERENCE.sub(r"\1", _FOOTNOTE_MARK.sub("", child.content))
-            )
+            plain = _undecorated(_FOOTNOTE_MARK.sub("", child.content))
             if plain != child.content and not "".join(parts)[-1:].strip():  # at a line's start
                 plain = plain.lstrip()
             parts.append(plain)
         elif child.type == "code_inline":  # `#!bash export X=1` -> "export X=1"
-            parts.append(_INLINE_HILITE.sub("", child.content, count=1))
+            parts.append(f"\ue000{len(codes)}\ue001")  # kept out of the reference rule below
+            codes.append(_INLINE_HILITE.sub("", child.content, count=1))
         elif child.type == "myst_role":  # {func}`len` -> "len()"
             parts.append(role_text(child.meta.get("name", ""), child.content)[0])
         elif child.type == "softbreak":  # the author's hard wrap inside a paragraph
@@ -643,4 +648,5 @@ def _inline(token: Token) -> str:
             parts.append("\n")
         elif child.type == "html_inline":
             continue
-    return "".join(parts)
+    shown = _UNRESOLVED_REFERENCE.sub(r"\1", "".join(parts))  # "[`RecursionError`][]" too
+    return _CODE_PLACEHOLDER.sub(lambda m: codes[int(m.group(1))], shown)
