@@ -130,6 +130,7 @@ class IncludeResolver:
     max_bytes: int = MAX_INCLUDE_BYTES
     _texts: dict[Path, str | None] = field(default_factory=dict, repr=False)  # by real path
     located: set[Path] = field(default_factory=set)  # the files the page's includes name
+    unread: list[str] = field(default_factory=list)  # the names no file the walk reads answers
     _count: int = field(default=0, repr=False)
     _chars: int = field(default=0, repr=False)
 
@@ -192,20 +193,18 @@ class IncludeResolver:
                 continue
         return None
 
-    def outside(self, data: bytes) -> list[tuple[str, Path]]:
+    def outside(self) -> list[tuple[str, Path]]:
         """(name, file) of each include the walk would not read because its file is outside the
         paths given to ingest (`../README.md` from docs/index.rst): what the user may give to
         ingest too. Only a file of the project is named: inside the repository holding the folder
         given (the nearest folder above it with a `.git`), else the folder just above it; never
         a hidden file or one under a hidden folder. A page cannot talk a user into ingesting
-        `../../../../etc/passwd`."""
-        if not self.document.suffix.lower().endswith(_INCLUDING_SUFFIXES):
+        `../../../../etc/passwd`. The names are those `digest` found unread."""
+        if not self.unread:
             return []
         project = _project_of(Path(os.path.normpath(self.root.absolute())))
         found: list[tuple[str, Path]] = []
-        for name in include_names(data.decode("utf-8", errors="replace"))[:INCLUDE_COUNT]:
-            if self.locate(name) is not None:
-                continue
+        for name in self.unread:
             for candidate in self.candidates(name):
                 try:
                     if not candidate.is_file():
@@ -223,7 +222,8 @@ class IncludeResolver:
 
     def digest(self, data: bytes) -> str:
         """sha256 of the document's bytes and, for a page that includes files, of what each name
-        resolves to and its stat signature (no included file is read)."""
+        resolves to and its stat signature (no included file is read). Keeps the files found
+        (`located`) and the names that found none (`unread`, for `outside`)."""
         digest = hashlib.sha256(data)
         if not self.document.suffix.lower().endswith(_INCLUDING_SUFFIXES):
             return digest.hexdigest()
@@ -232,6 +232,8 @@ class IncludeResolver:
             found = self.locate(name)
             if found is not None:
                 self.located.add(found)
+            else:
+                self.unread.append(name)
             digest.update(f"\0{name}\0{found}\0{_signature(found)}".encode())
         return digest.hexdigest()
 

@@ -324,7 +324,7 @@ def _prepare(
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
     report.included.update(includes.located)
-    for included, outside in includes.outside(data):
+    for included, outside in includes.outside():
         report.outside_includes.setdefault(outside, (included, []))[1].append(name.path)
     if labels := references(text):  # and the titles its references show
         shown = "\0".join(title_of(label, known.survey.labels) for label in labels)

@@ -40,7 +40,6 @@ def names_version(text: str) -> bool:
 
 _ISO_DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}[-/.](?:0?[1-9]|1[0-2])[-/.]\d{1,2}(?!\d)")
 _LEADING_NUMBER = re.compile(r"^\W*(\d+(?:\.\d+)*)\.?(?:\s+(.*))?$")
-_YEAR = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}(?!\d)")
 _DATE_PARTS = re.compile(r"[\s,.()/-]+")
 
 
@@ -69,7 +68,7 @@ def _written_date(text: str) -> bool:
     day) and at most three words ("August 24, 2025", "24 août 2025", "24 de agosto de 2025")."""
     parts = [part for part in _DATE_PARTS.split(text) if part]
     numbers = [part for part in parts if part.isdigit()]
-    return bool(_YEAR.search(text)) and len(numbers) <= 2 and len(parts) - len(numbers) <= 3
+    return bool(_DATE.search(text)) and len(numbers) <= 2 and len(parts) - len(numbers) <= 3
 
 
 def is_release_notes(document: ParsedDocument) -> bool:
