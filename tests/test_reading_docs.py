@@ -427,6 +427,27 @@ def test_a_version_before_a_written_out_date_titles_a_release(tmp_path: Path) ->
     assert not is_version_heading("1.2 Eligibility (2024)")
 
 
+def test_a_version_with_a_pre_release_titles_a_release(tmp_path: Path) -> None:
+    """Black's change log (never used here) titles its early releases "Version 18.3a0" and
+    "Version 19.10b0", PEP 440's pre-releases, beside "Version 22.1.0": they are releases too,
+    so the log is release notes (before, 35 of its 90 distinct titles counted, and the log, half
+    the library, was read as a page). SemVer's "1.0.0-beta.2" and a ".post1" likewise; a
+    section numbered "3.2a" is no release."""
+    from ragchat.ingest.releases import is_release_notes, is_version_heading, versions_in
+
+    versions = ("26.1.0", "19.10b0", "18.6b4", "18.3a0")
+    styles = ("Stable style", "Preview style", "Packaging", "Blackd", "Parser", "Output")
+    log = "# Change Log\n\n" + "".join(
+        f"## Version {version}\n\n### {style}\n\n- Fix the parser {n}.\n\n"
+        for n, (version, style) in enumerate(zip(versions, styles, strict=False))
+    )
+    assert is_release_notes(parse(tmp_path, "CHANGES.md", log))
+    for heading in ("Version 18.3a0", "2.0rc1", "1.0.0-beta.2", "1.4.post1 (2024-05-01)"):
+        assert is_version_heading(heading), heading
+    assert versions_in("what changed in 2.0rc1?") == {"2.0rc1"}
+    assert not is_version_heading("3.2a Eligibility")
+
+
 def test_a_changelog_that_titles_each_change_is_release_notes_by_its_top_level(
     tmp_path: Path,
 ) -> None:

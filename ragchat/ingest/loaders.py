@@ -71,8 +71,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # read as Markdown; 20: a block's body (an admonition's) is what is indented by four more, as
 # Python-Markdown reads it; a reference link the page does not define is its text; 21: ... also
 # when its text is code ("[`ValidationError`][pydantic_core.ValidationError]"); an admonition
-# with more class words after its type, or quotes inside its title, is one
-PARSER_VERSION = 21
+# with more class words after its type, or quotes inside its title, is one; 22: a version with a
+# pre-release after it ("Version 18.3a0", "2.0rc1") titles a release
+PARSER_VERSION = 22
 
 
 def is_supported(path: Path) -> bool:

@@ -22,8 +22,13 @@ RELEASE_NOTES = "release-notes"  # documents.kind: one document holding many rel
 RELEASE_SERIES = "release-series"  # documents.kind: one page a release, in a folder of such pages
 RELEASE_KINDS = (RELEASE_NOTES, RELEASE_SERIES)
 
-# a version (two or more dotted parts, "v2", "3.18.x") or a date (ISO, or a year on its own)
-_VERSION = re.compile(r"(?<![\w.])v?\d+(?:\.(?:\d+|x|\*))+(?![\w])|(?<![\w.])v\d+(?![\w.])", re.I)
+# a version (two or more dotted parts, "v2", "3.18.x"), with a pre- or post-release after it
+# as PEP 440 and SemVer write one ("18.3a0", "2.0rc1", "1.0.0-beta.2", "1.4.post1"), or a date
+# (ISO, or a year on its own)
+_PRE_RELEASE = r"(?:[-.]?(?:a|b|c|rc)\d+|[-.]?(?:alpha|beta|pre|preview|dev|post)(?:\.?\d+)?)"
+_VERSION = re.compile(
+    rf"(?<![\w.])v?\d+(?:\.(?:\d+|x|\*))+{_PRE_RELEASE}?(?![\w])|(?<![\w.])v\d+(?![\w.])", re.I
+)
 _DATE = re.compile(r"(?<!\d)(?:1[89]|20)\d{2}(?:[-/.]\d{1,2}(?:[-/.]\d{1,2})?)?(?!\d)")
 _MIN_VERSIONS = 3  # a page with two version headings is a migration guide, not a history
 _MIN_SHARE = 0.5  # "most" of its distinct section titles
