@@ -58,7 +58,14 @@ def test_an_interpreter_session_a_sentence_introduces_is_the_examples_code() -> 
     assert "override(omit=True)" in answer
 
 
-SHELL = """Run the program to check it:
+SHELL = """The program takes a name:
+
+```python
+def main(name: str):
+    print(f"Hello {name}")
+```
+
+Run the program to check it:
 
 ```console
 $ python main.py --name Camila
@@ -69,7 +76,9 @@ The program greets the name it is given."""
 
 
 def test_a_shell_run_is_still_left_out_unless_asked_about_what_it_printed() -> None:
-    block = next(u for u in units(SHELL, DEFAULT.answer) if u.block)
+    """A run of the code above it shows what the code printed: it stays out, its command too
+    (`test_shell_commands` has a run no code comes before, whose command is the how-to)."""
+    block = [u for u in units(SHELL, DEFAULT.answer) if u.block][-1]
     assert block.is_console and not block.is_session
     answer = pick("what does the program do with the name?", [SHELL])
-    assert "$ python main.py" not in answer
+    assert "$ python main.py" not in answer and "Hello Camila" not in answer

@@ -1,7 +1,9 @@
 """A block of shell commands alone is what the reader types, not a console run (issue 30: answers
 that carry the how-to): "pass each group its queue on the command line:" with `$ worker app
 --queues ui` under it is the answer to "how do I make a group of workers take one queue?", while
-a block that shows what a command printed stays a console run, shown only when asked about."""
+a block that shows what a command printed stays a console run, shown only when asked about; when
+its lead-in says what the question asks and no code comes before it, its commands alone are shown
+(the command is the how-to, the printed run is not)."""
 
 from __future__ import annotations
 
@@ -67,3 +69,40 @@ def test_the_command_line_a_how_to_asks_for_is_shown_with_its_lead_in() -> None:
     ).text
     assert "pass each group its queue on the command line" in text
     assert "$ worker tasks_app --queues default" in text
+
+
+MONITORING = """## Monitoring at the console
+
+To see what queues exist and what workers are active, just type the info command:
+
+```console
+$ worker info
+high       |██████████ 20
+low        |████ 12
+32 jobs total
+```
+
+You can also ask the workers for their count from Python.
+"""
+
+
+def test_a_console_run_a_lead_in_introduces_is_shown_as_its_command() -> None:
+    """rq's docs (never used here): "how can I see which queues and workers exist from the
+    command line?" was answered with a Python snippet from another page, while the passage
+    ranked first says "just type rq info:" over a run of it, left out as output nobody asked
+    about. Its command is the how-to: shown, its printed table not."""
+    text = extractive(
+        Mode.QUESTION,
+        Request("how can I see which queues and workers exist?", [source(1, MONITORING)]),
+        flat_idf,
+        params=DEFAULT.answer,
+    ).text
+    assert "just type the info command" in text and "$ worker info" in text
+    assert "32 jobs total" not in text and "██" not in text
+    asked = extractive(
+        Mode.QUESTION,
+        Request("how many jobs are there in total?", [source(1, MONITORING)]),
+        flat_idf,
+        params=DEFAULT.answer,
+    ).text
+    assert "32 jobs total" in asked  # asked about what it printed: the whole run

@@ -506,6 +506,24 @@ class _Ranking:
         allowed = _allowed(candidates[:own], unit_stems[:own], weights.keys()) + [
             not unit.is_console or unit.is_session for _, unit in candidates[own:]
         ]
+        # a console run nobody asked about, whose lead-in says what the question asks and that
+        # follows no code of its chunk, is shown as what it has the reader type: the command is
+        # the how-to, the printed run is not (`Unit.typed`). A run after the chunk's code runs
+        # that code ("And then we get those values when using completion:" under the example):
+        # what it shows is what it printed; "Check it:" says nothing asked. Both stay out.
+        coded = {
+            number for number, unit in candidates[:own] if unit.has_code and not unit.is_console
+        }
+        for i, (number, unit) in enumerate(candidates[:own]):
+            typed = None if allowed[i] else unit.typed()
+            after_code = number in coded and any(
+                n == number and u.position < unit.position and u.has_code and not u.is_console
+                for n, u in candidates[:own]
+            )
+            if typed is not None and not after_code and _stems(unit.sentence) & weights.keys():
+                candidates[i] = (number, typed)
+                unit_stems[i] = _unit_stems(typed)
+                allowed[i] = True
         return cls(
             request,
             candidates,

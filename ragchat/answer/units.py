@@ -75,6 +75,24 @@ class Unit:
         lines = self.block.splitlines()[1:-1]
         return "\n".join(line for line in lines if not _PROMPT_LINE.match(line))
 
+    def typed(self) -> Unit | None:
+        """A console run a sentence introduces, as what the reader types: its shell commands
+        alone ("To see what queues exist ..., just type rq info:" with `$ rq info`, its printed
+        table left out), a block of commands like any other. None for anything else: a Python
+        session (its code is shown whole), a traceback, a run without a shell command."""
+        if not self.sentence or not self.is_console or self.is_session:
+            return None
+        lines = self.block.strip().splitlines()
+        typed: list[str] = []
+        going_on = False
+        for line in lines[1:-1]:
+            if going_on or _SHELL_PROMPT.match(line):
+                typed.append(line)
+            going_on = bool(typed) and typed[-1] is line and line.rstrip().endswith("\\")
+        if not typed:
+            return None
+        return replace(self, block="\n".join([lines[0], *typed, lines[-1]]))
+
 
 def is_console(block: str) -> bool:
     """A console session or a traceback; not a block of shell commands alone, which prints
