@@ -55,6 +55,24 @@ def test_anchoring_never_pushes_the_questions_own_first_hits_out() -> None:
     assert not {1, 2} & set(pushed[:4]) and {1, 2} <= set(ranked[:4])
 
 
+def test_the_chunk_both_of_the_questions_own_lists_rank_first_stays_first() -> None:
+    """rq's docs (never used here): "what does the job registries page say about removing
+    jobs?" after questions on the jobs page. The question's vector and keyword lists both rank
+    the registries page's "Removing Jobs" first, and so does the fusion without the boost; the
+    boost lifted the last answer's "Canceling a Job" (4th and 2nd) over it, and the answer led
+    with the wrong page's code. A clear ranking is no near-tie: the agreed first hit stays
+    first; a boosted chunk still passes the others."""
+    document_of = {1: 1, 2: 9, 3: 3, 4: 9, 5: 5}
+    lists = _lists([1, 3, 5, 2, 4], [1, 2, 3, 4, 5])
+    anchoring = Anchoring(frozenset({9}), 0.16)
+    boosted = [f.chunk_id for f in fuse(lists, document_of, anchoring=anchoring)]
+    agreed = [f.chunk_id for f in fuse(lists, document_of, anchoring=anchoring, agreed=1)]
+    assert boosted[0] == 2 and agreed[:2] == [1, 2]
+    # first by both lists, but not by the fusion without the boost: nothing to keep
+    other = [f.chunk_id for f in fuse(lists, document_of, anchoring=anchoring, agreed=3)]
+    assert other == boosted
+
+
 def test_beside_a_rewrite_the_questions_own_first_hits_keep_places() -> None:
     """A trusted rewrite's lists outweigh the question's: its own first hit stays in the top 4."""
     lists = [

@@ -185,6 +185,17 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
     }
 
 
+def _agreed_own(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
+    """The chunk the question's own lists (as typed, to the vector index and to FTS) both rank
+    first, if they agree."""
+    firsts = [
+        ranked.ids[0] if ranked.ids else None
+        for query, ranked in zip(plan.queries, lists, strict=False)
+        if query.source is Source.QUESTION and query.index is not Index.TITLE
+    ]
+    return firsts[0] if len(firsts) == 2 and firsts[0] is not None and len(set(firsts)) == 1 else None
+
+
 def _lists(plan: RetrievalPlan, lists: list[RankedList], *sources: Source) -> list[RankedList]:
     """The keyword (FTS) lists of the plan's queries from `sources`, as ranked."""
     return [
@@ -341,6 +352,7 @@ def retrieve(
             own=_own_first(plan, lists),
             own_within=settings.params.fusion.own_within,
             own_firm=_beside_a_rewrite(plan, context, settings),
+            agreed=_agreed_own(plan, lists),
         )
         if any(item.ids for item in lists)
         else []

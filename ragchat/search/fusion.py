@@ -99,11 +99,13 @@ def fuse(
     own: Collection[int] = (),
     own_within: int,
     own_firm: bool = False,
+    agreed: int | None = None,
 ) -> list[Fused]:
     """All chunks of the lists, best first (ties by id). `own`: the question's own first hits,
     which the boost never pushes out of the top `own_within` places they held without it; with
     `own_firm` (beside a model's rewrite, whose lists outweigh the question's) whatever the
-    other lists say."""
+    other lists say. `agreed`: the first hit of every one of the question's own lists; when the
+    un-boosted order ranks it first too, the boost does not pass it."""
     live = [item for item in lists if item.weight > 0]
     if not live:
         return []
@@ -137,7 +139,19 @@ def fuse(
         )
     fused.sort(key=lambda item: (-item.score, item.chunk_id))
     fused = _own_kept(fused, own, own_within, own_firm)
+    fused = _agreed_kept(fused, agreed)
     return _protected(fused, protect, protect_within)
+
+
+def _agreed_kept(fused: list[Fused], agreed: int | None) -> list[Fused]:
+    """The chunk every one of the question's own lists ranks first, first again when the boost
+    passed it though the un-boosted order has it first: a clear ranking is no near-tie."""
+    if agreed is None or not fused or fused[0].chunk_id == agreed:
+        return fused
+    plain = min(fused, key=lambda item: (-item.rrf, item.chunk_id))
+    if plain.chunk_id != agreed:
+        return fused
+    return [plain, *(item for item in fused if item.chunk_id != agreed)]
 
 
 def _leading(scores: Mapping[int, float], count: int) -> set[int]:
