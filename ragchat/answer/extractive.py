@@ -511,12 +511,9 @@ class _Ranking:
         # the how-to, the printed run is not (`Unit.typed`). A run after the chunk's code runs
         # that code ("And then we get those values when using completion:" under the example):
         # what it shows is what it printed; "Check it:" says nothing asked. Both stay out.
-        coded = {
-            number for number, unit in candidates[:own] if unit.has_code and not unit.is_console
-        }
         for i, (number, unit) in enumerate(candidates[:own]):
             typed = None if allowed[i] else unit.typed()
-            after_code = number in coded and any(
+            after_code = any(
                 n == number and u.position < unit.position and u.has_code and not u.is_console
                 for n, u in candidates[:own]
             )

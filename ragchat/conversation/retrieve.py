@@ -186,14 +186,16 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
 
 
 def _agreed_own(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
-    """The chunk the question's own lists (as typed, to the vector index and to FTS) both rank
-    first, if they agree."""
-    firsts = [
-        ranked.ids[0] if ranked.ids else None
+    """The chunk both of the question's own lists (to the vector index and to FTS) rank first,
+    if they agree (`fusion.fuse`'s `agreed`)."""
+    own = [
+        ranked
         for query, ranked in zip(plan.queries, lists, strict=False)
         if query.source is Source.QUESTION and query.index is not Index.TITLE
     ]
-    return firsts[0] if len(firsts) == 2 and firsts[0] is not None and len(set(firsts)) == 1 else None
+    firsts = {ranked.ids[0] for ranked in own if ranked.ids}
+    agree = len(own) == 2 and all(ranked.ids for ranked in own) and len(firsts) == 1
+    return firsts.pop() if agree else None
 
 
 def _lists(plan: RetrievalPlan, lists: list[RankedList], *sources: Source) -> list[RankedList]:
