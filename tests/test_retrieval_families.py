@@ -71,6 +71,14 @@ def test_the_chunk_both_of_the_questions_own_lists_rank_first_stays_first() -> N
     # first by both lists, but not by the fusion without the boost: nothing to keep
     other = [f.chunk_id for f in fuse(lists, document_of, anchoring=anchoring, agreed=3)]
     assert other == boosted
+    # within one document the boost still orders: the last answer's page, past what it used
+    same = {**document_of, 1: 9}
+    used = Anchoring(frozenset({9}), 0.16, exclude=frozenset({1}), keep=0)
+    boosted = [f.chunk_id for f in fuse(lists, same, anchoring=used)]
+    assert (
+        boosted[0] == 2
+        and [f.chunk_id for f in fuse(lists, same, anchoring=used, agreed=1)] == boosted
+    )
 
 
 def test_beside_a_rewrite_the_questions_own_first_hits_keep_places() -> None:

@@ -105,7 +105,7 @@ def fuse(
     which the boost never pushes out of the top `own_within` places they held without it; with
     `own_firm` (beside a model's rewrite, whose lists outweigh the question's) whatever the
     other lists say. `agreed`: the first hit of every one of the question's own lists; when the
-    un-boosted order ranks it first too, the boost does not pass it."""
+    un-boosted order ranks it first too, no other document's boosted chunk passes it."""
     live = [item for item in lists if item.weight > 0]
     if not live:
         return []
@@ -145,11 +145,14 @@ def fuse(
 
 def _agreed_kept(fused: list[Fused], agreed: int | None) -> list[Fused]:
     """The chunk every one of the question's own lists ranks first, first again when the boost
-    passed it though the un-boosted order has it first: a clear ranking is no near-tie."""
+    lifted another document's chunk over it though the un-boosted order has it first: a clear
+    ranking is no near-tie. Within its own document the boost still orders (a follow-up moves on
+    to the section the last answer did not use: MTRAG govt's "Who do I call about missed
+    collection ...? and what should I do if ...", whose second half the last answer had said)."""
     if agreed is None or not fused or fused[0].chunk_id == agreed:
         return fused
     plain = min(fused, key=lambda item: (-item.rrf, item.chunk_id))
-    if plain.chunk_id != agreed:
+    if plain.chunk_id != agreed or plain.document_id == fused[0].document_id:
         return fused
     return [plain, *(item for item in fused if item.chunk_id != agreed)]
 
