@@ -38,7 +38,7 @@ def test_a_that_ending_the_question_points_at_the_last_answer(tmp_path: Path, em
     turn = conversation.ask("which release changed that?")
     app.close()
     reading = turn.lineage.reformulation
-    assert reading.is_follow_up and not reading.topic_shift
+    assert reading.is_follow_up and not reading.topic_shift and reading.points_back
     assert "refers back with 'that'" in reading.reasoning  # not "may continue the conversation"
     assert "that" not in understood(reading.semantic_query).split()  # said in full
     assert Path(turn.lineage.chunks[0].document).name == "migrations.md"

@@ -67,6 +67,10 @@ class Reformulation:
     model_query: str = ""  # a model's rewrite, searched as its own lists ("" when there is none)
     model_weight: float = 0.0  # their weight in the fusion (combine.py), next to the question's
     question_weight: float = 1.0  # the question's own lists' weight (less beside a trusted rewrite)
+    # the question points back at the conversation (a cue: a pointer, "and ...?", a meta-request,
+    # no subject of its own), not only may continue it: the anchor boost may then pass the first
+    # hit both of its own lists agree on (`fusion.fuse`'s `agreed`)
+    points_back: bool = False
 
     @property
     def goes_on(self) -> bool:

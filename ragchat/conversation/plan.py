@@ -48,6 +48,8 @@ class RetrievalPlan:
     # query per index, the ablation and the baselines; the context list reports its similarity)
     reuse_first: bool = True  # the reused chunks lead (a bare request); False: a request with
     # words of its own, where this turn's search places them (`retrieve._with_reused`)
+    points_back: bool = True  # the reading found the question pointing back (a cue): the boost
+    # may pass the first hit both of its own lists agree on; False: it only may continue the talk
 
 
 def context_weight(reformulation: Reformulation) -> float:
@@ -224,4 +226,5 @@ def plan(
         reuse,
         ablations.fusion,
         reuse_first=bare,
+        points_back=reformulation.points_back,
     )

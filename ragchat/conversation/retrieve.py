@@ -187,7 +187,11 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
 
 def _agreed_own(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
     """The chunk both of the question's own lists (to the vector index and to FTS) rank first,
-    if they agree (`fusion.fuse`'s `agreed`)."""
+    if they agree (`fusion.fuse`'s `agreed`), on a turn whose question does not point back (no
+    cue; `plan.points_back`): "what does the job registries page say about removing jobs?"
+    after questions on rq's jobs page only may go on with them, and both its lists rank the
+    registries page's "Removing Jobs" first; "which release changed that?" points back, and the
+    boost still turns it to the last answer's page over one that only shares its words."""
     own = [
         ranked
         for query, ranked in zip(plan.queries, lists, strict=False)
@@ -354,7 +358,7 @@ def retrieve(
             own=_own_first(plan, lists),
             own_within=settings.params.fusion.own_within,
             own_firm=_beside_a_rewrite(plan, context, settings),
-            agreed=_agreed_own(plan, lists),
+            agreed=None if plan.points_back else _agreed_own(plan, lists),
         )
         if any(item.ids for item in lists)
         else []

@@ -269,6 +269,7 @@ class HeuristicReformulator:
             reasoning=reason,
             reformulator=self.name,
             context_need=1.0,
+            points_back=True,
         )
 
     def _follow_up(
@@ -342,6 +343,7 @@ class HeuristicReformulator:
             reformulator=self.name,
             context_need=round(decision.need, 3),
             new_subject=new_subject,
+            points_back=decision.kind == "follow_up",
         )
 
     def _keyword_query(
