@@ -11,7 +11,9 @@ Anchoring is evidence, not a verdict: the boost is added only to chunks that som
 ranks within `reach`, and it is never more than `margin`, so by construction it breaks near-ties
 among relevant chunks: a boosted chunk passes only chunks within `margin` of its own score, it
 cannot lift a chunk that no query found, and it never pushes the question's own first hits (the
-first chunk of each of its own lists, `own`) out of the top `own_within` places they held.
+first chunk of each of its own lists, `own`) out of the top `own_within` places they held, nor
+lifts another document's chunk over the first hit both of them agree on when the fusion without
+it ranks that first (`agreed`, on a question that does not point back at the conversation).
 The chunks the last answer used get no boost, so a follow-up moves on to new text, except one the
 un-anchored fusion ranks first (`keep`): the question asks about that same text again ("and read
 it?" after "how do I set a cookie?"), the boost keeps it first instead of lifting the document's
