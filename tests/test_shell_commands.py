@@ -57,16 +57,14 @@ def test_a_block_that_shows_what_a_command_printed_stays_a_console_run() -> None
     assert is_console("```\nTraceback (most recent call last):\n  ...\n```")
 
 
+def answer(question: str, text: str) -> str:
+    """The extractive answer to `question` from one source holding `text`."""
+    request = Request(question, [source(1, text)])
+    return extractive(Mode.QUESTION, request, flat_idf, params=DEFAULT.answer).text
+
+
 def test_the_command_line_a_how_to_asks_for_is_shown_with_its_lead_in() -> None:
-    text = extractive(
-        Mode.QUESTION,
-        Request(
-            "how do I make one group of workers only take the urgent queue?",
-            [source(1, BINDING)],
-        ),
-        flat_idf,
-        params=DEFAULT.answer,
-    ).text
+    text = answer("how do I make one group of workers only take the urgent queue?", BINDING)
     assert "pass each group its queue on the command line" in text
     assert "$ worker tasks_app --queues default" in text
 
@@ -91,18 +89,8 @@ def test_a_console_run_a_lead_in_introduces_is_shown_as_its_command() -> None:
     command line?" was answered with a Python snippet from another page, while the passage
     ranked first says "just type rq info:" over a run of it, left out as output nobody asked
     about. Its command is the how-to: shown, its printed table not."""
-    text = extractive(
-        Mode.QUESTION,
-        Request("how can I see which queues and workers exist?", [source(1, MONITORING)]),
-        flat_idf,
-        params=DEFAULT.answer,
-    ).text
+    text = answer("how can I see which queues and workers exist?", MONITORING)
     assert "just type the info command" in text and "$ worker info" in text
     assert "32 jobs total" not in text and "██" not in text
-    asked = extractive(
-        Mode.QUESTION,
-        Request("how many jobs are there in total?", [source(1, MONITORING)]),
-        flat_idf,
-        params=DEFAULT.answer,
-    ).text
+    asked = answer("how many jobs are there in total?", MONITORING)
     assert "32 jobs total" in asked  # asked about what it printed: the whole run
