@@ -72,8 +72,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # Python-Markdown reads it; a reference link the page does not define is its text; 21: ... also
 # when its text is code ("[`ValidationError`][pydantic_core.ValidationError]"); an admonition
 # with more class words after its type, or quotes inside its title, is one; 22: a version with a
-# pre-release after it ("Version 18.3a0", "2.0rc1") titles a release
-PARSER_VERSION = 22
+# pre-release after it ("Version 18.3a0", "2.0rc1") titles a release; 23: a `literalinclude`'s
+# `:pyobject:` selects that class or function of the file
+PARSER_VERSION = 23
 
 
 def is_supported(path: Path) -> bool:

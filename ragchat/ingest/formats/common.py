@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import ast
 import re
 import unicodedata
 from collections.abc import Mapping
@@ -147,6 +148,43 @@ class Includes(Protocol):
     """Reads the file a page names (`lines`: line ranges of it, "1:3,8" or "1-3")."""
 
     def __call__(self, name: str, lines: str = "") -> Included: ...
+
+
+def python_object(text: str, dotted: str) -> str | None:
+    """The source lines of the class or function `dotted` names in Python `text` ("UserFactory",
+    "UserFactory.build"), its decorators included, as Sphinx's `literalinclude :pyobject:` shows
+    it; None when the text does not parse or holds no such object."""
+    try:
+        body = ast.parse(text).body
+    except (SyntaxError, ValueError):
+        return None
+    found: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None = None
+    for name in dotted.split("."):
+        found = next(
+            (
+                node
+                for node in body
+                if isinstance(node, (ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
+                and node.name == name
+            ),
+            None,
+        )
+        if found is None:
+            return None
+        body = found.body
+    if found is None or found.end_lineno is None:
+        return None
+    start = min([found.lineno, *(d.lineno for d in found.decorator_list)])
+    return "\n".join(text.splitlines()[start - 1 : found.end_lineno]) + "\n"
+
+
+def included_part(text: str, options: Mapping[str, object]) -> str:
+    """The part of an included file its options select: `:pyobject:` (a Python class or
+    function, `python_object`; the whole file when it holds none), then `:start-after:` and
+    `:end-before:` (`between_markers`)."""
+    dotted = str(options.get("pyobject") or "").strip()
+    part = python_object(text, dotted) if dotted else None
+    return between_markers(part if part is not None else text, options)
 
 
 def between_markers(text: str, options: Mapping[str, object]) -> str:

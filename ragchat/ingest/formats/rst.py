@@ -30,6 +30,7 @@ from .common import (
     between_markers,
     code_fence,
     definition,
+    included_part,
     looks_like_code,
     not_in_library,
     signature_fence,
@@ -357,7 +358,7 @@ def _literal_include_directive() -> type:
                 why = found.why if found else "not in the library"
                 return [nodes.paragraph("", not_in_library(name, why))]
             language = str(self.options.get("language") or "") or found.language
-            code = between_markers(found.text, self.options)
+            code = included_part(found.text, self.options)
             return [nodes.literal_block(code, code, classes=["code", language] if language else [])]
 
     return LiteralInclude
