@@ -76,4 +76,5 @@ def test_a_method_is_named_through_its_class_with_its_decorators(tmp_path: Path)
 def test_an_object_the_file_does_not_hold_leaves_the_whole_file() -> None:
     assert python_object(MODULE, "Missing") is None
     assert python_object("def broken(:\n", "broken") is None
+    assert python_object("x = " + "-" * 200_000 + "1\n", "x") is None  # the parser's stack, run out
     assert python_object(MODULE, "unrelated_helper") == "def unrelated_helper():\n    return 42\n"

@@ -153,10 +153,12 @@ class Includes(Protocol):
 def python_object(text: str, dotted: str) -> str | None:
     """The source lines of the class or function `dotted` names in Python `text` ("UserFactory",
     "UserFactory.build"), its decorators included, as Sphinx's `literalinclude :pyobject:` shows
-    it; None when the text does not parse or holds no such object."""
+    it; None when the text does not parse or holds no such object. A file made to break the
+    parser ("x = ------...1" runs CPython's parser out of stack: MemoryError) is one that does
+    not parse: the include shows it whole, and the ingest goes on."""
     try:
         body = ast.parse(text).body
-    except (SyntaxError, ValueError):
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
         return None
     found: ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef | None = None
     for name in dotted.split("."):
