@@ -513,11 +513,13 @@ class _Ranking:
         # what it shows is what it printed; "Check it:" says nothing asked. Both stay out.
         for i, (number, unit) in enumerate(candidates[:own]):
             typed = None if allowed[i] else unit.typed()
+            if typed is None or not _stems(unit.sentence) & weights.keys():
+                continue
             after_code = any(
                 n == number and u.position < unit.position and u.has_code and not u.is_console
                 for n, u in candidates[:own]
             )
-            if typed is not None and not after_code and _stems(unit.sentence) & weights.keys():
+            if not after_code:
                 candidates[i] = (number, typed)
                 unit_stems[i] = _unit_stems(typed)
                 allowed[i] = True

@@ -83,12 +83,8 @@ class Unit:
         if not self.sentence or not self.is_console or self.is_session:
             return None
         lines = self.block.strip().splitlines()
-        typed: list[str] = []
-        going_on = False
-        for line in lines[1:-1]:
-            if going_on or _SHELL_PROMPT.match(line):
-                typed.append(line)
-            going_on = bool(typed) and typed[-1] is line and line.rstrip().endswith("\\")
+        inner = lines[1:-1]
+        typed = [line for line, mine in zip(inner, _typed_lines(inner), strict=True) if mine]
         if not typed:
             return None
         return replace(self, block="\n".join([lines[0], *typed, lines[-1]]))
@@ -102,15 +98,24 @@ def is_console(block: str) -> bool:
     return console and not is_commands(lines)
 
 
+def _typed_lines(lines: list[str]) -> list[bool]:
+    """Which lines a reader types: a shell prompt's command, or a line a command's trailing "\\"
+    goes on to."""
+    marks: list[bool] = []
+    going_on = False
+    for line in lines:
+        marks.append(going_on or bool(_SHELL_PROMPT.match(line)))
+        going_on = line.rstrip().endswith("\\")
+    return marks
+
+
 def is_commands(lines: list[str]) -> bool:
     """Every line is a shell prompt's command, goes on with the one before (a trailing "\\") or
     is a comment ("# only the default queue"), and one at least is a command."""
-    going_on = False
-    for line in lines:
-        if not (going_on or _SHELL_PROMPT.match(line) or line.lstrip().startswith("#")):
-            return False
-        going_on = line.rstrip().endswith("\\")
-    return any(_SHELL_PROMPT.match(line) for line in lines)
+    marks = _typed_lines(lines)
+    return all(
+        mine or line.lstrip().startswith("#") for line, mine in zip(lines, marks, strict=True)
+    ) and any(_SHELL_PROMPT.match(line) for line in lines)
 
 
 def is_session(block: str) -> bool:

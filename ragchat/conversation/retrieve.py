@@ -178,11 +178,16 @@ def _own_first(plan: RetrievalPlan, lists: list[RankedList]) -> set[int]:
     left unprotected (Jinja's one-page templates.rst, boosted as a whole, took every place). On
     the shared sets the rule changes no scored turn (docs, held-out, MTRAG all identical); it
     used to wait for a confident cosine (`plan.confident`)."""
-    return {
-        ranked.ids[0]
+    return {ranked.ids[0] for ranked in _own_lists(plan, lists) if ranked.ids}
+
+
+def _own_lists(plan: RetrievalPlan, lists: list[RankedList]) -> list[RankedList]:
+    """The question's own lists as ranked (to the vector index and to FTS; not the title list)."""
+    return [
+        ranked
         for query, ranked in zip(plan.queries, lists, strict=False)
-        if query.source is Source.QUESTION and query.index is not Index.TITLE and ranked.ids
-    }
+        if query.source is Source.QUESTION and query.index is not Index.TITLE
+    ]
 
 
 def _agreed_own(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
@@ -192,12 +197,8 @@ def _agreed_own(plan: RetrievalPlan, lists: list[RankedList]) -> int | None:
     after questions on rq's jobs page only may go on with them, and both its lists rank the
     registries page's "Removing Jobs" first; "which release changed that?" points back, and the
     boost still turns it to the last answer's page over one that only shares its words."""
-    own = [
-        ranked
-        for query, ranked in zip(plan.queries, lists, strict=False)
-        if query.source is Source.QUESTION and query.index is not Index.TITLE
-    ]
-    firsts = {ranked.ids[0] for ranked in own if ranked.ids}
+    own = _own_lists(plan, lists)
+    firsts = _own_first(plan, lists)
     agree = len(own) == 2 and all(ranked.ids for ranked in own) and len(firsts) == 1
     return firsts.pop() if agree else None
 

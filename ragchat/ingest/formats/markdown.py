@@ -33,7 +33,6 @@ from .common import (
     Includes,
     Links,
     Outline,
-    between_markers,
     code_fence,
     definition,
     included_part,
@@ -389,7 +388,7 @@ def _myst_include(
     if found is None or found.text is None:
         why = found.why if found else "not in the library"
         return [not_in_library(path, why)] if path else []
-    text = (included_part if name == "literalinclude" else between_markers)(found.text, options)
+    text = included_part(found.text, options)
     if name == "include" and found.markdown:
         return parse_markdown(text, None, nesting + 1).blocks
     if name == "include" and path.lower().endswith((".rst", ".rest")):
