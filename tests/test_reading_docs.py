@@ -299,7 +299,12 @@ def test_included_fragments_and_templates_are_not_documents(
             "overrides/main.html": '{% extends "base.html" %}\n{% block footer %}<p>Footer '
             "text shown on every page</p>{% endblock %}\n",
             "jinja.html": "<h1>Loops</h1><p>Write a loop like this:</p>"
-            "<pre>{% for user in users %}{{ user }}{% endfor %}</pre>",
+            "<pre>{% for user in users %}{{ user }}{% endfor %}</pre>"
+            "<p>Print a value with {{ user.name }} in the text.</p>",
+            # a Sphinx theme's sidebar: expressions only, in its links' attributes
+            "_templates/sidebar.html": "<p class=\"logo\"><a href=\"{{ pathto(root_doc) }}\">"
+            "Home</a></p>\n<h3>{{ _('Useful Links') }}</h3>\n<ul><li><a href="
+            "'{{ pathto(\"api\") }}'>{{ _('API Reference') }}</a></li></ul>\n",
             # two pages including each other: neither is only a part of the other
             "one.md": '# One\n\nFirst page.\n\n--8<-- "two.md"\n',
             "two.md": '# Two\n\nSecond page.\n\n--8<-- "one.md"\n',
@@ -312,6 +317,7 @@ def test_included_fragments_and_templates_are_not_documents(
     assert "Keep the cache warm between runs." in texts["guide.md"]
     assert ("parts/tip.md", "included by another document") in report.left_out
     assert ("overrides/main.html", "a page template") in report.left_out
+    assert ("_templates/sidebar.html", "a page template") in report.left_out
 
 
 def test_a_text_file_a_page_includes_is_not_a_document_of_its_own(

@@ -6,7 +6,9 @@ folder's name), and what ingest learns from reading them all first.
   not again on its own. Only files reachable from a document nobody includes are fragments: two
   files including each other stay documents.
 - A page template: an HTML file written in a template language (`{% extends %}`, `{% block %}`;
-  Jinja, Django, Liquid, Nunjucks), outside its code examples; a theme's `overrides/main.html`.
+  Jinja, Django, Liquid, Nunjucks), outside its code examples; a theme's `overrides/main.html`;
+  or one whose tags' attributes are template expressions (`href="{{ pathto('api') }}"`: a
+  Sphinx theme's `_templates/sidebar.html`, which has no statement at all).
 - Labels: every Sphinx cross-reference label the library defines (see labels.py).
 """
 
@@ -29,6 +31,8 @@ _CODE_ELEMENTS = re.compile(
     r"<(pre|code|script|style|textarea)\b.*?</\1\s*>|<!--.*?-->", re.S | re.I
 )
 _TEMPLATE_TAG = re.compile(r"\{%-?\s*[a-z_]+\b[^%]*-?%\}")
+# an attribute of a tag whose value holds a template expression: `<a href="{{ pathto(doc) }}">`
+_TEMPLATE_ATTRIBUTE = re.compile(r"""<[a-z][^<>]*\s[\w:-]+\s*=\s*(["'])[^"'<>]*\{\{[^{}]*\}\}""", re.I)
 
 
 def is_surveyed(path: Path) -> bool:
@@ -44,8 +48,11 @@ def is_markup(path: Path) -> bool:
 
 
 def is_page_template(text: str) -> bool:
-    """Template statements (`{% name ... %}`) outside code, preformatted text and comments."""
-    return bool(_TEMPLATE_TAG.search(_CODE_ELEMENTS.sub("", text)))
+    """Template statements (`{% name ... %}`), or tag attributes holding template expressions
+    (`href="{{ ... }}"`), outside code, preformatted text and comments. Not an expression in a
+    page's text: a page about templates shows `{{ user.name }}` in its prose."""
+    outside = _CODE_ELEMENTS.sub("", text)
+    return bool(_TEMPLATE_TAG.search(outside) or _TEMPLATE_ATTRIBUTE.search(outside))
 
 
 @dataclass
