@@ -21,7 +21,7 @@ from ..text import content_words, is_fence, stem, words
 from .blocks import ENDS_IN_CODE, LIST_ITEM
 from .params import AnswerParams
 from .prompt import CITATION, Source
-from .units import Unit, is_boilerplate, units
+from .units import Unit, cut_asked, is_boilerplate, units
 
 NOT_COVERED = "The documents may not cover this question."
 NOTHING_NEW = "The sources say nothing beyond the last answer."
@@ -499,6 +499,9 @@ class _Ranking:
     ) -> _Ranking:
         """`own`: the candidates of the request's sources, those after it the reach's code."""
         weights = {stem(w): idf(w) for w in dict.fromkeys(content_words(request.query))}
+        candidates = [
+            (n, _cut_for(unit, weights, params) if unit.whole else unit) for n, unit in candidates
+        ]
         order = {s.number: i for i, s in enumerate([*request.sources, *request.reach])}
         unit_stems = [_unit_stems(unit) for _, unit in candidates]
         own = len(candidates) if own is None else own
@@ -1136,6 +1139,15 @@ def _answerable(unit: Unit, key: str, params: AnswerParams) -> bool:
         return True
     short = len(unit.sentence) < params.min_sentence_chars and unit.kind != "item"
     return not (short or is_boilerplate(unit.sentence, params) or unit.sentence.endswith(":"))
+
+
+def _cut_for(unit: Unit, weights: Mapping[str, float], params: AnswerParams) -> Unit:
+    """A cut code block cut again where it holds least of the query's words (`cut_asked`)."""
+
+    def asked(line: str) -> float:
+        return sum(weights.get(s, 0.0) for s in _stems(line))
+
+    return replace(unit, block=cut_asked(unit.whole, asked, params))
 
 
 def _unit_stems(unit: Unit) -> set[str]:

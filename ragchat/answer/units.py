@@ -4,6 +4,7 @@ list items, code blocks, tables, and the titles and cut sentences an answer neve
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from ..text import is_fence, is_signature, split_sentences
@@ -35,6 +36,7 @@ class Unit:
     block: str = ""  # a fenced code block, list or table, as it is in the chunk
     # sentence | item | code | list | table | title | label | fragment | signature
     kind: str = "sentence"
+    whole: str = ""  # a code block cut to `max_block_lines`, as the chunk has it ("" when not cut)
 
     @property
     def is_signature(self) -> bool:
@@ -147,6 +149,10 @@ def units(
             found.append(Unit(len(found), piece, kind=kind))
             continue
         last = found[-1] if found else None
+        whole = ""
+        if kind == "code":  # a block too long is cut; the unit keeps it whole for `cut_asked`
+            whole, piece = piece, "\n".join(_cut(piece.split("\n"), True, params))
+            whole = "" if whole == piece else whole
         if kind == "code" and is_signature(piece):  # the text before it ends the entry before
             found.append(Unit(len(found), "", piece, "signature"))
             continue
@@ -158,7 +164,7 @@ def units(
             found[-1] = Unit(last.position, lead, block, "code")
             continue
         if last is not None and last.kind == "sentence" and not last.block:
-            found[-1] = Unit(last.position, last.sentence, piece, kind)
+            found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
             found[-1] = replace(last, block=f"{last.block}\n{piece}")
         elif kind == "list":
@@ -168,7 +174,7 @@ def units(
                 if item.strip() and item.strip() != "…"
             )
         else:
-            found.append(Unit(len(found), "", piece, kind))
+            found.append(Unit(len(found), "", piece, kind, whole))
     return _fragments_marked(found, whole_start, whole_end)
 
 
@@ -263,7 +269,8 @@ def is_boilerplate(sentence: str, params: AnswerParams) -> bool:
 
 def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
     """The chunk as (kind, text) pieces in order: prose paragraphs, titles, and code, list and
-    table blocks (cut to `max_block_lines`); headings are left out."""
+    table blocks (lists and tables cut to `max_block_lines`, code whole); headings are left
+    out."""
     pieces: list[tuple[str, str]] = []
     for block in blocks(text, params.title_words):
         lines = list(block.lines)
@@ -272,16 +279,11 @@ def _pieces(text: str, params: AnswerParams) -> list[tuple[str, str]]:
         elif block.kind == "title":
             pieces.append(("title", lines[0].strip()))
         elif block.kind == "loose_code":
-            pieces.append(
-                (
-                    "code",
-                    "\n".join(
-                        _cut(["```", *(line.rstrip() for line in lines), "```"], True, params)
-                    ),
-                )
-            )
+            pieces.append(("code", "\n".join(["```", *(line.rstrip() for line in lines), "```"])))
+        elif block.kind == "code":  # cut where it becomes a unit's (`units`)
+            pieces.append(("code", "\n".join(lines)))
         elif block.kind != "heading":
-            pieces.append((block.kind, "\n".join(_cut(lines, block.kind == "code", params))))
+            pieces.append((block.kind, "\n".join(_cut(lines, False, params))))
     return pieces
 
 
@@ -290,9 +292,34 @@ def _cut(lines: list[str], code: bool, params: AnswerParams) -> list[str]:
     if len(lines) <= most:
         return lines
     if code:  # keep the closing fence so the block stays a block
-        return [
-            *lines[: most - 2],
-            lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …",
-            lines[-1],
-        ]
+        return _elided(lines, len(lines) - most + 1, most - 2)
     return [*lines[:most], "…"]
+
+
+def _elided(lines: list[str], span: int, start: int) -> list[str]:
+    """A fenced block with `span` lines from `start` on left out, marked by a comment line."""
+    indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+    return [*lines[:start], indent + "# …", *lines[start + span :]]
+
+
+def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -> str:
+    """A code block too long to show whole, cut where it says least of what the question asks:
+    of every run of lines as long as the cut must be (after the opening fence's line, before the
+    closing one), the one whose lines hold the least of the question's weight (`asked` of a
+    line), the last such run on a tie, so a block that says nothing asked loses its tail as any
+    other does. The line the question came for ("self.groups.add(group)" at the end of a
+    35-line example of a many-to-many hook) is not cut for a lighter middle."""
+    lines = whole.split("\n")
+    most = params.max_block_lines
+    if len(lines) <= most:
+        return whole
+    span = len(lines) - most + 1
+    weight = [0.0, *(asked(line) for line in lines[1:-1]), 0.0]
+    first, last = 1, len(lines) - 1 - span
+    cost = sum(weight[last : last + span])
+    best, start = cost, last
+    for begin in range(last - 1, first - 1, -1):  # slide the run back one line at a time
+        cost += weight[begin] - weight[begin + span]
+        if cost < best - 1e-9:
+            best, start = cost, begin
+    return "\n".join(_elided(lines, span, start))

@@ -1,0 +1,74 @@
+"""A code block too long to show whole is cut where it says least of what the question asks
+(issue 30: answers that carry the how-to): a many-to-many hook's 35-line example ends with the
+line that adds the groups, and "how do I add groups to a user?" is answered with that line, the
+cut moved before it; a question the block's tail says nothing of keeps its head, as before."""
+
+from __future__ import annotations
+
+from helpers import pick
+
+from ragchat.answer import units
+from ragchat.params import DEFAULT
+
+MODELS = "\n".join(
+    [
+        "# models.py",
+        "class Group(models.Model):",
+        "    name = models.CharField()",
+        "",
+        "class User(models.Model):",
+        "    name = models.CharField()",
+        "    groups = models.ManyToManyField(Group)",
+        "",
+        "# factories.py",
+        "class GroupFactory(factory.django.DjangoModelFactory):",
+        "    class Meta:",
+        "        model = models.Group",
+        "",
+        '    name = factory.Sequence(lambda n: "Group #%s" % n)',
+        "",
+        "class UserFactory(factory.django.DjangoModelFactory):",
+        "    class Meta:",
+        "        model = models.User",
+        "",
+        '    name = "John Doe"',
+        "",
+        "    @factory.post_generation",
+        "    def groups(self, create, extracted, **kwargs):",
+        "        if not create:",
+        "            # Simple build, do nothing.",
+        "            return",
+        "",
+        "        if extracted:",
+        "            # A list of groups were passed in, use them",
+        "            for group in extracted:",
+        "                self.groups.add(group)",
+    ]
+)
+HOOK = f"""The base building block for many-to-many relations is the post_generation hook:
+
+```python
+{MODELS}
+```
+
+When calling UserFactory() or UserFactory.build(), no group binding will be created.
+"""
+
+
+def test_a_long_block_is_cut_before_the_line_the_question_asks_for() -> None:
+    block = next(u for u in units(HOOK, params=DEFAULT.answer) if u.block).block
+    assert "self.groups.add(group)" not in block  # cut to max_block_lines, the tail gone
+    text = pick("how do I add the groups of a user with the post_generation hook?", [HOOK])
+    assert "self.groups.add(group)" in text
+    assert "class UserFactory(factory.django.DjangoModelFactory):" in text
+    lines = text.splitlines()
+    assert lines.index("# …") < lines.index("                self.groups.add(group)")
+    fence = lines.index("```python")
+    assert len(lines[fence : lines.index("```", fence + 1) + 1]) == DEFAULT.answer.max_block_lines
+
+
+def test_a_block_whose_tail_says_nothing_asked_keeps_its_head() -> None:
+    text = pick("how do I declare the models for a many-to-many relation?", [HOOK])
+    assert "class Group(models.Model):" in text
+    assert "self.groups.add(group)" not in text
+    assert "            return\n\n# …\n```" in text  # the tail cut, as every long block's
