@@ -159,7 +159,13 @@ def units(
             found[-1] = Unit(last.position, lead, block, "code")
             continue
         if last is not None and last.kind == "sentence" and not last.block:
-            if _bare(last) and len(found) >= 2 and _plain(found[-2], len(found) - 2, whole_start):
+            if (
+                _bare(last)
+                and kind == "code"
+                and not is_console(piece)  # "Check it:" runs the code above, says nothing more
+                and len(found) >= 2
+                and _plain(found[-2], len(found) - 2, whole_start)
+            ):
                 found.pop()  # "For example:" says only that the block follows the sentence before
                 before = found[-1]
                 last = Unit(before.position, f"{before.sentence} {last.sentence}")
