@@ -24,6 +24,7 @@ _SHELL_PROMPT = re.compile(r"^\s*(?:[$%❯›]|[A-Z]:\\[^>]*>|PS[^>]*>)\s")
 _TRACEBACK = re.compile(r"^\s*(?:Traceback \(|\w+(?:Error|Exception):\s)")
 # a sentence cut at its front: it starts with a plain lower-case word (not `ctx.obj`, "e.g.")
 _CUT_FRONT = re.compile(r"^[a-z]{2}[a-z'’]*[\s,;]")  # not a one-letter "o" bullet
+_BARE_WORDS = 2  # "For example:", "Example:"; "Here is an example:" says no more, but is a sentence
 
 
 @dataclass(frozen=True)
@@ -164,6 +165,16 @@ def units(
             found[-1] = Unit(last.position, lead, block, "code")
             continue
         if last is not None and last.kind == "sentence" and not last.block:
+            if (
+                _bare(last)
+                and kind == "code"
+                and not is_console(piece)  # "Check it:" runs the code above, says nothing more
+                and len(found) >= 2
+                and _plain(found[-2], len(found) - 2, whole_start)
+            ):
+                found.pop()  # "For example:" says only that the block follows the sentence before
+                before = found[-1]
+                last = Unit(before.position, f"{before.sentence} {last.sentence}")
             found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
             found[-1] = replace(last, block=f"{last.block}\n{piece}")
@@ -180,7 +191,10 @@ def units(
 
 def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     """Titles that name tabs: two or more title lines each right before a code block, in a row
-    ("Linux, macOS" ```curl ...``` "Windows" ```powershell ...```) become labels."""
+    ("Linux, macOS" ```curl ...``` "Windows" ```powershell ...```) become labels; so does a
+    block's caption, one title between prose and the code block it names ("It's possible to
+    customize the collection name ..." / "Custom collection name example" / ```class
+    CapitalCity(Model): ...```): the prose introduces the block, the title only names it."""
     kinds = [kind for kind, _ in pieces]
     pair = [
         kinds[i] == "title" and i + 1 < len(kinds) and kinds[i + 1] == "code"
@@ -189,7 +203,26 @@ def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     grouped = {i for i in range(len(kinds)) if pair[i] and (pair[i - 2] if i >= 2 else False)} | {
         i for i in range(len(kinds)) if pair[i] and i + 2 < len(kinds) and pair[i + 2]
     }
-    return [("label", p) if i in grouped else (k, p) for i, (k, p) in enumerate(pieces)]
+    captions = {i for i in range(1, len(kinds)) if pair[i] and kinds[i - 1] == "prose"}
+    return [
+        ("label", p) if i in grouped | captions else (k, p) for i, (k, p) in enumerate(pieces)
+    ]
+
+
+def _bare(unit: Unit) -> bool:
+    """A lead-in that says only that a block follows ("For example:", "Like this:"): a few words
+    ending in a colon."""
+    return unit.sentence.endswith(":") and len(unit.sentence.split()) <= _BARE_WORDS
+
+
+def _plain(unit: Unit, index: int, whole_start: bool) -> bool:
+    """A whole sentence with no block of its own (not a chunk's cut first words)."""
+    return (
+        unit.kind == "sentence"
+        and not unit.block
+        and not _CUT_FRONT.match(unit.sentence)
+        and (index > 0 or whole_start or not unit.sentence[:1].islower())
+    )
 
 
 def _labels_code(found: list[Unit]) -> bool:
