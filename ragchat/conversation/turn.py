@@ -376,6 +376,7 @@ class Conversation:
             texts,
             self.corpus(),
             self.params.coverage,
+            getattr(self.embedder, "one_piece", None),
         )
 
     def _subject_best(self, context: TurnContext, reformulation: Reformulation) -> float:
