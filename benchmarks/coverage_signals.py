@@ -174,7 +174,8 @@ def row(
         "uncovered": uncovered,
         "meta": lineage.reformulation.is_meta,
         "weak": lineage.weak,
-        **lineage.coverage,
+        **{k: v for k, v in lineage.coverage.items() if not isinstance(v, list)},
+        "unknown": len(lineage.unknown_names),
         "unheld": round(gain, 4),
         "centroid": round(centroid, 4),
         "tenth": round(tenth, 4),
@@ -264,6 +265,7 @@ def report(rows: Sequence[dict]) -> None:
         "opening": lambda r: -r["opening"],
         "opening + 0.3 rare": lambda r: -(r["opening"] + params.rare_weight * r["rare"]),
         "soft": lambda r: -r["soft"],
+        "unknown names": lambda r: r.get("unknown", 0),
         "subject + 0.3 soft": lambda r: -(r["subject"] + params.rare_weight * r["soft"]),
     }
     uncovered = [r for r in rows if r["uncovered"]]

@@ -209,6 +209,11 @@ class OnnxEmbedder(_BatchingEmbedder):
     def _encode(self, texts: Sequence[str]) -> list[Sequence]:
         return [encoding.ids for encoding in self._tokenizer.encode_batch(list(texts))]
 
+    def one_piece(self, word: str) -> bool:
+        """The model's vocabulary holds the word whole (everyday words do; a name the model never
+        learnt, "rabbitmq", comes in pieces)."""
+        return self._tokenizer.token_to_id(word) is not None
+
     def _run(self, ids: list) -> np.ndarray:
         width = max(len(row) for row in ids)
         input_ids = np.full((len(ids), width), self._pad_id, dtype=np.int64)

@@ -118,3 +118,32 @@ def test_a_question_about_what_the_library_never_mentions_is_flagged(
     )
     assert turn["coverage"]["agreement"] >= 0.5 and turn["coverage"]["rare"] < 0.5
     assert turn["weak_match"] and "may not cover" in turn["answer"]
+
+
+def test_a_question_naming_a_format_the_library_never_mentions_is_flagged(
+    tidewater: Path, runner
+) -> None:
+    """ "parquet" is nowhere in the library, and the embedding model knows it only in pieces: a
+    name, not an everyday word. The exporting page is close to the question (saving a report to
+    a file), and its words are held; the question still asks past the library."""
+    turn = ask_json(runner, tidewater, "n1", "can I save a tidewater report as a parquet file?")
+    assert turn["coverage"]["unknown"] == ["parquet"]
+    assert turn["coverage"]["subject"] + 0.3 * turn["coverage"]["rare"] >= 0.52  # close enough
+    assert turn["weak_match"]
+    assert turn["answer"].startswith(
+        'The documents may not cover this question: nothing in them mentions "parquet". '
+        "The closest passages say:"
+    )
+
+
+def test_everyday_words_and_the_users_own_names_are_not_names_the_library_lacks(
+    tidewater: Path, runner
+) -> None:
+    """ "quickly" is nowhere in the library either, but the model knows it whole: an everyday
+    word; "MonthlySales", with capitals inside, is as likely the user's own class as a product."""
+    turn = ask_json(
+        runner, tidewater, "n2", "how do I quickly save my MonthlySales report to a csv file?"
+    )
+    assert "unknown" not in turn["coverage"]
+    assert not turn["weak_match"]
+    assert 'report.save("out.csv")' in turn["answer"]

@@ -15,7 +15,7 @@ import numpy as np
 from sqlite_utils import Database
 
 from ..search.fts import phrase_match
-from ..store import keywords, library
+from ..store import keywords, library, titles
 from ..text import stem, words
 
 
@@ -31,6 +31,8 @@ class CorpusStats(Protocol):
     def nearest_keywords(self, vector: np.ndarray, n: int, minimum: float) -> list[str]: ...
 
     def keywords_of(self, document_ids: Sequence[int]) -> list[str]: ...
+
+    def mentions(self, word: str) -> bool: ...
 
 
 def smoothed_idf(total: int, frequency: int) -> float:
@@ -67,6 +69,17 @@ class CorpusView:
     def idf(self, term: str) -> float:
         """Smoothed inverse chunk frequency (porter-stemmed, as FTS5 sees the term)."""
         return smoothed_idf(self.total_chunks, self.chunk_frequency(term))
+
+    def mentions(self, word: str) -> bool:
+        """Some chunk (its text or heading) or some document's title or file name holds the word,
+        or a word it starts ("manytomany" of ManyToManyField)."""
+        match = phrase_match(word)
+        if match is None:
+            return True  # nothing searchable: nothing to miss
+        prefix = f"{match}*"
+        return library.fts_chunk_frequency(self.db, prefix) > 0 or bool(
+            titles.title_holders(self.db, prefix)
+        )
 
     def share_in(self, term: str, chunk_ids: Sequence[int]) -> float:
         """Which share of the chunks holding `term` lie among `chunk_ids` (0 when none hold it)."""
@@ -133,3 +146,8 @@ class MemoryCorpus:
 
     def keywords_of(self, document_ids: Sequence[int]) -> list[str]:
         return list(dict.fromkeys(k for d in document_ids for k in self._keywords.get(d, [])))
+
+    def mentions(self, word: str) -> bool:
+        """As `CorpusView.mentions`: a stem of the texts starts with the word's stem."""
+        wanted = stem(word)
+        return any(found.startswith(wanted) for held in self._stems.values() for found in held)

@@ -20,12 +20,14 @@ The evidence:
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import re
+from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
 from ..params import CoverageParams
-from ..text import content_words, stem, stems
+from ..lexicon import QUESTION_WORDS
+from ..text import WORD, content_words, is_content_word, stem, stems
 from .corpus import CorpusStats
 
 if TYPE_CHECKING:
@@ -56,9 +58,49 @@ class Evidence:
     retrieved: float
     rare: float
     agreement: float
+    unknown: tuple[str, ...] = ()  # the question's names the library never mentions
 
-    def to_dict(self) -> dict[str, float]:
-        return {name: round(value, 4) for name, value in asdict(self).items()}
+    def to_dict(self) -> dict[str, float | list[str]]:
+        found: dict[str, float | list[str]] = {
+            name: round(value, 4)
+            for name, value in asdict(self).items()
+            if isinstance(value, float)
+        }
+        if self.unknown:
+            found["unknown"] = list(self.unknown)
+        return found
+
+
+# a word as typed: letters only, no capital after its first letter ("RabbitMQ", "UserProfile"
+# are left out: a name with capitals inside is as often the user's own class as a product)
+_PLAIN_NAME = re.compile(r"^[^\W\d_][^\W\d_A-Z]+$")
+
+
+def unknown_names(
+    question: str, corpus: CorpusStats, one_piece: Callable[[str], bool] | None
+) -> tuple[str, ...]:
+    """The words of the question that name something the library never mentions: no chunk,
+    heading or title holds the word, nor a word it starts ("manytomany" starts ManyToManyField),
+    and the embedding model does not know it as one piece of its vocabulary (`one_piece`), as
+    it knows everyday words ("several", "french", "turn"): a product, a tool or a technique
+    ("Datadog", "nginx", "websocket", "protobuf", "codemod"). Its documentation names what it
+    works with; a question about a thing it never names asks past it. None without a model
+    vocabulary to ask."""
+    if one_piece is None:
+        return ()
+    found = []
+    for match in WORD.finditer(question):
+        word = match.group(0)
+        lower = word.lower()
+        if (
+            _PLAIN_NAME.match(word)
+            and is_content_word(lower)
+            and lower not in QUESTION_WORDS
+            and not one_piece(lower)
+            and not corpus.mentions(lower)
+        ):
+            found.append(lower)
+    return tuple(dict.fromkeys(found))
 
 
 def rarest_terms(question: str, corpus: CorpusStats, count: int) -> list[tuple[float, str]]:
@@ -103,6 +145,7 @@ def gather(
     texts: Sequence[str],
     corpus: CorpusStats,
     params: CoverageParams,
+    one_piece: Callable[[str], bool] | None = None,
 ) -> Evidence:
     top = params.top
     retrieved = max((c.similarity for c in chunks[:top] if c.similarity is not None), default=0.0)
@@ -114,22 +157,28 @@ def gather(
         retrieved=retrieved,
         rare=rare,
         agreement=agreement(chunks, params),
+        unknown=unknown_names(question, corpus, one_piece),
     )
 
 
 def not_covered(evidence: Evidence, params: CoverageParams) -> bool:
     """The documents do not cover the question: the question, read with its subject, comes only
-    loosely close to any chunk, and the top chunks lack its distinctive words."""
-    return evidence.subject + params.rare_weight * evidence.rare < params.threshold
+    loosely close to any chunk, and the top chunks lack its distinctive words; or it names
+    something the library never mentions (`unknown_names`)."""
+    loose = evidence.subject + params.rare_weight * evidence.rare < params.threshold
+    return loose or bool(evidence.unknown)
 
 
 def search_evidence(
-    db: Database, query: str, hits: Sequence[Hit], params: CoverageParams
+    db: Database,
+    query: str,
+    hits: Sequence[Hit],
+    params: CoverageParams,
+    one_piece: Callable[[str], bool] | None = None,
 ) -> Evidence:
     """The same evidence for one `ragchat search` (no conversation: the query is the question)."""
     from .corpus import CorpusView  # here: numpy loads only when a search is judged
 
     best = max((h.similarity for h in hits if h.similarity is not None), default=0.0)
-    return gather(
-        query, best, best, 0.0, hits, [h.chunk.text for h in hits], CorpusView(db), params
-    )
+    texts = [h.chunk.text for h in hits]
+    return gather(query, best, best, 0.0, hits, texts, CorpusView(db), params, one_piece)

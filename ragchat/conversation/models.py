@@ -227,13 +227,20 @@ class Lineage:
     notices: tuple[str, ...] = ()
     timings_ms: dict[str, float] = field(default_factory=dict)
     version: int = LINEAGE_VERSION
-    coverage: dict[str, float] = field(default_factory=dict)  # the evidence `weak` was decided on
+    # the evidence `weak` was decided on: numbers, and the question's names the library lacks
+    coverage: dict[str, float | list[str]] = field(default_factory=dict)
     correction: str = (
         ""  # a correction turn ("no, I meant X"): X, the new subject of the last question
     )
     # a model's answer: its prompt's size, what the budget left out, the server's token count
     prompt: dict[str, Any] = field(default_factory=dict)
     scope: tuple[str, ...] = ()  # the collections the question was asked in (empty: all)
+
+    @property
+    def unknown_names(self) -> tuple[str, ...]:
+        """The question's names the library never mentions (`coverage.unknown_names`)."""
+        found = self.coverage.get("unknown")
+        return tuple(str(word) for word in found) if isinstance(found, list) else ()
 
     @property
     def answer_document_ids(self) -> list[int]:

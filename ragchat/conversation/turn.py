@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sqlite_utils import Database
 
-from ..answer import NOT_COVERED
+from ..answer import not_covered
 from ..catalog import session_scope
 from ..config import Settings
 from ..embed import Embedder
@@ -182,7 +182,10 @@ class Conversation:
         self._in_flight = (assistant_id, lineage)
         if lineage.weak and self.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
-            self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
+            self.on_notice(
+                f"{not_covered(lineage.unknown_names)} The answer below stands on the closest "
+                "passages."
+            )
         answered = self._supported(
             lineage, self._answer(lineage, context, retrieval, on_token, typed)
         )
@@ -376,6 +379,7 @@ class Conversation:
             texts,
             self.corpus(),
             self.params.coverage,
+            getattr(self.embedder, "one_piece", None),
         )
 
     def _subject_best(self, context: TurnContext, reformulation: Reformulation) -> float:

@@ -48,6 +48,10 @@ class CachingEmbedder:
     def embed(self, texts: Sequence[str]) -> np.ndarray:
         return self.inner.embed(texts)
 
+    @property
+    def one_piece(self) -> Callable[[str], bool] | None:
+        return getattr(self.inner, "one_piece", None)
+
     def embed_query(self, text: str) -> np.ndarray:
         vector = self._cache.get(text)
         if vector is None:

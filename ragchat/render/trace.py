@@ -158,7 +158,12 @@ def inspect_view(data: dict) -> None:
         + ("" if data.get("answered", True) else "  (unanswered: the answer never came)")
     )
     if data.get("coverage"):
-        evidence = "  ".join(f"{key} {value:.2f}" for key, value in data["coverage"].items())
+        evidence = "  ".join(
+            f"{key} {escape(', '.join(map(str, value)))}"
+            if isinstance(value, list)
+            else f"{key} {value:.2f}"
+            for key, value in data["coverage"].items()
+        )
         render.console.print(
             f"[bold]coverage[/]        {evidence}"
             + ("  -> not covered" if data["weak_match"] else "")
