@@ -302,7 +302,7 @@ def test_included_fragments_and_templates_are_not_documents(
             "<pre>{% for user in users %}{{ user }}{% endfor %}</pre>"
             "<p>Print a value with {{ user.name }} in the text.</p>",
             # a Sphinx theme's sidebar: expressions only, in its links' attributes
-            "_templates/sidebar.html": "<p class=\"logo\"><a href=\"{{ pathto(root_doc) }}\">"
+            "_templates/sidebar.html": '<p class="logo"><a href="{{ pathto(root_doc) }}">'
             "Home</a></p>\n<h3>{{ _('Useful Links') }}</h3>\n<ul><li><a href="
             "'{{ pathto(\"api\") }}'>{{ _('API Reference') }}</a></li></ul>\n",
             # two pages including each other: neither is only a part of the other

@@ -204,9 +204,7 @@ def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
         i for i in range(len(kinds)) if pair[i] and i + 2 < len(kinds) and pair[i + 2]
     }
     captions = {i for i in range(1, len(kinds)) if pair[i] and kinds[i - 1] == "prose"}
-    return [
-        ("label", p) if i in grouped | captions else (k, p) for i, (k, p) in enumerate(pieces)
-    ]
+    return [("label", p) if i in grouped | captions else (k, p) for i, (k, p) in enumerate(pieces)]
 
 
 def _bare(unit: Unit) -> bool:

@@ -25,8 +25,8 @@ from collections.abc import Callable, Sequence
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Protocol
 
-from ..params import CoverageParams
 from ..lexicon import QUESTION_WORDS
+from ..params import CoverageParams
 from ..text import WORD, content_words, is_content_word, stem, stems
 from .corpus import CorpusStats
 

@@ -32,7 +32,9 @@ _CODE_ELEMENTS = re.compile(
 )
 _TEMPLATE_TAG = re.compile(r"\{%-?\s*[a-z_]+\b[^%]*-?%\}")
 # an attribute of a tag whose value holds a template expression: `<a href="{{ pathto(doc) }}">`
-_TEMPLATE_ATTRIBUTE = re.compile(r"""<[a-z][^<>]*\s[\w:-]+\s*=\s*(["'])[^"'<>]*\{\{[^{}]*\}\}""", re.I)
+_TEMPLATE_ATTRIBUTE = re.compile(
+    r"""<[a-z][^<>]*\s[\w:-]+\s*=\s*(["'])[^"'<>]*\{\{[^{}]*\}\}""", re.I
+)
 
 
 def is_surveyed(path: Path) -> bool:
