@@ -430,17 +430,17 @@ def search(
     hits = run_search(ctx.db, embedder, ctx.settings, request)
     listings.search_hits(hits, as_json)
     if not as_json and mode is not SearchMode.fts:
-        from .conversation.coverage import not_covered, search_evidence
+        from .conversation.coverage import never_mentioned, not_covered, search_evidence
 
         one_piece = getattr(embedder, "one_piece", None)
         evidence = search_evidence(ctx.db, query, hits, ctx.settings.params.coverage, one_piece)
         if not hits or not_covered(evidence, ctx.settings.params.coverage):
-            named = ", ".join(f'"{word}"' for word in evidence.unknown)
             render.notice(
                 "weak matches: the documents may not cover this (best similarity "
-                f"{evidence.best:.2f}, rare terms found {evidence.rare:.0%}"
-                + (f"; nothing in them mentions {named})" if named else ")")
+                f"{evidence.best:.2f}, rare terms found {evidence.rare:.0%})"
             )
+        if named := never_mentioned(evidence.unknown):
+            render.notice(named)
 
 
 @app.command(cls=RagchatCommand, short_help="Print the whole section a chunk belongs to.")

@@ -12,7 +12,6 @@ from .extractive import (
     answer_pool,
     extractive,
     mode_of,
-    not_covered,
     outline_summary,
 )
 from .params import ANSWER_PARAMS, AnswerParams
@@ -54,7 +53,6 @@ __all__ = [
     "fit_prompt",
     "lead_text",
     "mode_of",
-    "not_covered",
     "outline_summary",
     "neutralised",
     "passage",

@@ -47,14 +47,6 @@ class Mode(Enum):
     SUMMARY = "summary"  # "summarize it" (about the last answer): the most central units
 
 
-def not_covered(unknown: Sequence[str] = ()) -> str:
-    """The notice, naming what the documents never mention when the question names it."""
-    if not unknown:
-        return NOT_COVERED
-    named = ", ".join(f'"{word}"' for word in unknown)
-    return f"{NOT_COVERED[:-1]}: nothing in them mentions {named}."
-
-
 def mode_of(question: str, meta: bool) -> Mode:
     """A meta-request asking to sum up is a summary (even if it also says "example"); else any
     request for an example is one, and a meta-request for code or to be shown ("show me the
@@ -72,7 +64,6 @@ class Request:
     sources: Sequence[Source]  # ranked; the first source's best unit is always in
     count: int = 4  # units to show (a block brought by its lead-in comes on top)
     weak: bool = False  # the sources match only weakly: the answer says so first
-    unknown: tuple[str, ...] = ()  # the question's names the library never mentions (said first)
     priors: Mapping[int, float] = field(default_factory=dict)  # chunk similarity, by source number
     exclude: str = ""  # what earlier answers said: none of it is said again (a summary may)
     again: frozenset[str] = frozenset()  # stems whose units may be said again though excluded
@@ -459,9 +450,7 @@ SELECTORS: dict[Mode, Selector] = {
 def _nothing_usable(request: Request, params: AnswerParams) -> Answer:
     if request.exclude and _candidates(request.sources, "", params):
         return Answer(NOTHING_NEW, frozenset())
-    if request.weak or not request.sources:
-        return Answer(not_covered(request.unknown), frozenset())
-    return Answer(NO_SENTENCES, frozenset())
+    return Answer(NOT_COVERED if request.weak or not request.sources else NO_SENTENCES, frozenset())
 
 
 def _said_before_was_relevant(request: Request, ranking: _Ranking, params: AnswerParams) -> bool:
@@ -939,8 +928,7 @@ class _Ranking:
 
         chosen = sorted(chosen, key=place)
         picked = [self.candidates[i] for i in chosen]
-        weak = self.request.weak
-        head = f"{not_covered(self.request.unknown)} The closest passages say:\n" if weak else ""
+        head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
         releases = {s.number: s.release for s in [*self.request.sources, *self.request.reach]}
         return Answer(head + _format(picked, releases), frozenset(number for number, _ in picked))
 

@@ -222,7 +222,6 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         count=settings.extractive_sentences
         + (params.meta_extra_units if meta and mode is not answers.Mode.SUMMARY else 0),
         weak=lineage.weak,
-        unknown=lineage.unknown_names,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),
         said="" if meta else "\n\n".join(inputs.shown),

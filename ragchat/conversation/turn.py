@@ -15,7 +15,7 @@ from dataclasses import dataclass, field, replace
 import numpy as np
 from sqlite_utils import Database
 
-from ..answer import not_covered
+from ..answer import NOT_COVERED
 from ..catalog import session_scope
 from ..config import Settings
 from ..embed import Embedder
@@ -182,10 +182,7 @@ class Conversation:
         self._in_flight = (assistant_id, lineage)
         if lineage.weak and self.recorded_answer is None and self.backend_in_use() is not None:
             # an extractive answer opens with this itself; a model's answer is streamed after it
-            self.on_notice(
-                f"{not_covered(lineage.unknown_names)} The answer below stands on the closest "
-                "passages."
-            )
+            self.on_notice(f"{NOT_COVERED} The answer below stands on the closest passages.")
         answered = self._supported(
             lineage, self._answer(lineage, context, retrieval, on_token, typed)
         )
@@ -357,7 +354,12 @@ class Conversation:
             chunks=retrieval.chunks,
             weak=weak,
             coverage=evidence.to_dict(),
-            notices=(*context.notices, *((fallback,) if fallback else ()), *retrieval.notices),
+            notices=(
+                *context.notices,
+                *((fallback,) if fallback else ()),
+                *retrieval.notices,
+                *_unknown_notice(reformulation, evidence),
+            ),
             timings_ms={
                 "retrieval": round((time.perf_counter() - started) * 1000, 1),
                 **({"model": round(pending.seconds * 1000, 1)} if pending else {}),
@@ -468,3 +470,10 @@ class Conversation:
 def _standing(last: Lineage | None) -> set[str]:
     """The collections of the documents the last answer stood on (none before a first answer)."""
     return {c.collection for c in last.chunks if c.used} if last is not None else set()
+
+
+def _unknown_notice(reformulation: Reformulation, evidence: coverage.Evidence) -> tuple[str, ...]:
+    """The question's names the library never mentions, said beside the answer (not for a
+    meta-request, which is about the last answer)."""
+    said = "" if reformulation.is_meta else coverage.never_mentioned(evidence.unknown)
+    return (said,) if said else ()
