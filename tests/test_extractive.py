@@ -171,7 +171,12 @@ def test_an_example_request_prefers_code() -> None:
     )
     plain = pick("timeout option wait", [source(1, text)], count=1)
     example = pick("timeout option wait", [source(1, text)], count=1, mode=Mode.EXAMPLE)
-    assert "```" not in plain.text
+    # a question is answered by the sentence that names the option, its chunk's how-to beside it
+    # (the title "Use it like this" labels the code for the sentence before it: a caption)
+    assert plain.text.startswith("The timeout option sets how long to wait")
+    # an example request leads with the code and its lead-in, not the option's description
+    assert "The timeout option sets" not in example.text
+    assert example.text.startswith("Timeouts apply to connect, read, write and pool operations")
     assert "```python\nhttpx.get(url, timeout=2.0)\n```" in example.text
 
 
