@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
+import shlex
 import sys
 import traceback
 from collections.abc import Sequence
@@ -324,6 +325,8 @@ def ingest(
                 exclude=exclude or (),
                 hidden=hidden,
                 name=readable_text(name) if name is not None else None,
+                # the notes' advice goes into this library: the --db given, as given
+                command="ragchat ingest" + (f" --db {shlex.quote(str(db))}" if db else ""),
             )
     except Exception as exc:
         problem = _database_error(exc)

@@ -507,6 +507,8 @@ def test_ingest_says_when_release_notes_dominate(tmp_path: Path, runner) -> None
     line = " ".join(result.output.split())
     assert "release notes are" in line and "of the library's chunks (1 document(s))" in line
     assert "--exclude /CHANGELOG.md --prune" in line, line
+    # the advice goes into the library the ingest wrote, not the default one
+    assert f"to leave them out: ragchat ingest --db {tmp_path / 'lib.db'} {docs}" in line, line
 
 
 ANNOUNCEMENT = """\

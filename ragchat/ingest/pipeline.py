@@ -725,12 +725,14 @@ def ingest(
     exclude: Sequence[str] = (),
     hidden: bool = False,
     name: str | None = None,
+    command: str = "ragchat ingest",
 ) -> IngestReport:
     """Bring the library in line with `paths`. The embedder is loaded only if something needs
     it. Symlinks met in folders are followed only inside `paths`, unless `follow_symlinks`.
     Folders leave out what their ignore files, `exclude` and the globs remembered with them
     say (see ignore.py). Each folder is a collection, named after it unless `name` (one path
-    only) says otherwise."""
+    only) says otherwise. `command`: how the notes write the command that does what they advise
+    (the CLI's with the `--db` it was given, so the advice goes into the same library)."""
     progress = progress or NoProgress()
     report = IngestReport()
     if not reembed_all:
@@ -765,8 +767,8 @@ def ingest(
         ]
     series = release_series(library.documents_titled(db))  # a library of an older ragchat too
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
-        report.notes += _release_notes_note(db, given)
-    report.notes += _outside_includes_note(report, given)
+        report.notes += _release_notes_note(db, given, command)
+    report.notes += _outside_includes_note(report, given, command)
     for path, shown in report.unsupported.items():  # read where a page includes it, else skipped
         if _resolved(path) in report.included:
             report.left_out.append((shown, FRAGMENT))
@@ -802,7 +804,7 @@ def _forget_not_documents(db: Database, sources: list[str], report: IngestReport
             report.removed.append(old["path"])
 
 
-def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
+def _release_notes_note(db: Database, given: list[Path], command: str) -> list[str]:
     """One line when release notes hold NOTICE_SHARE or more of the library's chunks: the share,
     and the `--exclude` that would leave them out."""
     rows = library.documents(db)
@@ -819,11 +821,11 @@ def _release_notes_note(db: Database, given: list[Path]) -> list[str]:
     return [
         f"release notes are {share:.0%} of the library's chunks ({len(notes)} document(s)); "
         f"they rank below other pages unless a question names a version or a date; to leave "
-        f"them out: ragchat ingest {where} {globs} --prune"
+        f"them out: {command} {where} {globs} --prune"
     ]
 
 
-def _outside_includes_note(report: IngestReport, given: list[Path]) -> list[str]:
+def _outside_includes_note(report: IngestReport, given: list[Path], command: str) -> list[str]:
     """One line when pages include files outside the paths given (a Sphinx index's `..
     include:: ../README.md`): each include is one line naming it, and the command that reads
     them (the paths given, then those files)."""
@@ -837,10 +839,10 @@ def _outside_includes_note(report: IngestReport, given: list[Path]) -> list[str]
         for included, pages in (report.outside_includes[path] for path in files[:3])
     ]
     more = f" and {len(files) - 3} more" if len(files) > 3 else ""
-    command = " ".join(shlex.quote(str(path)) for path in [*given, *files])
+    read = " ".join(shlex.quote(str(path)) for path in [*given, *files])
     return [
         f"pages include {len(files)} file(s) outside the paths given, each shown as one line "
-        f"naming it: {'; '.join(named)}{more}; to read them: ragchat ingest {command}"
+        f"naming it: {'; '.join(named)}{more}; to read them: {command} {read}"
     ]
 
 
