@@ -72,3 +72,28 @@ def test_a_block_whose_tail_says_nothing_asked_keeps_its_head() -> None:
     assert "class Group(models.Model):" in text
     assert "self.groups.add(group)" not in text
     assert "            return\n\n# …\n```" in text  # the tail cut, as every long block's
+
+
+SETUP = """Bind the request's details in the view:
+
+```python
+{view}
+```
+
+```python
+structlog.configure(processors=[structlog.contextvars.merge_contextvars])
+```
+"""
+
+
+def test_a_cut_block_with_a_second_block_after_it_keeps_both() -> None:
+    """A second block right after the first goes with the same lead-in; the unit shows both,
+    each cut on its own as before: the question's cut of one would drop the other."""
+    view = "\n".join(
+        ["def view():", *(f"    step_{i}()" for i in range(40)), "    log.info('bound')"]
+    )
+    text = pick(
+        "how do I bind the request details so every log line has them?", [SETUP.format(view=view)]
+    )
+    assert "structlog.contextvars.merge_contextvars" in text
+    assert "    step_0()" in text

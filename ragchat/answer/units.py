@@ -177,7 +177,8 @@ def units(
                 last = Unit(before.position, f"{before.sentence} {last.sentence}")
             found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
         elif last is not None and _continues(last, kind, piece):  # "create these files:"
-            found[-1] = replace(last, block=f"{last.block}\n{piece}")
+            # two blocks in one unit: each was cut on its own; the question's cut is one block's
+            found[-1] = replace(last, block=f"{last.block}\n{piece}", whole="")
         elif kind == "list":
             found.extend(
                 Unit(len(found), " ".join(item.split()), kind="item")
