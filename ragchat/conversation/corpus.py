@@ -76,10 +76,8 @@ class CorpusView:
         match = phrase_match(word)
         if match is None:
             return True  # nothing searchable: nothing to miss
-        prefix = f"{match}*"
-        return library.fts_chunk_frequency(self.db, prefix) > 0 or bool(
-            titles.title_holders(self.db, prefix)
-        )
+        prefix = f"{match}*"  # existence only: a count reads every holder of a common name
+        return library.fts_holds(self.db, prefix) or titles.titled(self.db, prefix)
 
     def share_in(self, term: str, chunk_ids: Sequence[int]) -> float:
         """Which share of the chunks holding `term` lie among `chunk_ids` (0 when none hold it)."""

@@ -64,7 +64,7 @@ class Evidence:
         found: dict[str, float | list[str]] = {
             name: round(value, 4)
             for name, value in asdict(self).items()
-            if isinstance(value, float)
+            if not isinstance(value, tuple)
         }
         if self.unknown:
             found["unknown"] = list(self.unknown)

@@ -514,6 +514,12 @@ def fts_chunk_frequency(db: Database, match: str) -> int:
     ).fetchone()[0]
 
 
+def fts_holds(db: Database, match: str) -> bool:
+    """Whether some chunk holds a (safe) MATCH expression: the first row, not a count of all."""
+    found = db.execute("SELECT 1 FROM chunks_fts WHERE chunks_fts MATCH ? LIMIT 1", [match])
+    return found.fetchone() is not None
+
+
 def library_version(db: Database) -> tuple:
     """Changes whenever documents change: a cache key for corpus-level caches."""
     return tuple(

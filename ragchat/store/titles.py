@@ -58,6 +58,14 @@ def titled_documents(db: Database) -> int | None:
     return db.execute("SELECT count(*) FROM documents_fts_docsize").fetchone()[0]
 
 
+def titled(db: Database, match: str) -> bool:
+    """Whether some document's title or file name matches an FTS5 MATCH expression."""
+    if not db["documents_fts"].exists():
+        return False
+    found = db.execute("SELECT 1 FROM documents_fts WHERE documents_fts MATCH ? LIMIT 1", [match])
+    return found.fetchone() is not None
+
+
 def title_holders(db: Database, match: str) -> set[int]:
     """The ids of the documents whose title or file name matches an FTS5 MATCH expression."""
     rows = db.execute("SELECT rowid FROM documents_fts WHERE documents_fts MATCH ?", [match])
