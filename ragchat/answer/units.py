@@ -215,12 +215,19 @@ def _bare(unit: Unit) -> bool:
 
 
 def _plain(unit: Unit, index: int, whole_start: bool) -> bool:
-    """A whole sentence with no block of its own (not a chunk's cut first words)."""
+    """A whole sentence with no block of its own (not a fragment: `_cut_at_front`)."""
     return (
         unit.kind == "sentence"
         and not unit.block
-        and not _CUT_FRONT.match(unit.sentence)
-        and (index > 0 or whole_start or not unit.sentence[:1].islower())
+        and not _cut_at_front(unit.sentence, index, whole_start)
+    )
+
+
+def _cut_at_front(sentence: str, index: int, whole_start: bool) -> bool:
+    """A sentence cut at its front: the chunk's first, in lower case, when the chunk does not
+    start its section, or any that starts with a plain lower-case word."""
+    return bool(
+        (index == 0 and not whole_start and sentence[:1].islower()) or _CUT_FRONT.match(sentence)
     )
 
 
@@ -255,10 +262,7 @@ def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> 
     and a sentence can be cut at its front anywhere ("you can force the running of ..."): those
     pieces are fragments."""
     for i, unit in enumerate(found):
-        if unit.kind == "sentence" and (
-            (i == 0 and not whole_start and unit.sentence[:1].islower())
-            or _CUT_FRONT.match(unit.sentence)
-        ):
+        if unit.kind == "sentence" and _cut_at_front(unit.sentence, i, whole_start):
             found[i] = replace(unit, kind="fragment")
     last = found[-1] if found else None
     if (
