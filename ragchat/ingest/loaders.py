@@ -73,8 +73,10 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # when its text is code ("[`ValidationError`][pydantic_core.ValidationError]"); an admonition
 # with more class words after its type, or quotes inside its title, is one; 22: a version with a
 # pre-release after it ("Version 18.3a0", "2.0rc1") titles a release; 23: a `literalinclude`'s
-# `:pyobject:` selects that class or function of the file
-PARSER_VERSION = 23
+# `:pyobject:` selects that class or function of the file; 24: a directive whose options name a
+# version (the changelog extension's `.. changelog::` `:version:`) titles a release, and
+# `:paramref:` shows no leading dot
+PARSER_VERSION = 24
 
 
 def is_supported(path: Path) -> bool:

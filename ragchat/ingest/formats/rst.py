@@ -44,6 +44,7 @@ from .sphinx import (
     directive_title,
     holds_markup,
     is_api_directive,
+    release_title,
     role_text,
     shows_code,
 )
@@ -250,6 +251,8 @@ def _content_directive() -> type:
 
     class ContentDirective(_directive_base()):  # type: ignore[misc]
         def run(self) -> list[Any]:
+            if title := release_title(self.options):
+                return [self._release(title)]
             node = nodes.container()
             argument = self.arguments[0] if self.arguments else ""
             code = "\n".join(self.content) or argument  # code may start on the directive's line
@@ -264,6 +267,15 @@ def _content_directive() -> type:
             if self.content:
                 self.state.nested_parse(self.content, self.content_offset, node)
             return [node]
+
+        def _release(self, title: str) -> Any:
+            """A release its options name (`.. changelog::` with `:version: 1.19.1`): a section
+            titled by its version, its changes under it, as a changelog's version headings are."""
+            section = nodes.section()
+            section += nodes.title(title, title)
+            if self.content:
+                self.state.nested_parse(self.content, self.content_offset, section)
+            return section
 
     return ContentDirective
 

@@ -74,7 +74,8 @@ ADMONITION_TITLES = {
 } | {"seealso": "See also"}
 _CALLABLE_ROLES = frozenset("func meth".split())
 # Python-domain roles: a leading "." asks Sphinx to search, the reader never sees it
-_PYTHON_ROLES = frozenset("mod func data const class meth attr exc obj type".split())
+# (sphinx-paramlinks' `paramref` names a parameter as `.Class.method.param`)
+_PYTHON_ROLES = frozenset("mod func data const class meth attr exc obj type paramref".split())
 _REFERENCE_ROLES = {"pep": "PEP", "rfc": "RFC"}
 _PROSE_ROLES = frozenset("ref doc term abbr".split())
 _TITLED = re.compile(r"^(.*?)\s*<([^<>]*)>$", re.S)
@@ -135,6 +136,17 @@ def role_text(name: str, text: str) -> tuple[str, bool]:
     if short in _CALLABLE_ROLES and not titled and not shown.endswith(")"):
         shown += "()"
     return shown, short not in _PROSE_ROLES
+
+
+def release_title(options: dict[str, str]) -> str:
+    """The title of a release a directive's options name (the changelog extension's `..
+    changelog::` with `:version: 1.19.1` and `:released: August 8, 2026`): "1.19.1 (August 8,
+    2026)", a version heading as a changelog writes one; "" when they name no version."""
+    version = " ".join(str(options.get("version") or "").split())
+    if not version:
+        return ""
+    released = " ".join(str(options.get("released") or "").split())
+    return f"{version} ({released})" if released else version
 
 
 def holds_markup(name: str) -> bool:
