@@ -77,3 +77,44 @@ def test_ingest_names_the_files_pages_include_from_outside(
     assert "turn the crank twice per call" in found
     assert not re.search(r"included page: \.\./README\.md", found)
     assert SECRET not in found
+
+
+def _release_page(count: int) -> str:
+    return "Changes\n=======\n\n" + "".join(
+        f"Version 2.{n}.0\n-------------\n\n- Fixed crank {n}.\n- Added widget {n}.\n\n"
+        for n in range(count, 0, -1)
+    )
+
+
+def test_the_release_notes_advice_keeps_the_files_pages_include(
+    tmp_path: Path, runner, monkeypatch
+) -> None:
+    """webargs' docs (never used here before) include AUTHORS, CONTRIBUTING and LICENSE from
+    above the folder, and their changelog is half the library: the ingest advised reading the
+    included files, then leaving the release notes out with the folder alone, which dropped the
+    included files again, so the first advice came back (four runs). Each advice now reads what
+    the other does: typed one after the other, neither undoes the other."""
+    monkeypatch.setenv("COLUMNS", "4000")
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "docs" / "index.rst").write_text("Widgets\n=======\n\n.. include:: ../AUTHORS.rst\n")
+    (project / "docs" / "changelog.rst").write_text(_release_page(14))
+    (project / "AUTHORS.rst").write_text("Authors\n=======\n\n- Ada Crank, who turned it twice\n")
+    db = tmp_path / "lib.db"
+
+    first = invoke(runner, "ingest", project / "docs", "--db", db)
+    assert first.exit_code == 0, first.output
+    release = next(line for line in first.output.splitlines() if "release notes are" in line)
+    command = shlex.split(release.split("to leave them out: ")[1])
+    assert command[:4] == ["ragchat", "ingest", "--db", str(db)]
+    assert command[4:6] == [str(project / "docs"), str(project / "AUTHORS.rst")], command
+    assert command[6:] == ["--exclude", "/changelog.rst", "--prune"], command
+
+    again = invoke(runner, *command[1:])
+    assert again.exit_code == 0, again.output
+    assert "outside the paths given" not in again.output and "release notes" not in again.output
+    found = invoke(runner, "search", "Ada Crank turned", "--db", db, "--json").output
+    assert "Ada Crank, who turned it twice" in found and "included page" not in found
+    documents = invoke(runner, "documents", "--db", db).output
+    assert "changelog.rst" not in documents and "index.rst" in documents

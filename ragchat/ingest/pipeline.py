@@ -766,8 +766,12 @@ def ingest(
             row["path"] for row in [*library.documents(db), *library.copies(db)] if not _exists(row)
         ]
     series = release_series(library.documents_titled(db))  # a library of an older ragchat too
+    # each advice's command reads what this one read and what the other advises reading: typed
+    # one after the other, the second must not undo the first (leaving the release notes out
+    # with the folder alone dropped the files the pages include, read the run before)
+    reading = [*given, *_outside_files(report)]
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
-        report.notes += _release_notes_note(db, given, command)
+        report.notes += _release_notes_note(db, reading, command)
     report.notes += _outside_includes_note(report, given, command)
     for path, shown in report.unsupported.items():  # read where a page includes it, else skipped
         if _resolved(path) in report.included:
@@ -804,9 +808,16 @@ def _forget_not_documents(db: Database, sources: list[str], report: IngestReport
             report.removed.append(old["path"])
 
 
+def _outside_files(report: IngestReport) -> list[Path]:
+    """The files outside the paths given that pages include, most included first."""
+    included_by = {path: pages for path, (_, pages) in report.outside_includes.items()}
+    return sorted(included_by, key=lambda path: (-len(included_by[path]), str(path)))
+
+
 def _release_notes_note(db: Database, given: list[Path], command: str) -> list[str]:
     """One line when release notes hold NOTICE_SHARE or more of the library's chunks: the share,
-    and the `--exclude` that would leave them out."""
+    and the command that leaves them out: the `--exclude` with every path `given` (the paths
+    read, and those the pages include from outside them)."""
     rows = library.documents(db)
     total = sum(row["chunk_count"] or 0 for row in rows)
     notes = [row for row in rows if row.get("kind") in RELEASE_KINDS]
@@ -817,7 +828,7 @@ def _release_notes_note(db: Database, given: list[Path], command: str) -> list[s
         f"--exclude {shlex.quote(row['path'] if '/' in row['path'] else '/' + row['path'])}"
         for row in notes
     )
-    where = " ".join(shlex.quote(str(path)) for path in given if path.is_dir()) or "FOLDER"
+    where = " ".join(shlex.quote(str(path)) for path in given) or "FOLDER"
     return [
         f"release notes are {share:.0%} of the library's chunks ({len(notes)} document(s)); "
         f"they rank below other pages unless a question names a version or a date; to leave "
@@ -831,8 +842,7 @@ def _outside_includes_note(report: IngestReport, given: list[Path], command: str
     them (the paths given, then those files)."""
     if not report.outside_includes:
         return []
-    included_by = {path: pages for path, (_, pages) in report.outside_includes.items()}
-    files = sorted(included_by, key=lambda path: (-len(included_by[path]), str(path)))
+    files = _outside_files(report)
     named = [
         f"{included} (in {', '.join(sorted(set(pages))[:2])}"
         f"{', ...' if len(set(pages)) > 2 else ''})"
