@@ -501,6 +501,19 @@ def test_a_changelog_directive_titles_each_release_by_its_version_option(tmp_pat
     assert ":tags:" not in doc.text and "1818" not in doc.text and "unreleased" not in doc.text
 
 
+def test_an_enumerated_list_keeps_the_kind_of_marker_its_author_wrote(tmp_path: Path) -> None:
+    """webargs' AUTHORS (never used here before): "* F. Moukayed" is a bullet holding a list
+    that starts at "F." for docutils, as for Sphinx; it read "6. Moukayed". Letters, roman
+    numerals and their brackets are shown as written."""
+    text = (
+        "Steps\n=====\n\n* F. Moukayed\n\na) first\nb) second\n\n(iv) four\n(v) five\n\n3. three\n"
+    )
+    doc = parse(tmp_path, "steps.rst", text)
+    assert "F. Moukayed" in doc.text and "6. Moukayed" not in doc.text
+    assert "a) first\nb) second" in doc.text and "(iv) four\n(v) five" in doc.text
+    assert "3. three" in doc.text
+
+
 def test_a_changelog_that_titles_each_change_is_release_notes_by_its_top_level(
     tmp_path: Path,
 ) -> None:

@@ -75,7 +75,7 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # pre-release after it ("Version 18.3a0", "2.0rc1") titles a release; 23: a `literalinclude`'s
 # `:pyobject:` selects that class or function of the file; 24: a directive whose options name a
 # version (the changelog extension's `.. changelog::` `:version:`) titles a release, and
-# `:paramref:` shows no leading dot
+# `:paramref:` shows no leading dot, an RST enumerated list's markers as written ("F.", "(iv)")
 PARSER_VERSION = 24
 
 

@@ -520,7 +520,7 @@ class _Walker:
         lines: list[str] = []
         enumerated = isinstance(node, nodes.enumerated_list)
         for number, item in enumerate(c for c in node.children if isinstance(c, nodes.list_item)):
-            marker = f"{number + int(node.get('start', 1))}." if enumerated else "-"
+            marker = _enumerator(node, number + int(node.get("start", 1))) if enumerated else "-"
             first = True
             for child in item.children:
                 if isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
@@ -536,6 +536,31 @@ class _Walker:
                         lines.append("  " * (depth + 1) + text)
                     first = False
         return lines
+
+
+def _enumerator(node: Any, ordinal: int) -> str:
+    """An enumerated list's marker as the author wrote its kind: "6.", "F.", "(f)", "vi)"."""
+    kind = node.get("enumtype", "arabic")
+    if kind in ("loweralpha", "upperalpha") and 1 <= ordinal <= 26:
+        shown = chr(ord("a") + ordinal - 1)
+    elif kind in ("lowerroman", "upperroman") and 1 <= ordinal < 4000:
+        shown = _roman(ordinal)
+    else:
+        shown = str(ordinal)
+    shown = shown.upper() if kind.startswith("upper") else shown
+    return f"{node.get('prefix', '')}{shown}{node.get('suffix', '.')}"
+
+
+_ROMAN = tuple(zip((1000, 900, 500, 400, 100, 90, 50, 40, 10, 9, 5, 4, 1),
+                   "m cm d cd c xc l xl x ix v iv i".split(), strict=True))  # fmt: skip
+
+
+def _roman(number: int) -> str:
+    shown = ""
+    for value, letters in _ROMAN:
+        count, number = divmod(number, value)
+        shown += letters * count
+    return shown
 
 
 _LINK_ROLES = frozenset({"ref", "doc", "any"})  # roles pointing at another page or section
