@@ -118,3 +118,34 @@ def test_the_release_notes_advice_keeps_the_files_pages_include(
     assert "Ada Crank, who turned it twice" in found and "included page" not in found
     documents = invoke(runner, "documents", "--db", db).output
     assert "changelog.rst" not in documents and "index.rst" in documents
+
+
+def test_following_every_advice_ends_in_a_library_without_notes(
+    tmp_path: Path, runner, monkeypatch
+) -> None:
+    """webargs' release notes are `../CHANGELOG.rst`, which `docs/changelog.rst` includes: read
+    as the first advice says, the page is release notes; left out as the second says, with the
+    included file still among the paths, the file came back as a document of release notes and a
+    third advice asked to leave it out too. A file only the release notes include is not in the
+    advice's command: each advice typed as printed, in turn, and the ingest has no more to say."""
+    monkeypatch.setenv("COLUMNS", "4000")
+    project = tmp_path / "project"
+    (project / "docs").mkdir(parents=True)
+    (project / ".git").mkdir()
+    (project / "docs" / "index.rst").write_text("Widgets\n=======\n\n.. include:: ../AUTHORS.rst\n")
+    (project / "docs" / "changelog.rst").write_text(".. include:: ../CHANGELOG.rst\n")
+    (project / "CHANGELOG.rst").write_text(_release_page(14))
+    (project / "AUTHORS.rst").write_text("Authors\n=======\n\n- Ada Crank, who turned it twice\n")
+    db = tmp_path / "lib.db"
+
+    output = invoke(runner, "ingest", project / "docs", "--db", db).output
+    runs = 1
+    while advice := re.search(r"(?:to read them|to leave them out): (ragchat ingest .*)", output):
+        assert runs < 4, output
+        output = invoke(runner, *shlex.split(advice.group(1))[1:]).output
+        runs += 1
+    assert runs == 3, output  # read the included files, then leave the release notes out
+    documents = invoke(runner, "documents", "--db", db).output
+    assert "CHANGELOG" not in documents and "changelog" not in documents, documents
+    found = invoke(runner, "search", "Ada Crank turned", "--db", db, "--json").output
+    assert "Ada Crank, who turned it twice" in found

@@ -104,6 +104,7 @@ class IngestReport:
     # page includes it: then its text is read there)
     unsupported: dict[Path, str] = field(default_factory=dict)
     included: set[Path] = field(default_factory=set)  # the files pages include
+    included_by: dict[Path, set[str]] = field(default_factory=dict)  # each of them -> the pages
     # a file outside the paths given that pages include -> (the name they write, those pages)
     outside_includes: dict[Path, tuple[str, list[str]]] = field(default_factory=dict)
     notes: list[str] = field(default_factory=list)  # one-line remarks on what was read
@@ -324,6 +325,8 @@ def _prepare(
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
     report.included.update(includes.located)
+    for located in includes.located:
+        report.included_by.setdefault(located, set()).add(name.path)
     for included, outside in includes.outside():
         report.outside_includes.setdefault(outside, (included, []))[1].append(name.path)
     if labels := references(text):  # and the titles its references show
@@ -771,7 +774,7 @@ def ingest(
     # with the folder alone dropped the files the pages include, read the run before)
     reading = [*given, *_outside_files(report)]
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
-        report.notes += _release_notes_note(db, reading, command)
+        report.notes += _release_notes_note(db, reading, command, report)
     report.notes += _outside_includes_note(report, given, command)
     for path, shown in report.unsupported.items():  # read where a page includes it, else skipped
         if _resolved(path) in report.included:
@@ -814,13 +817,25 @@ def _outside_files(report: IngestReport) -> list[Path]:
     return sorted(included_by, key=lambda path: (-len(included_by[path]), str(path)))
 
 
-def _release_notes_note(db: Database, given: list[Path], command: str) -> list[str]:
+def _release_notes_note(
+    db: Database, given: list[Path], command: str, report: IngestReport
+) -> list[str]:
     """One line when release notes hold NOTICE_SHARE or more of the library's chunks: the share,
     and the command that leaves them out: the `--exclude` with every path `given` (the paths
-    read, and those the pages include from outside them)."""
+    read, and those the pages include from outside them) but a file only the release notes
+    include (webargs' `changelog.rst` is `.. include:: ../CHANGELOG.rst`: given on its own, the
+    file would come back as a document of release notes)."""
     rows = library.documents(db)
     total = sum(row["chunk_count"] or 0 for row in rows)
     notes = [row for row in rows if row.get("kind") in RELEASE_KINDS]
+    left_out = {row["path"] for row in notes}
+
+    def only_in_notes(path: Path) -> bool:
+        pages = set(report.included_by.get(_resolved(path), ()))
+        pages |= set(report.outside_includes.get(path, ("", []))[1])
+        return bool(pages) and pages <= left_out
+
+    given = [path for path in given if not only_in_notes(path)]
     share = sum(row["chunk_count"] or 0 for row in notes) / total if total else 0.0
     if share < NOTICE_SHARE:
         return []
