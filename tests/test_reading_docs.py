@@ -90,6 +90,36 @@ def test_myst_object_descriptions_read_like_their_rst_twins(tmp_path: Path) -> N
     assert "~~~python\nfetch(url, timeout=10)\n~~~\n\nFetch url." in doc.text
 
 
+def test_an_attribute_shows_its_type_value_and_annotation_as_sphinx_does(tmp_path: Path) -> None:
+    # Tortoise's Meta options: `.. attribute:: abstract` with `:annotation: = False` was a
+    # one-word code block, "abstract"
+    text = """\
+The Meta class
+==============
+
+.. autoclass:: tortoise.models.Model.Meta
+
+    .. attribute:: abstract
+        :annotation: = False
+
+        Set to ``True`` to indicate this is an abstract class
+
+    .. py:attribute:: table
+        :type: str
+        :value: ""
+
+        The table's name.
+"""
+    doc = parse(tmp_path, "models.rst", text)
+    assert "~~~python\nabstract = False\n~~~\n\nSet to True to indicate" in doc.text
+    assert '~~~python\ntable: str = ""\n~~~' in doc.text
+    myst = (
+        "# Data\n\n```{py:data} current_job\n:type: ~contextvars.ContextVar[Job]\n\nThe job.\n```\n"
+    )
+    text = parse(tmp_path, "m.md", myst).text
+    assert "~~~python\ncurrent_job: ContextVar[Job]\n~~~\n\nThe job." in text
+
+
 def test_only_content_is_kept_and_its_condition_is_not_text(tmp_path: Path) -> None:
     text = """\
 Limits
@@ -344,6 +374,46 @@ def test_a_text_file_a_page_includes_is_not_a_document_of_its_own(
     assert "At most four batch jobs run at once on one node." in texts["guide.md"]
     assert ("examples/shutdown.txt", "included by another document") in report.left_out
     assert ("parts/limits.txt", "included by another document") in report.left_out
+
+
+SVG = """<svg width="527pt" height="90pt" xmlns="http://www.w3.org/2000/svg">
+<g id="graph0" class="graph"><title>events</title>
+<polygon fill="white" points="-4,4 -4,-86 523,-86 523,4 -4,4"/>
+<text text-anchor="middle" x="61" y="-58">on_startup</text>
+</g></svg>
+"""
+
+
+def test_a_picture_a_snippet_pastes_into_a_page_is_no_text_and_a_directive_heading_is_its_object(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    # mkdocs' plugin guide pastes its events diagram into an HTML card: 38 KB of SVG markup made
+    # 40 of the page's 67 chunks; the same file in a code fence is shown as code. A heading that
+    # is a mkdocstrings directive is titled by the object it documents
+    docs = write(
+        tmp_path / "docs",
+        {
+            "plugins.md": "# Plugins\n\n## Events\n\nThe events in the order they run.\n\n"
+            '<details><summary>Diagram</summary>\n--8<-- "docs/img/events.svg"\n</details>\n\n'
+            "#### ::: mkdocs.plugins.event_priority\n\nA decorator that sets an event's "
+            "priority.\n\n## Drawing\n\nThe diagram's source:\n\n```xml\n"
+            '--8<-- "docs/img/events.svg"\n```\n',
+            "img/events.svg": SVG,
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    run(db_path, docs, embedder)
+    text = stored_text(db_path)["plugins.md"]
+    events, drawing = text.split("The diagram's source:")
+    assert "svg" not in events and "polygon" not in events and "events.svg" not in events
+    assert '<text text-anchor="middle" x="61" y="-58">on_startup</text>' in drawing
+    db = open_db(db_path)
+    try:
+        headings = [row[0] for row in db.execute("SELECT heading FROM chunks ORDER BY ordinal")]
+    finally:
+        db.close()
+    assert any(h.endswith("mkdocs.plugins.event_priority") for h in headings)
+    assert not any(":::" in h for h in headings)
 
 
 def test_a_fragment_stored_earlier_leaves_the_library_once_a_page_includes_it(

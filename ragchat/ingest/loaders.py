@@ -76,7 +76,7 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # `:pyobject:` selects that class or function of the file; 24: a directive whose options name a
 # version (the changelog extension's `.. changelog::` `:version:`) titles a release, and
 # `:paramref:` shows no leading dot, an RST enumerated list's markers as written ("F.", "(iv)")
-PARSER_VERSION = 24
+PARSER_VERSION = 25
 
 
 def is_supported(path: Path) -> bool:

@@ -81,6 +81,12 @@ _SNIPPET_BRACES_LINE = re.compile(r"^(\s*)\{\*[ \t]*([^\s*]\S*)(.*)\*\}\s*$")  #
 _LINE_RANGES = re.compile(r"\bln\[([^\]\n]*)\]")
 _BLOCK_OPEN = re.compile(r"^(\s*)(/{3,})[ \t]*([\w-]+)(?:[ \t]*\|[ \t]*(.*?))?[ \t]*$")
 _MKDOCSTRINGS = re.compile(r"^(\s*):::\s+\S")
+# a heading that is a mkdocstrings directive ("#### ::: mkdocs.plugins.event_priority"): the site
+# titles the section by the object it documents
+_MKDOCSTRINGS_HEADING = re.compile(r"^:::\s+(\S+)\s*$")
+# a picture a snippet pastes into the page as markup (`--8<-- "img/events.svg"` in an HTML
+# card): the site shows an image, no words; in a code fence the file is shown as code
+_IMAGE_SUFFIXES = (".svg", ".png", ".jpg", ".jpeg", ".gif", ".webp", ".bmp", ".ico")
 # attributes after a heading, and the closing hashes before them ("## 1.0 ## {: #v1 }")
 _HEADING_ATTRS = re.compile(r"(?:\s+#+)?\s*\{\s*[#.:][^}]*\}\s*$|\s+#+\s*$")
 # an icon shortcode of the mkdocs emoji extension (":material-hammer-wrench:", ":octicons-file-
@@ -317,7 +323,10 @@ def _pymdownx_block(
 
 def _included(indent: str, name: str, spec: str, includes: Includes | None) -> list[str]:
     """The lines an include becomes: Markdown as Markdown, other files as a fenced block, or one
-    line naming the file (not in the library, too large, or includes not read here)."""
+    line naming the file (not in the library, too large, or includes not read here); a picture
+    (`_IMAGE_SUFFIXES`) nothing."""
+    if name.lower().endswith(_IMAGE_SUFFIXES):
+        return [""]
     lines = match.group(1) if (match := _LINE_RANGES.search(spec)) else ""
     found = includes(name, lines) if includes is not None else None
     if found is None or found.text is None:
@@ -431,9 +440,9 @@ class _Renderer:
                 self._text(_inline(inline))
             else:
                 self._flush()
-                self.blocks.append(
-                    Heading(int(token.tag[1]), _HEADING_ATTRS.sub("", _inline(inline)))
-                )
+                title = _HEADING_ATTRS.sub("", _inline(inline))
+                title = _MKDOCSTRINGS_HEADING.sub(r"\1", title)
+                self.blocks.append(Heading(int(token.tag[1]), title))
             return i + 3
         if kind == "table_open":
             return self._table(tokens, i)
@@ -503,7 +512,7 @@ class _Renderer:
             under = next((b.level for b in reversed(self.blocks) if isinstance(b, Heading)), 1)
             return _glossary(body, self.includes, self.nesting + 1, min(under + 1, 6))
         if is_api_directive(name):  # ```{py:function} get(url)``` and autodoc's
-            signature = api_signature(name, argument, bool(body.strip()))
+            signature = api_signature(name, argument, bool(body.strip()), options)
             entry = [signature_fence(*signature)] if signature else []
             return entry + parse_markdown(body, self.includes, self.nesting + 1).blocks
         shown = _inline_text(argument)  # "{any}`dict`" -> "dict", as in the text

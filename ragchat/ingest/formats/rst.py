@@ -291,7 +291,9 @@ def _api_directive() -> type:
             argument = self.arguments[0] if self.arguments else ""
             if self.content:  # a body of bodiless `autoattribute`s says nothing either
                 self.state.nested_parse(self.content, self.content_offset, body)
-            if signature := api_signature(self.name, argument, bool(body.astext().strip())):
+            if signature := api_signature(
+                self.name, argument, bool(body.astext().strip()), self.options
+            ):
                 code, language = signature
                 block = nodes.literal_block(code, code, classes=["code", language])
                 block["signature"] = True  # written as `signature_fence`

@@ -5,6 +5,7 @@ MyST Markdown reader (`{func}`len``, ```` ```{note} ````): one table of names, o
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
 
 # directives whose content is navigation or machinery, not text
 DROPPED_DIRECTIVES = frozenset(
@@ -161,15 +162,33 @@ def is_api_directive(name: str) -> bool:
     return short in API_OBJECTS or bool(_AUTODOC.match(short))
 
 
-def api_signature(name: str, argument: str, has_body: bool) -> tuple[str, str] | None:
+# a type written "~contextvars.ContextVar[Job]": Sphinx shows the last part of the dotted name
+_TILDE_NAME = re.compile(r"~([\w.]+)")
+
+
+def _last_part(match: re.Match[str]) -> str:
+    return match.group(1).rsplit(".", 1)[-1]
+
+
+def api_signature(
+    name: str, argument: str, has_body: bool, options: Mapping[str, str] | None = None
+) -> tuple[str, str] | None:
     """(code, language) of an object description's signature(s) (`.. py:function:: get(url)` ->
     "get(url)"); None for an autodoc directive without a body (a dotted path alone is noise) and
-    for `automodule`, whose argument only names where the objects live."""
+    for `automodule`, whose argument only names where the objects live. One signature shows its
+    `:type:`, `:value:` and `:annotation:` options as Sphinx does: `.. attribute:: abstract`
+    with `:annotation: = False` is "abstract = False", not a lone name."""
     short = name.lower().rsplit(":", 1)[-1]
     lines = (line.strip().rstrip("\\").strip() for line in argument.split("\n"))
     signatures = [line for line in lines if line]
     if not signatures or (_AUTODOC.match(short) and not has_body) or short == "automodule":
         return None
+    if len(signatures) == 1 and options:
+        signatures[0] += "".join(
+            f"{part}{_TILDE_NAME.sub(_last_part, ' '.join(value.split()))}"
+            for part, key in ((": ", "type"), (" = ", "value"), (" ", "annotation"))
+            if (value := options.get(key) or "").strip()
+        )
     python = (":" not in name or name.lower().startswith("py:")) and short not in _CLI_OBJECTS
     return "\n".join(signatures), "python" if python else ""
 
