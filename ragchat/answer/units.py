@@ -164,6 +164,11 @@ def units(
             block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
             found[-1] = Unit(last.position, lead, block, "code")
             continue
+        if kind == "code" and last is not None and last.kind == "title" and not is_console(piece):
+            # a short line without a full stop right before a block is its lead-in, not a
+            # heading ("QuerySet also supports aggregation ... through .annotate() method")
+            found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
+            continue
         if last is not None and last.kind == "sentence" and not last.block:
             if (
                 _bare(last)
