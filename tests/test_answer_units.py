@@ -123,6 +123,12 @@ def test_a_title_right_before_a_code_block_is_its_lead_in() -> None:
         "QuerySet also supports aggregation through .annotate() method",
     )
     assert "events_count=Count('events')" in found[0].block
+    # a line that goes on with the sentence before it introduces nothing of its own
+    going_on = units(
+        "...and the following query parameters\n\n```\n/api/books?search=harry\n```",
+        params=DEFAULT.answer,
+    )
+    assert [u.kind for u in going_on] == ["title", "code"]
     # a console run keeps its title apart: what it prints is no how-to
     console = units("Output\n\n```console\n$ inv build\nBuilding!\n```", params=DEFAULT.answer)
     assert [u.kind for u in console] == ["title", "code"]

@@ -164,9 +164,17 @@ def units(
             block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
             found[-1] = Unit(last.position, lead, block, "code")
             continue
-        if kind == "code" and last is not None and last.kind == "title" and not is_console(piece):
+        if (
+            kind == "code"
+            and last is not None
+            and last.kind == "title"
+            and not is_console(piece)
+            and not _continued(last.sentence)
+        ):
             # a short line without a full stop right before a block is its lead-in, not a
-            # heading ("QuerySet also supports aggregation ... through .annotate() method")
+            # heading ("QuerySet also supports aggregation ... through .annotate() method");
+            # not a line that goes on with a sentence before it ("...and the following query
+            # parameters from the user"): a lead-in cut at its start introduces nothing
             found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
             continue
         if last is not None and last.kind == "sentence" and not last.block:
@@ -211,6 +219,12 @@ def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     }
     captions = {i for i in range(1, len(kinds)) if pair[i] and kinds[i - 1] == "prose"}
     return [("label", p) if i in grouped | captions else (k, p) for i, (k, p) in enumerate(pieces)]
+
+
+def _continued(line: str) -> bool:
+    """A line that goes on with the sentence before it: it opens with an ellipsis or a plain
+    lower-case word."""
+    return line.startswith(("...", "…")) or bool(_CUT_FRONT.match(line))
 
 
 def _bare(unit: Unit) -> bool:
