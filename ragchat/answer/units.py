@@ -344,7 +344,10 @@ def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -
     closing one), the one whose lines hold the least of the question's weight (`asked` of a
     line), the last such run on a tie, so a block that says nothing asked loses its tail as any
     other does. The line the question came for ("self.groups.add(group)" at the end of a
-    35-line example of a many-to-many hook) is not cut for a lighter middle."""
+    35-line example of a many-to-many hook) is not cut for a lighter middle. When the lines
+    asked about sit in the middle of a long block (a whole example file: imports and models,
+    then the query asked for), one cut keeps only its head and its tail: the block is then cut
+    on both sides of the run that holds more of the question's weight than any head and tail."""
     lines = whole.split("\n")
     most = params.max_block_lines
     if len(lines) <= most:
@@ -358,4 +361,14 @@ def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -
         cost += weight[begin] - weight[begin + span]
         if cost < best - 1e-9:
             best, start = cost, begin
+    kept = sum(weight) - best
+    window = most - 4  # the fences and two marks
+    held, at = max(
+        (sum(weight[b : b + window]), -b) for b in range(2, len(lines) - 2 - window)
+    ) if len(lines) - 2 - window > 2 else (0.0, 0)
+    if held > kept + 1e-9:
+        indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return "\n".join(
+            [lines[0], indent + "# …", *lines[-at : -at + window], indent + "# …", lines[-1]]
+        )
     return "\n".join(_elided(lines, span, start))
