@@ -107,6 +107,33 @@ def test_headings_are_left_out_and_short_capitalised_lines_are_titles() -> None:
     ]
 
 
+def test_a_title_right_before_a_code_block_is_its_lead_in() -> None:
+    # Tortoise's query page: "QuerySet also supports aggregation ... through .annotate() method"
+    # then the Count example, at a chunk's start: the line, no full stop, read as a title, left
+    # the block bare, and a bare block is never shown ("how do I count the events of each
+    # tournament?" got the RawSQL section instead)
+    text = (
+        "QuerySet also supports aggregation through .annotate() method\n\n```python\n"
+        "await Tournament.annotate(events_count=Count('events'))\n```\n\n"
+        "Check the examples to see it all at work."
+    )
+    found = units(text, params=DEFAULT.answer)
+    assert (found[0].kind, found[0].sentence) == (
+        "code",
+        "QuerySet also supports aggregation through .annotate() method",
+    )
+    assert "events_count=Count('events')" in found[0].block
+    # a line that goes on with the sentence before it introduces nothing of its own
+    going_on = units(
+        "...and the following query parameters\n\n```\n/api/books?search=harry\n```",
+        params=DEFAULT.answer,
+    )
+    assert [u.kind for u in going_on] == ["title", "code"]
+    # a console run keeps its title apart: what it prints is no how-to
+    console = units("Output\n\n```console\n$ inv build\nBuilding!\n```", params=DEFAULT.answer)
+    assert [u.kind for u in console] == ["title", "code"]
+
+
 def test_code_that_lost_its_fences_is_fenced_again() -> None:
     text = (
         "Open a client first.\nclient = httpx.Client()\nresponse = client.get(url)\nThen "

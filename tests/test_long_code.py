@@ -74,6 +74,60 @@ def test_a_block_whose_tail_says_nothing_asked_keeps_its_head() -> None:
     assert "            return\n\n# …\n```" in text  # the tail cut, as every long block's
 
 
+EXAMPLE = "\n".join(
+    [
+        "from tortoise import Tortoise, fields, run_async",
+        "from tortoise.models import Model",
+        "",
+        *(
+            line
+            for name in ("Tournament", "Event", "Team", "Venue", "Sponsor")
+            for line in (
+                f"class {name}(Model):",
+                "    id = fields.IntField(primary_key=True)",
+                "    name = fields.TextField()",
+                "",
+            )
+        ),
+        "async def run():",
+        '    await Tortoise.init(db_url="sqlite://:memory:", modules={"models": ["__main__"]})',
+        "    await Tortoise.generate_schemas()",
+        "    tournament = await Tournament.create(name='New Tournament')",
+        "    await Event.create(name='Without participants', tournament=tournament)",
+        "",
+        "    counted = await Tournament.annotate(events_count=Count('events'))",
+        "    print(counted[0].events_count)",
+        "",
+        *(f"    await Team.create(name='Team {n}')" for n in range(12)),
+        *(f"    await Venue.create(name='Venue {n}')" for n in range(8)),
+        "",
+        'if __name__ == "__main__":',
+        "    run_async(run())",
+    ]
+)
+FILE = f"""The whole example:
+
+```python
+{EXAMPLE}
+```
+"""
+
+
+def test_the_lines_asked_for_in_the_middle_of_a_long_file_are_shown_between_two_cuts() -> None:
+    # a whole example file (Tortoise's functions.py): imports and models, then the query asked
+    # for, then more: one cut kept the head and the tail, and the query was cut
+    text = pick("how do I count the events of each tournament with annotate?", [FILE])
+    assert "counted = await Tournament.annotate(events_count=Count('events'))" in text
+    lines = text.splitlines()
+    fence = lines.index("```python")
+    block = lines[fence : lines.index("```", fence + 1) + 1]
+    assert block[1] == "# …" and block[-2] == "# …"
+    assert len(block) == DEFAULT.answer.max_block_lines
+    # a question the file's middle says nothing of keeps its head, cut once
+    head = pick("how do I declare a Tournament model?", [FILE])
+    assert "from tortoise import Tortoise, fields, run_async" in head and head.count("# …") == 1
+
+
 SETUP = """Bind the request's details in the view:
 
 ```python

@@ -164,6 +164,19 @@ def units(
             block = f"{last.block}\n{label}:\n{piece}" if last.block else piece
             found[-1] = Unit(last.position, lead, block, "code")
             continue
+        if (
+            kind == "code"
+            and last is not None
+            and last.kind == "title"
+            and not is_console(piece)
+            and not _continued(last.sentence)
+        ):
+            # a short line without a full stop right before a block is its lead-in, not a
+            # heading ("QuerySet also supports aggregation ... through .annotate() method");
+            # not a line that goes on with a sentence before it ("...and the following query
+            # parameters from the user"): a lead-in cut at its start introduces nothing
+            found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
+            continue
         if last is not None and last.kind == "sentence" and not last.block:
             if (
                 _bare(last)
@@ -206,6 +219,12 @@ def _tab_labels(pieces: list[tuple[str, str]]) -> list[tuple[str, str]]:
     }
     captions = {i for i in range(1, len(kinds)) if pair[i] and kinds[i - 1] == "prose"}
     return [("label", p) if i in grouped | captions else (k, p) for i, (k, p) in enumerate(pieces)]
+
+
+def _continued(line: str) -> bool:
+    """A line that goes on with the sentence before it: it opens with an ellipsis or a plain
+    lower-case word."""
+    return line.startswith(("...", "…")) or bool(_CUT_FRONT.match(line))
 
 
 def _bare(unit: Unit) -> bool:
@@ -344,7 +363,10 @@ def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -
     closing one), the one whose lines hold the least of the question's weight (`asked` of a
     line), the last such run on a tie, so a block that says nothing asked loses its tail as any
     other does. The line the question came for ("self.groups.add(group)" at the end of a
-    35-line example of a many-to-many hook) is not cut for a lighter middle."""
+    35-line example of a many-to-many hook) is not cut for a lighter middle. When the lines
+    asked about sit in the middle of a long block (a whole example file: imports and models,
+    then the query asked for), one cut keeps only its head and its tail: the block is then cut
+    on both sides of the run that holds more of the question's weight than any head and tail."""
     lines = whole.split("\n")
     most = params.max_block_lines
     if len(lines) <= most:
@@ -358,4 +380,14 @@ def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -
         cost += weight[begin] - weight[begin + span]
         if cost < best - 1e-9:
             best, start = cost, begin
+    kept = sum(weight) - best
+    window = most - 4  # the fences and two marks
+    held, at = max(
+        (sum(weight[b : b + window]), -b) for b in range(2, len(lines) - 2 - window)
+    ) if len(lines) - 2 - window > 2 else (0.0, 0)
+    if held > kept + 1e-9:
+        indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
+        return "\n".join(
+            [lines[0], indent + "# …", *lines[-at : -at + window], indent + "# …", lines[-1]]
+        )
     return "\n".join(_elided(lines, span, start))
