@@ -380,14 +380,19 @@ def cut_asked(whole: str, asked: Callable[[str], float], params: AnswerParams) -
         cost += weight[begin] - weight[begin + span]
         if cost < best - 1e-9:
             best, start = cost, begin
-    kept = sum(weight) - best
-    window = most - 4  # the fences and two marks
-    held, at = max(
-        (sum(weight[b : b + window]), -b) for b in range(2, len(lines) - 2 - window)
-    ) if len(lines) - 2 - window > 2 else (0.0, 0)
-    if held > kept + 1e-9:
-        indent = lines[0][: len(lines[0]) - len(lines[0].lstrip())]
-        return "\n".join(
-            [lines[0], indent + "# …", *lines[-at : -at + window], indent + "# …", lines[-1]]
-        )
+    inner = _inner_run(weight, most - 4)  # room for the fences and two marks
+    if inner is not None and inner[0] > sum(weight) - best + 1e-9:
+        begin = inner[1]
+        mark = lines[0][: len(lines[0]) - len(lines[0].lstrip())] + "# …"
+        return "\n".join([lines[0], mark, *lines[begin : begin + most - 4], mark, lines[-1]])
     return "\n".join(_elided(lines, span, start))
+
+
+def _inner_run(weight: list[float], length: int) -> tuple[float, int] | None:
+    """(weight, start) of the heaviest run of `length` lines with a line cut before it and
+    after it (never the fence lines at either end), the first on a tie; None if none fits."""
+    starts = range(2, len(weight) - 2 - length)
+    if not starts:
+        return None
+    held, begin = max((sum(weight[b : b + length]), -b) for b in starts)
+    return held, -begin
