@@ -367,6 +367,8 @@ def test_a_chat_loads_the_model_as_it_starts(library_db: Path, server, capsys) -
         keyboard.send_text(QUESTIONS[0] + "\r")
         keyboard.close()
         Repl(app, "warm", input=keyboard, output=DummyOutput()).run()
+    # the warm-up runs beside the REPL: on a loaded machine the session may end before it is sent
+    assert app.backend is not None and app.backend.warmed.wait(60)
     app.close()
     assert len(server.generated) == 1  # the warm-up: an empty prompt that keeps the model loaded
     warm = server.generated[0]
