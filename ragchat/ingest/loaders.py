@@ -75,7 +75,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # pre-release after it ("Version 18.3a0", "2.0rc1") titles a release; 23: a `literalinclude`'s
 # `:pyobject:` selects that class or function of the file; 24: a directive whose options name a
 # version (the changelog extension's `.. changelog::` `:version:`) titles a release, and
-# `:paramref:` shows no leading dot, an RST enumerated list's markers as written ("F.", "(iv)")
+# `:paramref:` shows no leading dot, an RST enumerated list's markers as written ("F.", "(iv)");
+# 25: a picture a snippet pastes into a page is no text, a `#### ::: pkg.obj` heading is titled by
+# the object, an object description's `:type:`, `:value:`, `:annotation:` show in its signature
 PARSER_VERSION = 25
 
 
