@@ -120,6 +120,32 @@ The Meta class
     assert "~~~python\ncurrent_job: ContextVar[Job]\n~~~\n\nThe job." in text
 
 
+def test_ingest_names_the_pages_whose_reference_the_build_writes_from_the_code(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    # pipx's `reference/cli.rst`, MkDocs' `user-guide/cli.md` and its API pages: a title and a
+    # directive; the published page's options and classes come from the code, never ingested
+    docs = write(
+        tmp_path / "docs",
+        {
+            "reference/cli.rst": "CLI reference\n=============\n\n.. sphinx_argparse_cli::\n"
+            "   :module: pipx.main\n   :func: get_command_parser\n",
+            "api.md": "# API\n\n::: mkdocs.structure.files.Files\n    options:\n"
+            "      show_root_heading: true\n",
+            "cli.md": "# Command Line Interface\n\n::: mkdocs-click\n    :module: mkdocs.__main__\n",
+            "models.md": "# Models\n\n```{autoclass} shop.Product\n```\n\nProducts have a name.\n",
+            # a pandoc div and sphinx-click's example directive fill nothing from the code
+            "notes.md": "# Notes\n\n::: warning\nBack up first.\n:::\n",
+            "usage.rst": "Usage\n=====\n\n.. click:example::\n\n   import click\n",
+        },
+    )
+    report = run(tmp_path / "lib.db", docs, embedder)
+    (note,) = [n for n in report.notes if "reference from the code" in n]
+    assert note.startswith("4 page(s) have the site's build write reference from the code")
+    assert note.endswith("api.md, cli.md, models.md and 1 more")
+    assert "notes.md" not in note and "usage.rst" not in note
+
+
 def test_only_content_is_kept_and_its_condition_is_not_text(tmp_path: Path) -> None:
     text = """\
 Limits

@@ -37,6 +37,23 @@ _TEMPLATE_ATTRIBUTE = re.compile(
 )
 
 
+# a directive the site's build fills with reference read from the code (autodoc's, autosummary,
+# the command-line references of sphinx-argparse, sphinx-argparse-cli, sphinx-click and
+# sphinxcontrib-typer, in RST or a MyST fence) or a mkdocstrings object (`::: pkg.module`,
+# `::: mkdocs-click`): what the published page shows there is not in the file
+_GENERATED = re.compile(
+    r"^[ \t]*(?:\.\.[ \t]+|(?:`{3,}|:{3,})\{)(?:auto\w+|sphinx_argparse_cli|argparse|click|typer)"
+    r"(?:::|\})|^[ \t]*:::[ \t]+(?:[A-Za-z_]\w*(?:\.\w+)+|mkdocs-click)[ \t]*$",
+    re.M,
+)
+
+
+def generates_reference(text: str) -> bool:
+    """The page has the site's build write reference from the code (`_GENERATED`): ingest reads
+    the page's file, where that reference is not."""
+    return bool(_GENERATED.search(text))
+
+
 def is_surveyed(path: Path) -> bool:
     """Whether the survey reads the file: those that include others, define labels, or may be
     templates."""

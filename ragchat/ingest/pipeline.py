@@ -23,7 +23,15 @@ from ..store import keywords, library, vectors
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from ..store.transaction import set_setting, write
 from .chunking import Chunk, chunk_document, embedding_text
-from .documents import FRAGMENT, Survey, is_markup, is_surveyed, not_a_document, survey
+from .documents import (
+    FRAGMENT,
+    Survey,
+    generates_reference,
+    is_markup,
+    is_surveyed,
+    not_a_document,
+    survey,
+)
 from .ignore import LIBRARY, SYMLINK_OUTSIDE, Rules, Scope
 from .includes import IncludeResolver
 from .keywords import KEYWORDS_PER_DOCUMENT, select_keywords, term_counts
@@ -107,6 +115,8 @@ class IngestReport:
     included_by: dict[Path, set[str]] = field(default_factory=dict)  # each of them -> the pages
     # a file outside the paths given that pages include -> (the name they write, those pages)
     outside_includes: dict[Path, tuple[str, list[str]]] = field(default_factory=dict)
+    # pages whose reference the site's build writes from the code (autodoc, mkdocstrings, ...)
+    generated: list[str] = field(default_factory=list)
     notes: list[str] = field(default_factory=list)  # one-line remarks on what was read
 
     @property
@@ -322,6 +332,8 @@ def _prepare(
         report.left_out.append((name.path, why))
         known.not_documents.append(name.source)
         return None
+    if generates_reference(text):
+        report.generated.append(name.path)
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
     report.included.update(includes.located)
@@ -776,6 +788,7 @@ def ingest(
     if library.set_kind_of(db, RELEASE_SERIES, series) or report.release_notes:
         report.notes += _release_notes_note(db, reading, command, report)
     report.notes += _outside_includes_note(report, given, command)
+    report.notes += _generated_note(report)
     for path, shown in report.unsupported.items():  # read where a page includes it, else skipped
         if _resolved(path) in report.included:
             report.left_out.append((shown, FRAGMENT))
@@ -868,6 +881,21 @@ def _outside_includes_note(report: IngestReport, given: list[Path], command: str
     return [
         f"pages include {len(files)} file(s) outside the paths given, each shown as one line "
         f"naming it: {'; '.join(named)}{more}; to read them: {command} {read}"
+    ]
+
+
+def _generated_note(report: IngestReport) -> list[str]:
+    """One line when pages read this run have the site's build write reference from the code
+    (`.. autoclass::`, `::: pkg.module`, `.. sphinx_argparse_cli::`): a question about it finds
+    only what the pages' own files say."""
+    if not report.generated:
+        return []
+    pages = sorted(report.generated)
+    more = f" and {len(pages) - 3} more" if len(pages) > 3 else ""
+    return [
+        f"{len(pages)} page(s) have the site's build write reference from the code (autodoc, "
+        f"mkdocstrings, a command-line reference); it is not in their files, so not in the "
+        f"library: {', '.join(pages[:3])}{more}"
     ]
 
 
