@@ -132,7 +132,7 @@ def test_ingest_names_the_pages_whose_reference_the_build_writes_from_the_code(
             "   :module: pipx.main\n   :func: get_command_parser\n",
             "api.md": "# API\n\n::: mkdocs.structure.files.Files\n    options:\n"
             "      show_root_heading: true\n",
-            "cli.md": "# Command Line Interface\n\n::: mkdocs-click\n    :module: mkdocs.__main__\n",
+            "cli.md": "# Command Line Interface\n\n::: mkdocs-click\n    :module: mkdocs\n",
             "models.md": "# Models\n\n```{autoclass} shop.Product\n```\n\nProducts have a name.\n",
             # a pandoc div and sphinx-click's example directive fill nothing from the code
             "notes.md": "# Notes\n\n::: warning\nBack up first.\n:::\n",
@@ -144,6 +144,9 @@ def test_ingest_names_the_pages_whose_reference_the_build_writes_from_the_code(
     assert note.startswith("4 page(s) have the site's build write reference from the code")
     assert note.endswith("api.md, cli.md, models.md and 1 more")
     assert "notes.md" not in note and "usage.rst" not in note
+    # said when the pages are read: an ingest that finds them unchanged says nothing more
+    again = run(tmp_path / "lib.db", docs, embedder)
+    assert not [n for n in again.notes if "reference from the code" in n]
 
 
 def test_only_content_is_kept_and_its_condition_is_not_text(tmp_path: Path) -> None:

@@ -332,8 +332,6 @@ def _prepare(
         report.left_out.append((name.path, why))
         known.not_documents.append(name.source)
         return None
-    if generates_reference(text):
-        report.generated.append(name.path)
     includes = IncludeResolver(path, scope, found.root)
     digest = includes.digest(data)  # covers the included files: a changed one re-ingests this
     report.included.update(includes.located)
@@ -355,6 +353,8 @@ def _prepare(
     if (old is not None and old["content_hash"] == digest and not stale) or unchanged_copy:
         report.unchanged.append(name.path)
         return None
+    if generates_reference(text):  # said when the page is read, not on every run
+        report.generated.append(name.path)
     stat = path.stat()
     record = DocumentRecord(
         source=name.source,
