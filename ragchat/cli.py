@@ -377,10 +377,11 @@ def _documents_written(db: Any, before: dict[int, tuple[str, str]]) -> str:
     )
     if not written:
         return "no document of this run got in (those already in the library are kept)"
-    shown = ", ".join(written[:5]) + (f" and {len(written) - 5} more" if len(written) > 5 else "")
+    from .text import some_of
+
     return (
-        f"{len(written)} document(s) of this run got in whole ({shown}), the rest did not "
-        "(the same ingest again skips what is in)"
+        f"{len(written)} document(s) of this run got in whole ({some_of(written, 5)}), the rest "
+        "did not (the same ingest again skips what is in)"
     )
 
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 import unicodedata
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from functools import lru_cache
 from typing import Any
@@ -268,6 +268,12 @@ def one_line(text: str, limit: int | None = None) -> str:
     """The text on one line (whitespace runs become one space), cut to `limit` with an ellipsis."""
     line = " ".join(text.split())
     return line if limit is None or len(line) <= limit else line[: limit - 1] + "…"
+
+
+def some_of(names: Sequence[str], shown: int, between: str = ", ") -> str:
+    """The first `shown` names, then how many more there are: "a.md, b.md, c.md and 4 more"."""
+    more = f" and {len(names) - shown} more" if len(names) > shown else ""
+    return between.join(names[:shown]) + more
 
 
 def snippet(text: str, width: int) -> str:

@@ -22,6 +22,7 @@ from ..names import name_bytes, shown_name, stored_path
 from ..store import keywords, library, vectors
 from ..store.library import ChunkRecord, DocumentRecord, FileName
 from ..store.transaction import set_setting, write
+from ..text import some_of
 from .chunking import Chunk, chunk_document, embedding_text
 from .documents import (
     FRAGMENT,
@@ -874,13 +875,12 @@ def _outside_includes_note(report: IngestReport, given: list[Path], command: str
     named = [
         f"{included} (in {', '.join(sorted(set(pages))[:2])}"
         f"{', ...' if len(set(pages)) > 2 else ''})"
-        for included, pages in (report.outside_includes[path] for path in files[:3])
+        for included, pages in (report.outside_includes[path] for path in files)
     ]
-    more = f" and {len(files) - 3} more" if len(files) > 3 else ""
     read = " ".join(shlex.quote(str(path)) for path in [*given, *files])
     return [
         f"pages include {len(files)} file(s) outside the paths given, each shown as one line "
-        f"naming it: {'; '.join(named)}{more}; to read them: {command} {read}"
+        f"naming it: {some_of(named, 3, '; ')}; to read them: {command} {read}"
     ]
 
 
@@ -890,12 +890,10 @@ def _generated_note(report: IngestReport) -> list[str]:
     only what the pages' own files say."""
     if not report.generated:
         return []
-    pages = sorted(report.generated)
-    more = f" and {len(pages) - 3} more" if len(pages) > 3 else ""
     return [
-        f"{len(pages)} page(s) have the site's build write reference from the code (autodoc, "
-        f"mkdocstrings, a command-line reference); it is not in their files, so not in the "
-        f"library: {', '.join(pages[:3])}{more}"
+        f"{len(report.generated)} page(s) have the site's build write reference from the code "
+        "(autodoc, mkdocstrings, a command-line reference); it is not in their files, so not in "
+        f"the library: {some_of(sorted(report.generated), 3)}"
     ]
 
 
