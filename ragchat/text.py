@@ -167,6 +167,37 @@ def identifiers(text: str) -> list[str]:
     return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text)]
 
 
+# a heading that is a name, not a phrase: at most three words, each a name as code writes it
+# ("[run] branch", "--print-full-tree", "to_base_units / ito_base_units", ".route()",
+# "cattrs.Converter", "site_name") or one lower-case word ("theme", "asyncio"). A reference page
+# titles each entry so, and the entry's text then leaves the name out ("(boolean, default False)
+# Whether to measure branch coverage ..."). The shape, not the language, tells it.
+_NAME_WORD = re.compile(r"\[[^\]\s]+\]|--?\w[\w-]*|\.?\w+(?:[._:-]\w+)*(?:\(\))?|/|,|\.\.\.")
+_NAME_SIGN = re.compile(r"^[\[.-]|[\w\]][_.(\[]|[a-z][A-Z]")
+
+
+def is_name(heading: str) -> bool:
+    """Whether a heading is a name (see above), not a title in words: every word holds a letter
+    ("1.0.0" is a version), none is plain capitalised text ("Select with session.get()",
+    "Third-party projects" are titles), and one is code-shaped, or the heading is one lower-case
+    word."""
+    parts = [p for p in heading.split() if p not in ("/", ",", "...")]
+    if not parts or len(parts) > 3:
+        return False
+    for part in parts:
+        if not _NAME_WORD.fullmatch(part) or not any(c.isalpha() for c in part):
+            return False
+        if not _NAME_SIGN.search(part) and not part.islower():
+            return False
+    return len(parts) == 1 or any(_code_shaped(p) for p in parts)
+
+
+def _code_shaped(word: str) -> bool:
+    """Written as code: a sign of code in it, or lower-case words joined by hyphens (an option or
+    a package: "max-line-length", "httpx-caching")."""
+    return bool(_NAME_SIGN.search(word)) or (word.islower() and "-" in word.strip("-"))
+
+
 # an identifier as code writes it: words joined by "_", "::" or brackets ("to_camel_case",
 # "list[int]"), by dots when each side is a word of two letters or more ("click.prompt"; not
 # "e.g." or "3.5"), by hyphens after a leading "-" or "--" ("--dry-run"); or run together with

@@ -929,8 +929,8 @@ class _Ranking:
         chosen = sorted(chosen, key=place)
         picked = [self.candidates[i] for i in chosen]
         head = f"{NOT_COVERED} The closest passages say:\n" if self.request.weak else ""
-        releases = {s.number: s.release for s in [*self.request.sources, *self.request.reach]}
-        return Answer(head + _format(picked, releases), frozenset(number for number, _ in picked))
+        labels = {s.number: s.label for s in [*self.request.sources, *self.request.reach]}
+        return Answer(head + _format(picked, labels), frozenset(number for number, _ in picked))
 
     def _same_block(self, i: int, j: int) -> bool:
         """Two units showing the same block: never twice in one answer."""
@@ -1158,23 +1158,25 @@ def _stems(text: str) -> set[str]:
     return {stem(w) for w in words(text)}
 
 
-def _format(chosen: list[tuple[int, Unit]], releases: Mapping[int, str] | None = None) -> str:
+def _format(chosen: list[tuple[int, Unit]], labels: Mapping[int, str] | None = None) -> str:
     """Sentences of one source run together as a paragraph ending in [n]; blocks on their own
     lines after the sentence that brings them; list items as "- " lines. The first sentence
-    shown from a release's section says the release ("25.2.0: Sequences were changed ..."): a
-    changelog's line means nothing without it, and the heading that holds it is not shown."""
+    shown from a source with a label says it unless it already does: a release's ("25.2.0:
+    Sequences were changed ...": a changelog's line means nothing without it) or an entry's
+    name ("[run] branch: (boolean, default False) Whether to measure ..."); the heading that
+    holds it is not shown."""
     parts: list[str] = []
     run: list[str] = []
     number_of_run = 0
-    unsaid = {n: r for n, r in (releases or {}).items() if r}
+    unsaid = {n: label for n, label in (labels or {}).items() if label}
 
     def said(number: int, sentence: str) -> str:
-        release = unsaid.pop(number, "") if sentence else ""
-        if not release or _version_key(release) in sentence:
+        label = unsaid.pop(number, "") if sentence else ""
+        if not label or _version_key(label).casefold() in sentence.casefold():
             return sentence
         marker = _ITEM_MARKER.match(sentence)  # "- 25.2.0: Potentially breaking ..."
         at = marker.end() if marker else 0
-        return f"{sentence[:at]}{release}: {sentence[at:]}"
+        return f"{sentence[:at]}{label}: {sentence[at:]}"
 
     def close() -> None:
         if run:

@@ -53,9 +53,10 @@ class Source:
     # start in it (a lead-in at its end with the code of the next chunk)
     own: str = ""
     near: tuple[str, ...] = ()
-    # the release its section belongs to (a changelog's or migration guide's version title): an
-    # extractive answer says it before the first unit it shows from this source
-    release: str = ""
+    # what an extractive answer says before the first unit it shows from this source: the
+    # release its section belongs to (a changelog's or migration guide's version title), or the
+    # name its section is titled by (a reference entry: "[run] branch", `text.is_name`)
+    label: str = ""
 
 
 def cited_numbers(text: str, count: int) -> set[int]:

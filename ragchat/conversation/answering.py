@@ -21,7 +21,7 @@ from ..params import AnswerParams
 from ..search.passages import Passage, passages
 from ..store.library import StoredChunk
 from ..store.vectors import vectors_of
-from ..text import content_words, holds_code, printable, stem, stems
+from ..text import content_words, holds_code, is_name, printable, stem, stems
 from .corpus import CorpusStats
 from .followup.cues import meta_subject
 from .history import HistoryWindow
@@ -56,11 +56,18 @@ class AnswerInputs:
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
     return tuple(
-        answers.Source(c.rank, chunk, release=release_of(chunk.heading))
+        answers.Source(c.rank, chunk, label=release_of(chunk.heading) or _entry_of(chunk.heading))
         for c in lineage.chunks
         if (chunk := stored.get(c.chunk_id)) is not None
     )
 
+
+
+def _entry_of(heading: str) -> str:
+    """The name a chunk's section is titled by, when its title is a name (`text.is_name`): a
+    reference entry ("[report] fail_under", "site_name", "--keep") whose text leaves it out."""
+    title = heading.rsplit(" > ", 1)[-1].strip()
+    return title if is_name(title) else ""
 
 def supported(
     db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
