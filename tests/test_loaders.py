@@ -352,6 +352,24 @@ def test_html_tables_and_preformatted_text(tmp_path: Path) -> None:
     }
 
 
+
+def test_a_markdown_pages_html_table_keeps_its_cells_apart(tmp_path: Path) -> None:
+    """A raw HTML table in a Markdown page reads as a table: one line per row, its cells parted
+    (the tags stripped alone ran them together: "URL StyleHTTP Method", "GETlist")."""
+    page = (
+        "# Routers\n\nThe router makes these routes:\n\n<table border=1>\n"
+        "    <tr><th>URL Style</th><th>HTTP Method</th><th>Action</th></tr>\n"
+        "    <tr><td>{prefix}/</td><td>GET</td><td>list</td></tr>\n"
+        "    <tr><td>{prefix}/{lookup}/</td><td>DELETE</td><td>destroy</td></tr>\n"
+        "</table>\n\nAfter the table, a *paragraph*.\n"
+    )
+    doc = load_document(write(tmp_path, "routers.md", page))
+    assert bodies(doc) == {
+        ("Routers",): "The router makes these routes:\n\n"
+        "URL Style | HTTP Method | Action\n{prefix}/ | GET | list\n{prefix}/{lookup}/ | DELETE | destroy"
+        "\n\nAfter the table, a paragraph."
+    }
+
 # --- plain text ------------------------------------------------------------------------------
 
 RULE_TXT = """\

@@ -48,6 +48,19 @@ def parse_html(text: str) -> Outline:
     return Outline(blocks, reader.title or h1)
 
 
+def fragment_blocks(html: str) -> list[str]:
+    """A piece of HTML inside another format's page (a Markdown page's raw `<table>`) as that
+    page's text blocks, read as a whole page is: a table's cells parted by " | ", one line per
+    row (stripping the tags alone ran them together: "idnamesecret_name", "GETlist"); a
+    heading inside it is a line of text."""
+    reader = _HtmlReader(main_only=False)
+    reader.feed(html)
+    reader.close()
+    text = "\n\n".join(b.text if isinstance(b, Heading) else b for b in reader.finish())
+    blocks = (block.strip() for block in re.split(r"\n\s*\n", text))
+    return ["\n".join(line.strip() for line in block.split("\n")) for block in blocks if block]
+
+
 def _drop_nav_lines(body: str) -> str:
     return "\n".join(line for line in body.split("\n") if not _is_nav_line(line))
 
