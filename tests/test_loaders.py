@@ -366,8 +366,26 @@ def test_a_markdown_pages_html_table_keeps_its_cells_apart(tmp_path: Path) -> No
     doc = load_document(write(tmp_path, "routers.md", page))
     assert bodies(doc) == {
         ("Routers",): "The router makes these routes:\n\n"
-        "URL Style | HTTP Method | Action\n{prefix}/ | GET | list\n{prefix}/{lookup}/ | DELETE | destroy"
+        "URL Style | HTTP Method | Action\n{prefix}/ | GET | list\n"
+        "{prefix}/{lookup}/ | DELETE | destroy"
         "\n\nAfter the table, a paragraph."
+    }
+
+
+def test_a_cell_spanning_rows_stands_in_each_row(tmp_path: Path) -> None:
+    """`rowspan` repeats the cell in each row it spans, `colspan` leaves the columns after it
+    empty, a caption comes first: each row says all it means."""
+    html = (
+        "<h1>Routes</h1><table><caption>Routes of a router</caption>"
+        "<tr><th>URL</th><th>Method</th><th>Name</th></tr>"
+        "<tr><td rowspan=2>{prefix}/</td><td>GET</td><td rowspan='2'>list</td></tr>"
+        "<tr><td>POST</td></tr>"
+        "<tr><td colspan=2>any other</td><td>none</td></tr></table>"
+    )
+    doc = load_document(write(tmp_path, "routes.html", html))
+    assert bodies(doc) == {
+        ("Routes",): "Routes of a router\nURL | Method | Name\n{prefix}/ | GET | list\n"
+        "{prefix}/ | POST | list\nany other |  | none"
     }
 
 # --- plain text ------------------------------------------------------------------------------
