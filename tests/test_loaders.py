@@ -352,7 +352,6 @@ def test_html_tables_and_preformatted_text(tmp_path: Path) -> None:
     }
 
 
-
 def test_a_markdown_pages_html_table_keeps_its_cells_apart(tmp_path: Path) -> None:
     """A raw HTML table in a Markdown page reads as a table: one line per row, its cells parted
     (the tags stripped alone ran them together: "URL StyleHTTP Method", "GETlist")."""
@@ -387,6 +386,7 @@ def test_a_cell_spanning_rows_stands_in_each_row(tmp_path: Path) -> None:
         ("Routes",): "Routes of a router\nURL | Method | Name\n{prefix}/ | GET | list\n"
         "{prefix}/ | POST | list\nany other |  | none"
     }
+
 
 # --- plain text ------------------------------------------------------------------------------
 
