@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 from ragchat.text import one_line
 
-from .common import Block, Heading, Outline, code_fence
+from .common import Block, Heading, Outline, PageBreak, code_fence
 
 _ALWAYS_SKIPPED = frozenset("script style noscript nav template svg aside button form".split())
 _PAGE_CHROME = frozenset(
@@ -56,7 +56,10 @@ def fragment_blocks(html: str) -> list[str]:
     reader = _HtmlReader(main_only=False)
     reader.feed(html)
     reader.close()
-    text = "\n\n".join(b.text if isinstance(b, Heading) else b for b in reader.finish())
+    read = reader.finish()
+    text = "\n\n".join(
+        b.text if isinstance(b, Heading) else b for b in read if not isinstance(b, PageBreak)
+    )
     blocks = (block.strip() for block in re.split(r"\n\s*\n", text))
     return ["\n".join(line.strip() for line in block.split("\n")) for block in blocks if block]
 
