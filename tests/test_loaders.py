@@ -352,6 +352,42 @@ def test_html_tables_and_preformatted_text(tmp_path: Path) -> None:
     }
 
 
+def test_a_markdown_pages_html_table_keeps_its_cells_apart(tmp_path: Path) -> None:
+    """A raw HTML table in a Markdown page reads as a table: one line per row, its cells parted
+    (the tags stripped alone ran them together: "URL StyleHTTP Method", "GETlist")."""
+    page = (
+        "# Routers\n\nThe router makes these routes:\n\n<table border=1>\n"
+        "    <tr><th>URL Style</th><th>HTTP Method</th><th>Action</th></tr>\n"
+        "    <tr><td>{prefix}/</td><td>GET</td><td>list</td></tr>\n"
+        "    <tr><td>{prefix}/{lookup}/</td><td>DELETE</td><td>destroy</td></tr>\n"
+        "</table>\n\nAfter the table, a *paragraph*.\n"
+    )
+    doc = load_document(write(tmp_path, "routers.md", page))
+    assert bodies(doc) == {
+        ("Routers",): "The router makes these routes:\n\n"
+        "URL Style | HTTP Method | Action\n{prefix}/ | GET | list\n"
+        "{prefix}/{lookup}/ | DELETE | destroy"
+        "\n\nAfter the table, a paragraph."
+    }
+
+
+def test_a_cell_spanning_rows_stands_in_each_row(tmp_path: Path) -> None:
+    """`rowspan` repeats the cell in each row it spans, `colspan` leaves the columns after it
+    empty, a caption comes first: each row says all it means."""
+    html = (
+        "<h1>Routes</h1><table><caption>Routes of a router</caption>"
+        "<tr><th>URL</th><th>Method</th><th>Name</th></tr>"
+        "<tr><td rowspan=2>{prefix}/</td><td>GET</td><td rowspan='2'>list</td></tr>"
+        "<tr><td>POST</td></tr>"
+        "<tr><td colspan=2>any other</td><td>none</td></tr></table>"
+    )
+    doc = load_document(write(tmp_path, "routes.html", html))
+    assert bodies(doc) == {
+        ("Routes",): "Routes of a router\nURL | Method | Name\n{prefix}/ | GET | list\n"
+        "{prefix}/ | POST | list\nany other |  | none"
+    }
+
+
 # --- plain text ------------------------------------------------------------------------------
 
 RULE_TXT = """\

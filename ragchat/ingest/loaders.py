@@ -78,7 +78,9 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # `:paramref:` shows no leading dot, an RST enumerated list's markers as written ("F.", "(iv)");
 # 25: a picture a snippet pastes into a page is no text, a `#### ::: pkg.obj` heading is titled by
 # the object, an object description's `:type:`, `:value:`, `:annotation:` show in its signature
-PARSER_VERSION = 25
+# 26: a Markdown page's raw HTML table is read as a table (its cells parted, one line per row),
+# and a table cell spanning rows (`rowspan`) stands in each row it spans, in HTML pages too
+PARSER_VERSION = 26
 
 
 def is_supported(path: Path) -> bool:

@@ -14,7 +14,7 @@ from html.parser import HTMLParser
 
 from ragchat.text import one_line
 
-from .common import Block, Heading, Outline, code_fence
+from .common import Block, Heading, Outline, PageBreak, code_fence
 
 _ALWAYS_SKIPPED = frozenset("script style noscript nav template svg aside button form".split())
 _PAGE_CHROME = frozenset(
@@ -48,6 +48,22 @@ def parse_html(text: str) -> Outline:
     return Outline(blocks, reader.title or h1)
 
 
+def fragment_blocks(html: str) -> list[str]:
+    """A piece of HTML inside another format's page (a Markdown page's raw `<table>`) as that
+    page's text blocks, read as a whole page is: a table's cells parted by " | ", one line per
+    row (stripping the tags alone ran them together: "idnamesecret_name", "GETlist"); a
+    heading inside it is a line of text."""
+    reader = _HtmlReader(main_only=False)
+    reader.feed(html)
+    reader.close()
+    read = reader.finish()
+    text = "\n\n".join(
+        b.text if isinstance(b, Heading) else b for b in read if not isinstance(b, PageBreak)
+    )
+    blocks = (block.strip() for block in re.split(r"\n\s*\n", text))
+    return ["\n".join(line.strip() for line in block.split("\n")) for block in blocks if block]
+
+
 def _drop_nav_lines(body: str) -> str:
     return "\n".join(line for line in body.split("\n") if not _is_nav_line(line))
 
@@ -79,6 +95,7 @@ class _HtmlReader(HTMLParser):
         self.pre: list[str] | None = None
         self.pre_language = ""
         self.language = ""  # from the enclosing element's class (Sphinx: div.highlight-python)
+        self.tables: list[_Table] = []  # the tables open, innermost last
 
     def _skipped(self) -> bool:
         return bool(self.open and self.open[-1][1])
@@ -115,11 +132,17 @@ class _HtmlReader(HTMLParser):
             self.pre, self.pre_language = [], self.language
         elif tag == "code" and self.pre is not None and match:
             self.pre_language = match.group(1).lower()
+        elif tag == "table" and self.pre is None:
+            self.tables.append(_Table())
+        elif tag in ("tr", "td", "th") and self.tables and self.pre is None:
+            self.tables[-1].start(tag, attributes)
         elif self.pre is None:
             self._break(tag, starting=True)
 
     def handle_startendtag(self, tag: str, attrs: list[tuple[str, str | None]]) -> None:
-        if not self._skipped() and self._in_main() and tag == "br":
+        if self.tables and self.pre is None and tag == "br":
+            self.tables[-1].add(" ")
+        elif not self._skipped() and self._in_main() and tag == "br":
             (self.pre if self.pre is not None else self.body).append("\n")
 
     def handle_endtag(self, tag: str) -> None:
@@ -137,6 +160,14 @@ class _HtmlReader(HTMLParser):
         elif tag in _HEADINGS and self.heading is not None:
             self.blocks.append(Heading(self.level, "".join(self.heading)))
             self.heading = None
+        elif tag in ("td", "th") and self.tables and self.pre is None:
+            self.tables[-1].end_cell()
+        elif tag == "table" and self.tables and self.pre is None:
+            rows = self.tables.pop().lines()
+            if self.tables:  # a table inside a cell: its rows are that cell's text
+                self.tables[-1].add(" ".join(rows))
+            elif rows:
+                self.body.append("\n\n" + "\n".join(rows) + "\n\n")
         elif tag == "pre" and self.pre is not None:
             code = "".join(self.pre).strip("\n")
             if code.strip():
@@ -154,6 +185,9 @@ class _HtmlReader(HTMLParser):
             return
         if self.pre is not None:
             self.pre.append(data)
+            return
+        if self.tables and self.heading is None:  # only a cell's text: not the space between
+            self.tables[-1].add(data)
             return
         target = self.body if self.heading is None else self.heading
         data = _WHITESPACE.sub(" ", data)
@@ -179,3 +213,65 @@ class _HtmlReader(HTMLParser):
             self.blocks.append(Heading(self.level, "".join(self.heading)))
         self._flush()
         return self.blocks
+
+
+class _Table:
+    """A table as it is read: its rows of cells, then its lines (its caption, then one per
+    row, cells parted by " | "). A cell spanning rows (`rowspan`) stands in each row it spans,
+    so a row says all it means ("{prefix}/ | POST | create | {basename}-list", not "POST |
+    create"); one spanning columns leaves the columns after it empty."""
+
+    def __init__(self) -> None:
+        self.rows: list[list[tuple[str, int, int]]] = []  # (text, rows, columns spanned)
+        self.cell: list[str] | None = None
+        self.span = (1, 1)
+        self.caption: list[str] = []  # text inside the table and in no cell (its <caption>)
+
+    def start(self, tag: str, attributes: dict[str, str | None]) -> None:
+        self.end_cell()  # a cell left open ends where the next starts
+        if tag == "tr" or not self.rows:
+            self.rows.append([])
+        if tag != "tr":
+            self.cell = []
+            self.span = (_span(attributes.get("rowspan")), _span(attributes.get("colspan")))
+
+    def add(self, text: str) -> None:
+        (self.caption if self.cell is None else self.cell).append(text)
+
+    def end_cell(self) -> None:
+        if self.cell is not None:
+            self.rows[-1].append((one_line("".join(self.cell)), *self.span))
+            self.cell = None
+
+    def lines(self) -> list[str]:
+        self.end_cell()
+        spanning: dict[int, tuple[str, int]] = {}  # column -> (text, rows still to stand in)
+        caption = one_line("".join(self.caption))
+        lines = [caption] if caption else []
+        for row in self.rows:
+            cells: list[str] = []
+            queue = list(row)
+            while queue or any(column >= len(cells) for column in spanning):
+                column = len(cells)
+                if column in spanning:
+                    text, left = spanning.pop(column)
+                    if left > 1:
+                        spanning[column] = (text, left - 1)
+                    cells.append(text)
+                    continue
+                if not queue:  # only a span further right is left: this column is empty
+                    cells.append("")
+                    continue
+                text, down, across = queue.pop(0)
+                for offset in range(across):
+                    if down > 1:
+                        spanning[column + offset] = (text, down - 1)
+                    cells.append(text if offset == 0 else "")
+            if any(cells):
+                lines.append(" | ".join(cells).strip())
+        return lines
+
+
+def _span(value: str | None) -> int:
+    """A `rowspan`/`colspan` as a count: 1 unless a whole number from 1 to 100."""
+    return int(value) if value and value.strip().isdigit() and 1 <= int(value) <= 100 else 1

@@ -40,6 +40,7 @@ from .common import (
     not_in_library,
     signature_fence,
 )
+from .html import fragment_blocks
 from .rst import parse_rst
 from .shortcodes import read_template_tags
 from .sphinx import (
@@ -485,6 +486,9 @@ class _Renderer:
             language = _fence_language(token.info)
             if language.lower() not in DIAGRAM_LANGUAGES:  # a diagram is a picture
                 self._block(code_fence(token.content, language))
+        elif kind == "html_block" and _HTML_TABLE.search(token.content):
+            for block in fragment_blocks(token.content):
+                self._text(block)
         elif kind == "html_block":
             if text := _strip_html(token.content).strip():
                 self._text(text)
@@ -611,6 +615,7 @@ def _only_links(token: Token) -> bool:
 
 
 _TAG = re.compile(r"<!--.*?-->|</?[A-Za-z][^<>]*>", re.S)
+_HTML_TABLE = re.compile(r"<table[\s>]", re.I)
 
 
 def _fence_language(info: str) -> str:
