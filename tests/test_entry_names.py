@@ -60,8 +60,18 @@ def test_a_section_titled_in_words_gets_no_label(tmp_path: Path, embedder) -> No
 
 @pytest.mark.parametrize(
     "heading",
-    ["[run] branch", "--keep", "site_name", "theme", "cattrs.Converter", ".route()",
-     "to_base_units / ito_base_units", "max-line-length", "SessionMiddleware", "models.py"],
+    [
+        "[run] branch",
+        "--keep",
+        "site_name",
+        "theme",
+        "cattrs.Converter",
+        ".route()",
+        "to_base_units / ito_base_units",
+        "max-line-length",
+        "SessionMiddleware",
+        "models.py",
+    ],
 )
 def test_names(heading: str) -> None:
     assert is_name(heading)
@@ -69,9 +79,17 @@ def test_names(heading: str) -> None:
 
 @pytest.mark.parametrize(
     "heading",
-    ["Installation", "Quick start", "Select with session.get()", "Third-party projects",
-     "1.0.0", "The merge_threadlocal processor", "How default and flag_value interact", "API",
-     "Built-in"],
+    [
+        "Installation",
+        "Quick start",
+        "Select with session.get()",
+        "Third-party projects",
+        "1.0.0",
+        "The merge_threadlocal processor",
+        "How default and flag_value interact",
+        "API",
+        "Built-in",
+    ],
 )
 def test_titles_in_words(heading: str) -> None:
     assert not is_name(heading)

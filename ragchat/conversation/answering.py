@@ -62,12 +62,12 @@ def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[ans
     )
 
 
-
 def _entry_of(heading: str) -> str:
     """The name a chunk's section is titled by, when its title is a name (`text.is_name`): a
     reference entry ("[report] fail_under", "site_name", "--keep") whose text leaves it out."""
     title = heading.rsplit(" > ", 1)[-1].strip()
     return title if is_name(title) else ""
+
 
 def supported(
     db: Database, embedder: Embedder, lineage: Lineage, text: str, params: AnswerParams
