@@ -263,6 +263,23 @@ def test_a_code_block_larger_than_a_chunk_is_split_and_refenced(tmp_path: Path) 
     )
 
 
+def test_a_piece_of_a_split_block_keeps_its_first_lines_indentation(tmp_path: Path) -> None:
+    """A command's help cut between chunks: the piece after the cut starts with its line's
+    indentation, in line with the lines under it (it showed "-c, --csv" against "  --tsv")."""
+    options = "\n".join(f"  --option-{n:02d} TEXT      What option {n} does" for n in range(90))
+    page = tmp_path / "cli.md"
+    page.write_text(
+        f"# Insert\n\nThe options are:\n\n```\nUsage: tool insert [OPTIONS]\n\n{options}\n```\n",
+        encoding="utf-8",
+    )
+    chunks = library_chunks(page, root=tmp_path)
+    pieces = [c.text for c in chunks if c.text.startswith("```\n")]
+    assert pieces
+    for piece in pieces:
+        first = piece.split("\n")[1]
+        assert first.startswith("  --option-"), first
+
+
 def test_pep_header_roles_directives_and_hard_wraps() -> None:
     chunks = library_chunks(CORPUS / "pep-9999.rst")
     doc = load_document(CORPUS / "pep-9999.rst")

@@ -22,7 +22,8 @@ Every chunk satisfies `doc.text[chunk.start:chunk.end] == chunk.text`, except a 
 block too large for one chunk, whose text is that slice inside its block's fence lines (so every
 chunk holds whole fences). `start` includes the overlap, so it lies inside the previous chunk's
 range. Chunk text is stripped, never blank, and starts and ends on a word boundary (the single
-exception above aside).
+exception above aside), except that a piece of a code block starts with its first line's
+indentation.
 """
 
 from __future__ import annotations
@@ -61,6 +62,7 @@ def chunk_document(doc: ParsedDocument, target: int, max_size: int, overlap: int
     for section in doc.sections:
         code = _code_blocks(doc.text, section.start, section.end)
         for start, end in _section_spans(doc.text, section, target, max_size, overlap):
+            start = _line_start_in_code(doc.text, start, code)
             pages = doc.page_range(start, end) or (None, None)
             text = _whole_fences(doc.text, start, end, code)
             chunks.append(Chunk(len(chunks), text, section.heading_path, start, end, *pages))
@@ -120,6 +122,18 @@ def _code_blocks(text: str, start: int, end: int) -> list[_Code]:
         blocks.append((opening.start(), opening.end(), close_start, close_end))
         position = close_end
     return blocks
+
+
+def _line_start_in_code(text: str, start: int, code: list[_Code]) -> int:
+    """Where a chunk starting inside a code block's line of code starts: before the line's
+    indentation, which is code (a command's help cut between chunks showed "-c, --csv" out of
+    line with the "  --tsv" under it, and Python's body lines lost their block)."""
+    for _open_start, open_end, _close_start, close_end in code:
+        if open_end < start < close_end:
+            line = text.rfind("\n", 0, start) + 1
+            if line > open_end and not text[line:start].strip():
+                return line
+    return start
 
 
 def _whole_fences(text: str, start: int, end: int, code: list[_Code]) -> str:

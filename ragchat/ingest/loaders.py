@@ -79,7 +79,8 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # 25: a picture a snippet pastes into a page is no text, a `#### ::: pkg.obj` heading is titled by
 # the object, an object description's `:type:`, `:value:`, `:annotation:` show in its signature
 # 26: a Markdown page's raw HTML table is read as a table (its cells parted, one line per row),
-# and a table cell spanning rows (`rowspan`) stands in each row it spans, in HTML pages too
+# and a table cell spanning rows (`rowspan`) stands in each row it spans, in HTML pages too; a
+# piece of a code block cut between chunks keeps its first line's indentation
 PARSER_VERSION = 26
 
 
