@@ -129,6 +129,24 @@ def test_code_renders_as_syntax_and_prose_stays_inert() -> None:
     assert "Done [1]" in out
 
 
+
+def test_pieces_of_one_block_stay_in_line() -> None:
+    """Two pieces of one block cut between chunks, shown one after the other: each keeps the
+    indentation it has in the block, so the second's options line up with the first's; a block
+    inside a list item loses only its fence's indentation."""
+    buffer = io.StringIO()
+    target = Console(file=buffer, width=60, color_system=None)
+    render.answer_body(
+        "The options: [1]\n```\nUsage: tool insert [OPTIONS]\n  --nl    Expect JSON lines\n```\n"
+        "```\n  -c, --csv    Expect CSV input\n  --tsv        Expect TSV input\n```\n"
+        "- Install it: [2]\n  ```\n  pip install tool\n  ```",
+        target,
+    )
+    lines = [line.rstrip() for line in buffer.getvalue().splitlines()]
+    assert "  --nl    Expect JSON lines" in lines
+    assert "  -c, --csv    Expect CSV input" in lines
+    assert "pip install tool" in lines
+
 # --- eval --answers -------------------------------------------------------------------------------
 
 

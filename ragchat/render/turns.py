@@ -5,7 +5,6 @@ passage, the session's history."""
 from __future__ import annotations
 
 import re
-import textwrap
 import threading
 from typing import TYPE_CHECKING, Any
 
@@ -342,6 +341,19 @@ CODE_FENCE = re.compile(
 )
 
 
+def _unindented(code: str, fence: str) -> str:
+    """A fenced block's lines less its fence's indentation (a block inside a list item), as
+    written otherwise: a piece of a block cut between chunks keeps the indentation it has in the
+    block, in line with the piece before it (each dedented on its own, "  -c, --csv" stood two
+    columns left of the "  --nl" over it)."""
+    if not fence:
+        return code
+    return "\n".join(
+        line[len(fence) :] if line.startswith(fence) else line.lstrip(" \t")
+        for line in code.split("\n")
+    )
+
+
 def answer_body(text: str, target: Console | None = None) -> None:
     """An answer: prose as plain text (printable, no markup), each fenced code block as code
     (rich Syntax: highlighted by its language, never wrapped or joined into one line)."""
@@ -354,7 +366,7 @@ def answer_body(text: str, target: Console | None = None) -> None:
         before = text[start : match.start()].strip("\n")
         if before:
             out.print(Text(printable(before)), soft_wrap=soft_wrap())
-        code = textwrap.dedent(printable(match.group(4))).rstrip("\n")
+        code = _unindented(printable(match.group(4)), match.group(1)).rstrip("\n")
         width = max((len(line) for line in code.splitlines()), default=1)
         # as wide as its longest line, never cropped or wrapped: code copied from here still runs
         out.print(
