@@ -129,7 +129,6 @@ def test_code_renders_as_syntax_and_prose_stays_inert() -> None:
     assert "Done [1]" in out
 
 
-
 def test_pieces_of_one_block_stay_in_line() -> None:
     """Two pieces of one block cut between chunks, shown one after the other: each keeps the
     indentation it has in the block, so the second's options line up with the first's; a block
@@ -146,6 +145,7 @@ def test_pieces_of_one_block_stay_in_line() -> None:
     assert "  --nl    Expect JSON lines" in lines
     assert "  -c, --csv    Expect CSV input" in lines
     assert "pip install tool" in lines
+
 
 # --- eval --answers -------------------------------------------------------------------------------
 
