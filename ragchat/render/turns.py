@@ -15,6 +15,7 @@ from rich.table import Table
 from rich.text import Text
 
 from .. import render
+from ..conversation.followup.referents import understood
 from ..conversation.models import Lineage, RetrievedChunk, TurnResult
 from ..ingest.releases import section_label
 from ..text import PrintableStream, printable, snippet
@@ -143,9 +144,14 @@ def understood_as(result: TurnResult) -> str:
         label = "first question of the session"
     else:
         label = "new topic"
+    query = lineage.reformulation.leading_query
+    if label == "new topic":
+        # the little context a new topic keeps, in case the guess is wrong, is not what the
+        # question was understood as: listed, it read as the last topic's words carried over
+        query = understood(query)
     if lineage.correction:
         label = f"a correction: the last question again, {label}"
-    return f"understood as: {snippet(lineage.reformulation.leading_query, ECHO_LIMIT)} ({label})"
+    return f"understood as: {snippet(query, ECHO_LIMIT)} ({label})"
 
 
 def _mark(chunk: RetrievedChunk) -> str:
