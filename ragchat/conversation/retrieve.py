@@ -15,7 +15,7 @@ from ..config import Settings
 from ..ingest.releases import RELEASE_KINDS, asks_about_versions, names_release, versions_in
 from ..params import FusionParams, Params
 from ..search.fusion import Fused, RankedList, fuse
-from ..search.repeats import repeated_in, yielding
+from ..search.repeats import repeated_in, says_only_its_title, yielding
 from ..search.sections import placed, within_document
 from ..search.titles import named_documents, named_exactly, title_ranking, typed_titles
 from ..store import library
@@ -327,13 +327,19 @@ def _new_first(
     ranked: list[RetrievedChunk], context: TurnContext, db: Database, params: FusionParams
 ) -> list[RetrievedChunk]:
     """Chunks that repeat better-ranked ones (overlaps, included pages, the same code twice) move
-    below those that add something, marked with the chunk that holds their text."""
+    below those that add something, marked with the chunk that holds their text; below them,
+    chunks that say only their title (a reference page the site's build fills from the code)."""
     texts = {i: c.text for i, c in context.load(db, (c.chunk_id for c in ranked)).items()}
     order = [c.chunk_id for c in ranked]
     document_of = {c.chunk_id: c.document_id for c in ranked}
     repeats = repeated_in(order, texts, document_of, params)
+    empty = {
+        c.chunk_id
+        for c in ranked
+        if says_only_its_title(texts.get(c.chunk_id, ""), [c.title, *c.heading.split(" > ")])
+    }
     by_id = {c.chunk_id: c for c in ranked}
-    return [replace(by_id[i], repeats=repeats.get(i)) for i in yielding(order, repeats)]
+    return [replace(by_id[i], repeats=repeats.get(i)) for i in yielding(order, repeats, empty)]
 
 
 def retrieve(

@@ -1,5 +1,5 @@
-"""Chunks that repeat what a better-ranked chunk of their document already holds yield their
-place. Pure.
+"""Chunks that repeat what a better-ranked chunk of their document already holds, and chunks that
+say only their title, yield their place. Pure.
 
 Overlapping chunks of one section, a part of a page included twice in it: a chunk whose text is
 mostly inside the chunks of its document ranked above it adds little to the passages an answer
@@ -12,7 +12,7 @@ windows of one page, yielding across documents cost govt nDCG@10 0.918 -> 0.904)
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping, Sequence
+from collections.abc import Collection, Mapping, Sequence
 
 from ..params import FusionParams
 
@@ -52,6 +52,22 @@ def repeated_in(
     return repeats
 
 
-def yielding(order: Sequence[int], repeats: Mapping[int, int]) -> list[int]:
-    """The order with every repeating chunk moved below the ones that add something new."""
-    return [*(i for i in order if i not in repeats), *(i for i in order if i in repeats)]
+def says_only_its_title(text: str, titles: Sequence[str]) -> bool:
+    """A chunk whose words are only those of its page's or section's title ("rich.logging",
+    "Exceptions" over a `.. automodule::` the site's build fills): it holds nothing to answer
+    from, and its title matching a question made it rank among the passages."""
+    words = _WORD.findall(text.casefold())
+    return bool(words) and any(words == _WORD.findall(title.casefold()) for title in titles)
+
+
+def yielding(
+    order: Sequence[int], repeats: Mapping[int, int], empty: Collection[int] = ()
+) -> list[int]:
+    """The order with every repeating chunk, then every chunk that says only its title
+    (`empty`), moved below the ones that add something new."""
+    adds = [i for i in order if i not in repeats and i not in empty]
+    return [
+        *adds,
+        *(i for i in order if i in repeats and i not in empty),
+        *(i for i in order if i in empty),
+    ]
