@@ -245,6 +245,38 @@ def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) 
     app.close()
 
 
+def test_a_chunk_that_says_only_its_title_yields_its_place(tmp_path: Path, embedder) -> None:
+    """A reference page whose text the site's build fills from the code is only its title
+    ("rich.logging" over `.. automodule::`): its title matches the question, it holds nothing to
+    answer from, and it goes below every chunk that adds something."""
+    from ragchat.app import App
+    from ragchat.search.repeats import says_only_its_title
+
+    assert says_only_its_title("rich.logging", ["rich.logging", ""])
+    assert not says_only_its_title("rich.logging: the handler", ["rich.logging"])
+    docs = tmp_path / "docs"
+    (docs / "reference").mkdir(parents=True)
+    (docs / "reference" / "logging.rst").write_text(
+        "rich.logging\n============\n\n.. automodule:: rich.logging\n    :members:\n"
+    )
+    (docs / "logging.rst").write_text(
+        "Logging Handler\n===============\n\nRich supplies a logging handler which will format "
+        "and colorize text written by Python's logging module: pass a RichHandler to "
+        "logging.basicConfig(handlers=[RichHandler()]).\n"
+    )
+    (docs / "other.rst").write_text("Tables\n======\n\nA table has columns and rows.\n")
+    settings = settings_for(tmp_path / "lib.db")
+    db = open_db(settings.db)
+    ingest(db, settings, [docs], lambda: embedder)
+    db.close()
+    app = App(settings)
+    app.__dict__["embedder"] = embedder
+    ranked = app.conversation("s").ask("what does rich.logging give me?").lineage.chunks
+    app.close()
+    assert ranked[0].document == "logging.rst"
+    assert ranked[-1].document == "reference/logging.rst"
+
+
 # --- 10. a gold file stored as an identical copy is scored as its original ---------------------
 
 
