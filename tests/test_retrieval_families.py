@@ -218,8 +218,6 @@ def test_a_chunk_mostly_inside_better_ranked_ones_yields_its_place() -> None:
 
 
 def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) -> None:
-    from ragchat.app import App
-
     docs = tmp_path / "docs"
     docs.mkdir()
     body = (
@@ -232,24 +230,31 @@ def test_the_ranking_a_turn_returns_puts_repeats_last(tmp_path: Path, embedder) 
         "# Retries\n\nA failed job is retried three times; the delay doubles each time.\n"
     )
     (docs / "other.md").write_text("# Logging\n\nLogs rotate daily and keep a week of files.\n")
+    ranked = _ranked(tmp_path, docs, embedder, "how often does the scheduler retry a failed job?")
+    assert ranked[-1].repeats == ranked[0].chunk_id
+    assert all(c.repeats is None for c in ranked[:-1])
+
+
+def _ranked(tmp_path: Path, docs: Path, embedder, question: str) -> tuple:
+    """The chunks a first turn over the pages in `docs` ranks, in order."""
+    from ragchat.app import App
+
     settings = settings_for(tmp_path / "lib.db")
     db = open_db(settings.db)
     ingest(db, settings, [docs], lambda: embedder)
     db.close()
     app = App(settings)
     app.__dict__["embedder"] = embedder
-    chunks = app.conversation("s").ask("how often does the scheduler retry a failed job?")
-    ranked = chunks.lineage.chunks
-    assert ranked[-1].repeats == ranked[0].chunk_id
-    assert all(c.repeats is None for c in ranked[:-1])
-    app.close()
+    try:
+        return app.conversation("s").ask(question).lineage.chunks
+    finally:
+        app.close()
 
 
 def test_a_chunk_that_says_only_its_title_yields_its_place(tmp_path: Path, embedder) -> None:
     """A reference page whose text the site's build fills from the code is only its title
     ("rich.logging" over `.. automodule::`): its title matches the question, it holds nothing to
     answer from, and it goes below every chunk that adds something."""
-    from ragchat.app import App
     from ragchat.search.repeats import says_only_its_title
 
     assert says_only_its_title("rich.logging", ["rich.logging", ""])
@@ -265,14 +270,7 @@ def test_a_chunk_that_says_only_its_title_yields_its_place(tmp_path: Path, embed
         "logging.basicConfig(handlers=[RichHandler()]).\n"
     )
     (docs / "other.rst").write_text("Tables\n======\n\nA table has columns and rows.\n")
-    settings = settings_for(tmp_path / "lib.db")
-    db = open_db(settings.db)
-    ingest(db, settings, [docs], lambda: embedder)
-    db.close()
-    app = App(settings)
-    app.__dict__["embedder"] = embedder
-    ranked = app.conversation("s").ask("what does rich.logging give me?").lineage.chunks
-    app.close()
+    ranked = _ranked(tmp_path, docs, embedder, "what does rich.logging give me?")
     assert ranked[0].document == "logging.rst"
     assert ranked[-1].document == "reference/logging.rst"
 
