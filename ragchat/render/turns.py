@@ -144,10 +144,12 @@ def understood_as(result: TurnResult) -> str:
         label = "first question of the session"
     else:
         label = "new topic"
-    query = lineage.reformulation.leading_query
-    if label == "new topic":
+    r = lineage.reformulation
+    query = r.leading_query
+    if label == "new topic" and query == r.semantic_query:
         # the little context a new topic keeps, in case the guess is wrong, is not what the
-        # question was understood as: listed, it read as the last topic's words carried over
+        # question was understood as: listed, it read as the last topic's words carried over (a
+        # model's rewrite, leading, carries none)
         query = understood(query)
     if lineage.correction:
         label = f"a correction: the last question again, {label}"
