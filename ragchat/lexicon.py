@@ -127,6 +127,14 @@ DETERMINERS = _pointers("determiner")  # pointers that may take a noun of their 
 PLACES = _pointers("place")  # there
 REPLACEABLE = PERSONAL | DEMONSTRATIVES  # the pointers a referent may replace in the question
 
+# what ends a clause: a pronoun after one may stand for a thing named before it ("run a tool once
+# without installing it"); in the same clause it may not ("create a spider inside it")
+CLAUSE_BOUNDARY = re.compile(
+    r",|;|\b(?:and|or|but|so|without|while|when|whenever|if|because|before|after|until|unless|"
+    r"then|than)\b",
+    re.IGNORECASE,
+)
+
 # relative pronouns: "the state that borders ..." points at nothing outside the question
 RELATIVE_PRONOUNS = frozenset({"that", "which"})
 # demonstratives whose next word is their noun ("this app"); "that" + word is mostly a conjunction

@@ -325,6 +325,37 @@ def test_a_possessive_whose_owner_the_question_names_stays() -> None:
     assert pointed.semantic_query.split(" (")[0] == "how do I load team's members?"
 
 
+TOOLS = MemoryCorpus(
+    enumerate(
+        [
+            "Run a tool once with uvx; install a tool with uv tool install.",
+            "A project holds its dependencies in pyproject.toml; uv sync installs them.",
+            "Create a spider in the project with scrapy genspider.",
+            "A download delay slows the spider down between requests.",
+        ]
+    )
+)
+
+
+def test_a_pronoun_whose_thing_the_question_names_in_another_clause_stays() -> None:
+    """A pronoun in another clause than the thing the question names ("without installing
+    it") stands for that thing, not the last question's project; in its own clause it points
+    back ("create a spider inside it": not the spider)."""
+    from test_stages import reformulate
+
+    earlier = [("how do I sync my project?", "A project holds its dependencies; uv sync.")]
+    held = [
+        "how do I run a tool once without installing it?",
+        "how do I slow the spider down so it doesn't hammer the site?",
+        "can I install a tool, and run it once?",
+    ]
+    for question in held:
+        r = reformulate(question, earlier, corpus=TOOLS)
+        assert r.semantic_query.split(" (")[0] == question
+    inside = reformulate("how do I create a spider inside it?", earlier, corpus=TOOLS)
+    assert inside.semantic_query.split(" (")[0] == "how do I create a spider inside project?"
+
+
 def test_context_terms_have_no_stray_quotes_or_possessive_endings() -> None:
     from test_stages import reformulate
 

@@ -12,12 +12,14 @@ import re
 from dataclasses import dataclass
 
 from ...lexicon import (
+    CLAUSE_BOUNDARY,
     DEFINITE_ARTICLE,
     DEICTIC_NOUNS,
     DEMONSTRATIVES,
     DISCOURSE,
     NOT_A_NOUN_AFTER,
     PERSON,
+    PERSONAL,
     PLURAL,
     POSSESSIVE,
     looks_adverb,
@@ -152,16 +154,26 @@ def pick_referent(
 def held_by_question(
     corpus: CorpusStats, question: str, pointer: str, params: FollowupParams
 ) -> bool:
-    """Whether a possessive points at a thing the question itself introduces before it: "a team
-    and its members", "look a row up by its primary key": its owner is in the question, not in
-    the conversation. Not after a definite owner ("who were the song's writers and its
-    performers?"): "the song" itself points back, and the conversation's referent ("Grenade")
-    is what a search needs (clapnq lost a follow-up when such owners were kept)."""
-    if pointer.lower() not in POSSESSIVE:
+    """Whether a pronoun points at a thing the question itself introduces before it, so its
+    referent is in the question, not in the conversation. A possessive anywhere after its owner:
+    "a team and its members", "look a row up by its primary key". Not after a definite owner
+    ("who were the song's writers and its performers?"): "the song" itself points back, and the
+    conversation's referent ("Grenade") is what a search needs (clapnq lost a follow-up when such
+    owners were kept). A personal pronoun only from another clause (`CLAUSE_BOUNDARY`), after a
+    definite thing too: "how do I run ruff once without installing it?", "how do I slow the
+    spider down so it doesn't hammer the website?"; in its own clause it stands for something
+    else ("how do I create a spider inside it?": not the spider)."""
+    lowered = pointer.lower()
+    if lowered not in POSSESSIVE and lowered not in PERSONAL - PERSON:
         return False
     match = re.search(rf"\b{re.escape(pointer)}\b", question, re.IGNORECASE)
-    before = words(question[: match.start()] if match else "")
-    definite = {DEFINITE_ARTICLE} | DEMONSTRATIVES | POSSESSIVE
+    text = question[: match.start()] if match else ""
+    if lowered not in POSSESSIVE:
+        boundaries = list(CLAUSE_BOUNDARY.finditer(text))
+        text = text[: boundaries[-1].start()] if boundaries else ""
+    before = words(text)
+    # a personal pronoun's thing is the one the question names, whatever its article
+    definite = {DEFINITE_ARTICLE} | DEMONSTRATIVES | POSSESSIVE if lowered in POSSESSIVE else set()
     for referent in noun_phrases(corpus, " ".join(before), params):
         head = words(referent.text)[0]
         at = before.index(head) if head in before else 0
