@@ -201,6 +201,27 @@ def test_the_how_to_after_a_chosen_sentence_comes_when_no_code_is_shown() -> Non
     assert "If you run queries" in answer.text and "@closing_job()" in answer.text
 
 
+def test_a_lead_in_with_its_code_is_no_repeat_of_a_longer_sentence() -> None:
+    """A lead-in ("To remove a dependency:") and its command beside a sentence of a higher
+    source holding those words and more: two units, and the one with the command is the how-to
+    (no repeat of the sentence, so shown though another block holds more of the conversation's
+    words)."""
+    flags = (
+        "The --dev or --optional flags can be used to remove a dependency from a specific table. "
+        "Development dependencies were once listed in their own field:\n\n"
+        '```toml\ndev-dependencies = ["pytest"]\n```'
+    )
+    how = "To remove a dependency:\n\n```console\n$ tool remove httpx\n```"
+    answer = pick(
+        "how do I remove a dependency again? (dev, pytest, development)",
+        [source(1, flags), source(2, how)],
+        count=3,
+        priors={1: 1.0, 2: 0.5},
+        asked="how do I remove a dependency again?",
+    )
+    assert "--optional flags" in answer.text and "$ tool remove httpx" in answer.text
+
+
 def test_a_description_comes_under_its_entrys_signature() -> None:
     """An object description's text follows its signature and its fields: a sentence of the
     entry is shown under the signature that names what it describes, never under another's."""

@@ -67,6 +67,20 @@ def test_a_correction_that_restates_the_need_is_the_question() -> None:
     assert not restates("how do I make a will valid?", "a codicil", least)
 
 
+def test_a_correction_with_words_of_its_own_restates_a_long_question() -> None:
+    """However long the question it corrects, a subject bringing `least` words of its own is
+    the need itself; put in place of "the rows", it garbled the question."""
+    least = DEFAULT.followup.restated_words
+    long = (
+        "when I run the insert a second time it errors because the ids already exist. "
+        "how do I just skip the rows that are already there?"
+    )
+    said = "update the existing rows with the new values rather than skipping them"
+    assert restates(long, said, least)
+    # a noun phrase naming the thing again, with one word more, still takes its place
+    assert not restates("how do I add an index to the name column?", "the age column", least)
+
+
 WILLS = {
     "envvars.md": "# Environment variables\n\nAn argument can read its value from an environment "
     "variable. To hide the environment variable in the help output, turn it off with "

@@ -942,8 +942,13 @@ class _Ranking:
         Sentences are compared with sentences and blocks with blocks: two lead-ins that say
         different things are two units even when their code is nearly the same (a page's
         examples grow one step at a time, and the step is what was asked: `is_eager=True`
-        added, `Literal[...]` in place of an Enum class)."""
+        added, `Literal[...]` in place of an Enum class). Unit `i`, a lead-in with its block, is
+        no repeat of unit `j`, a sentence without one: its few words ("To remove a dependency:")
+        are nearly always in a longer sentence beside it, and its block is what that sentence
+        only talks about (the other way round, the sentence may repeat the lead-in)."""
         a, b = self.candidates[i][1], self.candidates[j][1]
+        if a.sentence and b.sentence and a.block and not b.block:
+            return False
         parts = [(_stems(a.sentence), _stems(b.sentence))] if a.sentence and b.sentence else []
         if a.block and b.block:
             parts.append((_stems(a.block), _stems(b.block)))

@@ -19,7 +19,7 @@ from __future__ import annotations
 
 import re
 
-from ..text import subject_words
+from ..text import stem, subject_words
 
 # The one table of English correction openers (regular expressions, matched at the start of the
 # turn, case-insensitive); what follows them is X.
@@ -74,12 +74,17 @@ def corrected(previous: str, subject: str) -> str:
 def restates(previous: str, subject: str, least: int) -> bool:
     """The subject restates the whole need rather than naming a thing: it has as many words of
     its own as the previous question, and at least `least` (a noun phrase, "the query parameter",
-    "the downtown of SF", rarely holds more than two). Such a subject is the question, alone
-    ("the environment variable that switches off the rich formatting of the help" after "and
-    turning the env var off in the help output?"): put into the previous question, the words the
-    user has just turned down would pull the search back to them."""
-    own = len(set(subject_words(subject)))
-    return own >= least and own >= len(set(subject_words(previous)))
+    "the downtown of SF", rarely holds more than two); or at least `least` words the previous
+    question does not hold, however long that question was ("update the existing rows with the
+    new values rather than skipping them" after a two-sentence question about skipping them).
+    Such a subject is the question, alone ("the environment variable that switches off the rich
+    formatting of the help" after "and turning the env var off in the help output?"): put into
+    the previous question, the words the user has just turned down would pull the search back to
+    them, and a clause put in place of a noun phrase garbles both."""
+    own = set(subject_words(subject))
+    before = set(subject_words(previous))
+    new = {word for word in own if stem(word) not in {stem(w) for w in before}}
+    return (len(own) >= least and len(own) >= len(before)) or len(new) >= least
 
 
 RETRY = "/retry"  # how a turn records the REPL's `/retry X` as typed
