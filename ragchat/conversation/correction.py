@@ -83,7 +83,8 @@ def restates(previous: str, subject: str, least: int) -> bool:
     them, and a clause put in place of a noun phrase garbles both."""
     own = set(subject_words(subject))
     before = set(subject_words(previous))
-    new = {word for word in own if stem(word) not in {stem(w) for w in before}}
+    held = {stem(word) for word in before}
+    new = {word for word in own if stem(word) not in held}
     return (len(own) >= least and len(own) >= len(before)) or len(new) >= least
 
 
