@@ -163,6 +163,39 @@ def test_summarise_covers_every_last_source_and_may_repeat() -> None:
     assert summary.used == {1, 2, 3}
 
 
+def test_summarize_that_leads_with_what_the_last_answer_said() -> None:
+    """ "summarize that" sums up the last answer: the most central of its sentences leads, not the
+    sentence most like the rest of its chunk; at most half the summary is the last answer's, so a
+    short answer does not come back whole."""
+    text = (
+        "You can set timeouts for a request and for a client. "
+        "Timeouts for a client apply to every request the client sends. "
+        "A client also keeps connections open: it uses connection pooling, so requests to the "
+        "same host reuse one connection. "
+        "Closing the client closes its pooled connections."
+    )
+    pooling = (
+        "A client also keeps connections open: it uses connection pooling, so requests to the "
+        "same host reuse one connection."
+    )
+    last = f"{pooling} Closing the client closes its pooled connections. [1]"
+
+    def summary(count: int) -> str:
+        answer = pick(
+            "summarize that",
+            [source(1, text)],
+            count=count,
+            mode=Mode.SUMMARY,
+            cover=[1],
+            last=last,
+        )
+        return answer.text
+
+    assert "connection pooling" in summary(1)
+    both = summary(2)
+    assert "connection pooling" in both and "Closing the client" not in both
+
+
 def test_an_example_request_prefers_code() -> None:
     text = (
         "The timeout option sets how long to wait for a response from the server.\n\n"

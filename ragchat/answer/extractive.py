@@ -76,6 +76,7 @@ class Request:
     reach: Sequence[Source] = ()  # the turn's other sources a model reads: their how-to code
     # (a lead-in with its block) may come beside the answer, or after the unit it goes on from
     # (the opening of a section's next chunk), nothing else of them
+    last: str = ""  # a meta-request: the last answer itself (what "summarize that" sums up)
     follow_up: bool = True  # read as going on with the last answer: what is new leads; a new
     # topic shows what an earlier answer said in its place among the rest
 
@@ -278,6 +279,8 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
     scores = ranking.masked([ranking.centrality(i) for i in range(len(candidates))], bare=False)
+    if own and request.last:
+        scores = _led_by_the_last(candidates, scores, request)
     # a summary of the last answer ("summarize that") says again none of the code that answer
     # showed; one with a subject of its own may need the code that spells it ("--accept/--reject")
     code = bool(request.subject)
@@ -306,6 +309,23 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     floor = min((x for x in scores if x > -math.inf), default=0.0)
     chosen = ranking.filled(scores, chosen, everything, floor, code=code)
     return replace(ranking, candidates=stated).answer(chosen)
+
+
+def _led_by_the_last(
+    candidates: list[tuple[int, Unit]], scores: list[float], request: Request
+) -> list[float]:
+    """ "Summarize that" sums up the last answer: the most central of the units it said, half the
+    summary at most, rank above the rest, which the summary's other places take by centrality
+    (a short answer does not come back whole; the section's points it left out may come)."""
+    said = _key(request.last)
+    shown = [
+        i
+        for i, (_, unit) in enumerate(candidates)
+        if scores[i] > -math.inf and _key(unit.sentence or unit.block) in said
+    ]
+    lead = sorted(shown, key=lambda i: -scores[i])[: max(1, request.count // 2)]
+    top = max((x for x in scores if x > -math.inf), default=0.0) + 1.0
+    return [x + top if i in lead else x for i, x in enumerate(scores)]
 
 
 def _as_sentence(unit: Unit, params: AnswerParams) -> Unit:

@@ -231,6 +231,7 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
         weak=lineage.weak,
         priors={c.rank: c.similarity or 0.0 for c in lineage.chunks},
         exclude=_shown(inputs, meta),
+        last=inputs.window.last.assistant if meta else "",
         said="" if meta else "\n\n".join(inputs.shown),
         cover=[c.rank for c in lineage.chunks if c.reused],
         subject=(meta_subject(lineage.question) or "") if meta else "",
