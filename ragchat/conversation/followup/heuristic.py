@@ -301,6 +301,7 @@ class HeuristicReformulator:
         pointer = next((a for a in signals.anaphora if len(a.split()) == 1 or is_deixis(a)), None)
         named = named_referent(signals.anaphora, terms)
         referent: str | None = None
+        held = False  # the question names its pronoun's thing itself
         if named:  # "in this County" -> "in ventura county"
             pointer, referent = named
         elif (
@@ -309,8 +310,8 @@ class HeuristicReformulator:
             candidates = referent_candidates(
                 self.corpus, topic, data.last_semantic_query, data.last.assistant, self.params
             )
-            own = new_name or held_by_question(self.corpus, data.question, pointer, self.params)
-            found = [] if own else candidates
+            held = held_by_question(self.corpus, data.question, pointer, self.params)
+            found = [] if new_name or held else candidates
             referent = pick_referent(pointer, found, data.question, self.params)
         elif pointer and " " in pointer:  # "the document", "this article": the topic's best term
             referent = next((t for t in context if sources.get(t) != "answer"), None)
@@ -321,12 +322,10 @@ class HeuristicReformulator:
             referent = next((t for t in context if sources.get(t) != "answer"), None)
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
-        keywords = self._keyword_query(
-            data.question,
-            vector,
-            [*([referent] if referent else []), *context],
-            subject=signals.content,
-        )
+        searched = [*([referent] if referent else []), *context]
+        if held:  # the topic's first term leads the keywords once, as a referent would
+            searched = list(dict.fromkeys(searched))
+        keywords = self._keyword_query(data.question, vector, searched, subject=signals.content)
         why = (
             decision.reason
             if topic_shift
