@@ -356,6 +356,20 @@ def test_a_pronoun_whose_thing_the_question_names_in_another_clause_stays() -> N
     assert inside.semantic_query.split(" (")[0] == "how do I create a spider inside project?"
 
 
+def test_a_question_holding_its_pronouns_thing_searches_two_terms_of_the_topic() -> None:
+    """Its pronoun replaced by no term, the question still searches the topic's first two terms
+    among its keywords, as a resolved one does (not the first twice, and one less)."""
+    from test_stages import reformulate
+
+    earlier = [("how do I sync my project dependencies?", "A project holds its dependencies.")]
+    r = reformulate("how do I run a tool once without installing it?", earlier, corpus=TOOLS)
+    assert (
+        r.semantic_query == "how do I run a tool once without installing it? (sync, dependencies)"
+    )
+    keywords = r.keyword_query.split(", ")
+    assert "sync" in keywords and "dependencies" in keywords
+
+
 def test_context_terms_have_no_stray_quotes_or_possessive_endings() -> None:
     from test_stages import reformulate
 
