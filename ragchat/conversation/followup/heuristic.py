@@ -16,7 +16,7 @@ from typing import Literal
 
 import numpy as np
 
-from ...lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, REPLACEABLE
+from ...lexicon import DEICTIC_NOUNS, DEMONSTRATIVES, POSSESSIVE, REPLACEABLE
 from ...params import FollowupParams
 from ...text import compounds, content_words, is_compound, stem, stems, subject_words, words
 from ..corpus import CorpusStats
@@ -323,8 +323,8 @@ class HeuristicReformulator:
         if context:
             semantic = f"{semantic} ({', '.join(context)})"
         searched = [*([referent] if referent else []), *context]
-        if held:  # the topic's first term leads the keywords once, as a referent would
-            searched = list(dict.fromkeys(searched))
+        if held and pointer not in POSSESSIVE:  # the topic's first term leads the keywords
+            searched = list(dict.fromkeys(searched))  # once, as a resolved referent would
         keywords = self._keyword_query(data.question, vector, searched, subject=signals.content)
         why = (
             decision.reason
