@@ -132,7 +132,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     # what the session showed comes again only as the answer itself: when it still beats the
     # best new unit that shares the question's words by `repeat_penalty`, and after what is new
     said = _key(request.said)
-    repeats = [bool(said) and _key(u.sentence or u.block) in said for _, u in candidates]
+    repeats = [bool(said) and _unit_key(u) in said for _, u in candidates]
     best_new = max(
         (s for s, r, rel in zip(scores[:own], repeats, relevant, strict=False) if rel and not r),
         default=-math.inf,
@@ -314,14 +314,15 @@ def by_centrality(request: Request, idf: Idf, params: AnswerParams) -> Answer:
 def _led_by_the_last(
     candidates: list[tuple[int, Unit]], scores: list[float], request: Request
 ) -> list[float]:
-    """ "Summarize that" sums up the last answer: the most central of the units it said, half the
-    summary at most, rank above the rest, which the summary's other places take by centrality
-    (a short answer does not come back whole; the section's points it left out may come)."""
+    """A summary of "that" sums up the last answer: the most central of the units it said, half
+    the summary at most, rank above the rest, which the summary's other places take by
+    centrality (a short answer does not come back whole; the section's points it left out may
+    come)."""
     said = _key(request.last)
     shown = [
         i
         for i, (_, unit) in enumerate(candidates)
-        if scores[i] > -math.inf and _key(unit.sentence or unit.block) in said
+        if scores[i] > -math.inf and _unit_key(unit) in said
     ]
     lead = sorted(shown, key=lambda i: -scores[i])[: max(1, request.count // 2)]
     top = max((x for x in scores if x > -math.inf), default=0.0) + 1.0
@@ -842,7 +843,7 @@ class _Ranking:
         if not here or here[-1].position != unit.position:
             return None
         chunk = by_number[number].chunk
-        held = {_key(u.sentence or u.block) for u in here}
+        held = {_unit_key(u) for u in here}
         for j in range(self.own, len(self.candidates)):
             other = by_number[self.candidates[j][0]]
             if (other.chunk.document_id, other.chunk.heading, other.chunk.ordinal) != (
@@ -852,11 +853,7 @@ class _Ranking:
             ):
                 continue
             opening = next(
-                (
-                    u
-                    for u in _units_of(other, self.params)
-                    if _key(u.sentence or u.block) not in held
-                ),
+                (u for u in _units_of(other, self.params) if _unit_key(u) not in held),
                 None,
             )
             if opening is not None and opening.position == self.candidates[j][1].position:
@@ -998,6 +995,11 @@ def _key(text: str) -> str:
     return " ".join(CITATION.sub(" ", text).lower().replace("- ", " ").split())
 
 
+def _unit_key(unit: Unit) -> str:
+    """What a unit says, as an answer's text is compared with it: its sentence, else its block."""
+    return _key(unit.sentence or unit.block)
+
+
 def _candidates(
     sources: Sequence[Source],
     exclude: str,
@@ -1023,17 +1025,14 @@ def _reached(
     is never shown twice: `_same_block`)."""
     if not request.reach:
         return []
-    keys = {_key(unit.sentence or unit.block) for _, unit in found}
+    keys = {_unit_key(unit) for _, unit in found}
     mine = {source.number for source in request.reach}
     return [
         (number, unit)
         for number, unit in _usable(
             [*request.sources, *request.reach], request.exclude, params, False, request.again
         )
-        if number in mine
-        and unit.has_code
-        and unit.sentence
-        and _key(unit.sentence or unit.block) not in keys
+        if number in mine and unit.has_code and unit.sentence and _unit_key(unit) not in keys
     ]
 
 
@@ -1060,7 +1059,7 @@ def _usable(
             continue
         if not unit.block and unit.sentence and _key(unit.sentence) in leading:
             continue
-        key = _key(unit.sentence or unit.block)
+        key = _unit_key(unit)
         if (
             not _answerable(unit, key, params)
             or key in seen
