@@ -457,6 +457,82 @@ def test_a_fragment_stored_earlier_leaves_the_library_once_a_page_includes_it(
     assert list(stored_text(db_path)) == ["guide.md"] and report.removed == ["parts/tip.md"]
 
 
+def test_a_page_made_only_of_other_pages_leaves_them_documents_of_their_own(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    """pendulum's index.md is seventeen `{!docs/page.md!}` lines: read in place, the whole site
+    was one document (every answer cited it, every turn was anchored on it). Its pages are the
+    documents; it is none. A page with text of its own between its includes reads them in
+    place, as before; so does one that includes a snippet."""
+    pages = {
+        "docs/parsing.md": "# Parsing\n\nThe library parses strings with `parse()`.\n",
+        "docs/timezones.md": "# Timezones\n\nConvert between zones with `in_timezone()`.\n",
+        "docs/tips.md": "# Tips\n\nCache the zone objects you use often.\n",
+        "docs/limits.md": "At most four zones are cached at once.\n",
+    }
+    docs = write(
+        tmp_path / "site",
+        {
+            **pages,
+            "index.md": "<!-- the site -->\n{!docs/parsing.md!}\n\n{!docs/timezones.md!}\n",
+            "guide.md": "# Guide\n\nRead this first.\n\n{!docs/tips.md!}\n\n{!docs/limits.md!}\n",
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    report = run(db_path, docs, embedder)
+    texts = stored_text(db_path)
+    assert sorted(texts) == ["docs/parsing.md", "docs/timezones.md", "guide.md"]
+    assert "parse()" in texts["docs/parsing.md"] and "in_timezone()" in texts["docs/timezones.md"]
+    assert "Cache the zone objects" in texts["guide.md"] and "four zones" in texts["guide.md"]
+    assert ("index.md", "made only of the pages it includes, each read as a document") in (
+        report.left_out
+    )
+    # an RST page of a title and its includes is one too
+    rst = write(
+        tmp_path / "rst",
+        {
+            "index.rst": "Manual\n======\n\n.. include:: one.rst\n\n.. include:: two.rst\n",
+            "one.rst": "One\n===\n\nThe first chapter explains the loader.\n",
+            "two.rst": "Two\n===\n\nThe second chapter explains the writer.\n",
+        },
+    )
+    run(tmp_path / "rst.db", rst, embedder)
+    assert sorted(stored_text(tmp_path / "rst.db")) == ["one.rst", "two.rst"]
+
+
+def test_a_prologs_substitutions_show_as_the_built_page_shows_them(
+    tmp_path: Path, embedder: FastEmbedder
+) -> None:
+    """Sphinx's `rst_prolog` (conf.py reads prolog.rst into every page) defines `|@given|`; the
+    file itself holds no text. A page shows what it defines; a name nobody defines shows its
+    name, but for a value the build fills in (`|release|`), left as written."""
+    docs = write(
+        tmp_path / "docs",
+        {
+            "prolog.rst": ".. |@given| replace:: :func:`@given <hypothesis.given>`\n"
+            ".. |assume| replace:: :func:`~hypothesis.assume`\n"
+            "..  a comment\n.. |ellipsis| replace:: :obj:`python:Ellipsis`\n",
+            "quickstart.rst": "Quickstart\n==========\n\nDecorate the test with |@given| and "
+            "call |assume| inside it; pass |ellipsis| to infer. See |st.lists| for lists, "
+            "new in |release|.\n",
+        },
+    )
+    db_path = tmp_path / "lib.db"
+    report = run(db_path, docs, embedder)
+    text = stored_text(db_path)["quickstart.rst"]
+    assert "Decorate the test with @given and call assume() inside it; pass Ellipsis" in text
+    assert "See st.lists for lists, new in |release|." in text
+    assert ("prolog.rst", "no text content") in report.skipped
+    # a changed prolog re-reads the pages that use it
+    write(docs, {"prolog.rst": ".. |@given| replace:: :func:`@hyp.given <hypothesis.given>`\n"})
+    report = run(db_path, docs, embedder)
+    assert report.updated == ["quickstart.rst"]
+    assert (
+        "Decorate the test with @hyp.given and call assume inside"
+        in stored_text(db_path)["quickstart.rst"]
+    )
+
+
 def test_front_matter_title_wins_over_the_first_heading(tmp_path: Path) -> None:
     text = "---\ntitle: ADR 3: use PostgreSQL\nstatus: accepted\n---\n\n# Decision record\n"
     assert parse(tmp_path, "0003.md", text).title == "ADR 3: use PostgreSQL"

@@ -5,6 +5,8 @@ folder's name), and what ingest learns from reading them all first.
   the included code, an RST file pulled in with `.. include::`). It is read where it is included,
   not again on its own. Only files reachable from a document nobody includes are fragments: two
   files including each other stay documents.
+- An assembly: a page that is only the pages it includes (`{!docs/page.md!}` lines, a title at
+  most): its pages are the documents, and it is none (`assembles`).
 - A page template: an HTML file written in a template language (`{% extends %}`, `{% block %}`;
   Jinja, Django, Liquid, Nunjucks), outside its code examples; a theme's `overrides/main.html`;
   or one whose tags' attributes are template expressions (`href="{{ pathto('api') }}"`: a
@@ -15,16 +17,17 @@ folder's name), and what ingest learns from reading them all first.
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Sequence, Set
 from dataclasses import dataclass, field
 from pathlib import Path
 
 from .ignore import Scope
 from .includes import IncludeResolver, include_names
-from .labels import collect_labels, heading_anchors
+from .labels import collect_labels, heading_anchors, prolog_substitutions
 
 FRAGMENT = "included by another document"
 TEMPLATE = "a page template"
+ASSEMBLY = "made only of the pages it includes, each read as a document"
 _INCLUDING = (".md", ".markdown", ".rst")
 _HTML = (".html", ".htm")
 _CODE_ELEMENTS = re.compile(
@@ -80,6 +83,30 @@ class Survey:
 
     fragments: dict[Path, Path] = field(default_factory=dict)  # resolved fragment -> an includer
     labels: dict[str, str] = field(default_factory=dict)  # label -> section title
+    assemblies: set[Path] = field(default_factory=set)  # pages made only of other pages
+
+
+# a line a page made of other pages may hold besides its includes: a Markdown heading, an RST
+# title's adornment, an HTML comment
+_ASSEMBLY_LINE = re.compile(r"^(?:#{1,6}[ \t].*|([=\-~^\"'`#*+:.])\1{2,}|<!--.*-->)$")
+_FRONT_MATTER = re.compile(r"\A---[ \t]*\n.*?\n---[ \t]*\n", re.S)
+
+
+def assembles(text: str, targets: Sequence[Path], found: Set[Path]) -> bool:
+    """Whether a page is only the pages it includes, one after the other (pendulum's index.md,
+    seventeen `{!docs/page.md!}` lines): it says nothing of its own besides their includes (a
+    title at most), includes two or more, and each is a page (Markdown or RST) the ingest reads
+    on its own. Its pages are then the documents, each cited and anchored as itself; read in
+    place, the whole site was one document. A page that includes parts into its own text
+    (snippets, examples, a README below its introduction) reads them in place."""
+    if len(targets) < 2 or not all(t.suffix.lower() in _INCLUDING and t in found for t in targets):
+        return False
+    lines = [line.strip() for line in _FRONT_MATTER.sub("", text).split("\n")]
+    own = [line for line in lines if line and not include_names(line)]
+    titles = {
+        i for i, line in enumerate(own) if i + 1 < len(own) and _ASSEMBLY_LINE.match(own[i + 1])
+    }
+    return all(_ASSEMBLY_LINE.match(line) or i in titles for i, line in enumerate(own))
 
 
 def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path] = ()) -> Survey:
@@ -94,6 +121,9 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path
             continue
         for label, title in collect_labels(text).items():
             result.labels.setdefault(label, title)
+        if path.suffix.lower() == ".rst":
+            for name, shown in prolog_substitutions(text).items():
+                result.labels.setdefault(name, shown)
         for anchor, title in heading_anchors(text).items():
             anchors.setdefault(anchor, title)
         resolver = IncludeResolver(path, scope, root)
@@ -104,6 +134,11 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path
     for anchor, title in anchors.items():
         result.labels.setdefault(anchor, title)
     found = {_real(path) for path, _, _, _ in files} | {_real(path) for path in others}
+    texts = {_real(path): text for path, _, _, text in files}
+    for path, targets in list(includes.items()):
+        if assembles(texts[path], targets, found):
+            result.assemblies.add(path)
+            includes[path] = []  # its pages are documents, not its fragments
     included = {target for targets in includes.values() for target in targets if target in found}
     stack = [path for path in includes if path not in included]  # the documents nobody includes
     while stack:
@@ -117,6 +152,8 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path
 
 def not_a_document(path: Path, text: str, found: Survey) -> str:
     """Why the file at `path` is not a document of its own ("" when it is one)."""
+    if _real(path) in found.assemblies:
+        return ASSEMBLY
     if _real(path) in found.fragments:
         return FRAGMENT
     if path.suffix.lower() in _HTML and is_page_template(text):

@@ -15,7 +15,7 @@ import re
 from collections.abc import Mapping
 from dataclasses import replace
 
-from .formats.sphinx import LABEL_CLOSE, LABEL_OPEN, without_inventory
+from .formats.sphinx import LABEL_CLOSE, LABEL_OPEN, role_text, without_inventory
 from .parsed import ParsedDocument, Section
 
 _RST_LABEL = re.compile(r"^\.\.[ \t]+_([^:`\n][^:\n]*|`[^`\n]+`):[ \t]*$")
@@ -27,6 +27,15 @@ _INLINE_MARKUP = re.compile(r"`+|\*\*|(?<!\w)\*|\*(?!\w)")
 _REFERENCE = re.compile(r"(?::ref:|\{ref\})`([^`<>]+)`")
 _UNTITLED_LINK = re.compile(r"\[\]\([^()\s#]*#([^()\s]+)\)")  # MyST `[](page.md#anchor)`
 _MARKED = re.compile(f"{LABEL_OPEN}([^{LABEL_OPEN}{LABEL_CLOSE}]*){LABEL_CLOSE}")
+# RST substitutions: `|name|` in a page, `.. |name| replace:: text` where it is defined
+_NAME = r"\|([^|\s](?:[^|\n]*[^|\s])?)\|"
+SUBSTITUTION = re.compile(_NAME)
+_SUBSTITUTION_REFERENCE = re.compile(rf"(?<![\w|\\]){_NAME}(?=_{{0,2}}(?![\w|]))")
+_DEFINITION = re.compile(rf"^\.\.[ \t]+{_NAME}[ \t]+([\w:-]+)::[ \t]*(.*)$")
+_COMMENT = re.compile(r"^\.\.(?:[ \t]+(?!.*::).*)?$")
+_ANY_ROLE = re.compile(r"(?::([\w:+.-]+):|\{([\w:+.-]+)\})`([^`]*)`")
+# Sphinx's own substitutions, values its build fills in from conf.py: shown as written
+_BUILD_VALUES = frozenset({"version", "release", "today"})
 
 
 def label_key(label: str) -> str:
@@ -101,15 +110,55 @@ def _plain(title: str) -> str:
 
 
 def references(text: str) -> list[str]:
-    """The labels `text` refers to without a title, each once."""
+    """The labels `text` refers to without a title, each once, and its substitutions (`|name|`,
+    which a prolog may define)."""
     found = [*_REFERENCE.finditer(text), *_UNTITLED_LINK.finditer(text)]
-    return list(dict.fromkeys(label_key(m.group(1)) for m in found))
+    keys = [label_key(m.group(1)) for m in found]
+    keys += [label_key(m.group(0)) for m in _SUBSTITUTION_REFERENCE.finditer(text)]
+    return list(dict.fromkeys(keys))
+
+
+def prolog_substitutions(text: str) -> dict[str, str]:
+    """{`|name|`: what a page shows for it} of an RST file that holds nothing but substitution
+    definitions (and comments): Sphinx's `rst_prolog` file, which conf.py reads into every page
+    (hypothesis' prolog.rst: `.. |@given| replace:: :func:`@given <hypothesis.given>``, used as
+    `|@given|` on every page). A page that defines a name itself keeps its own (docutils reads
+    it). {} for any other file: a page's definitions are its own."""
+    found: dict[str, str] = {}
+    for line in text.split("\n"):
+        if not line.strip() or line[:1].isspace():
+            continue
+        if definition := _DEFINITION.match(line):
+            name, kind, body = definition.groups()
+            if kind == "replace":
+                found.setdefault(label_key(f"|{name}|"), _shown(body))
+        elif not _COMMENT.match(line):
+            return {}
+    return {key: shown for key, shown in found.items() if shown}
+
+
+def _shown(body: str) -> str:
+    """A replacement's text as a page shows it: each role as Sphinx shows it (role_text)."""
+
+    def role(match: re.Match[str]) -> str:
+        shown, _ = role_text(match.group(1) or match.group(2), match.group(3))
+        return shown.replace(LABEL_OPEN, "").replace(LABEL_CLOSE, "")
+
+    return " ".join(_INLINE_MARKUP.sub("", _ANY_ROLE.sub(role, body)).split())
 
 
 def title_of(label: str, labels: Mapping[str, str]) -> str:
-    """The title `label` resolves to; an unknown one shows itself, without an inventory prefix."""
+    """The title `label` resolves to; an unknown one shows itself, without an inventory prefix;
+    an unknown substitution its name (`|@given|` -> "@given"), but a value Sphinx's build
+    fills in (`|release|`), which stays as written."""
     key = label_key(label)
-    return labels.get(key) or labels.get(without_inventory(key)) or without_inventory(label)
+    found = labels.get(key) or labels.get(without_inventory(key))
+    if found:
+        return found
+    if (substitution := SUBSTITUTION.fullmatch(label)) is not None:
+        name = substitution.group(1)
+        return label if name.lower() in _BUILD_VALUES else name
+    return without_inventory(label)
 
 
 def resolve(document: ParsedDocument, labels: Mapping[str, str]) -> ParsedDocument:

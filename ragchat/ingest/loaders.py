@@ -80,8 +80,10 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # the object, an object description's `:type:`, `:value:`, `:annotation:` show in its signature
 # 26: a Markdown page's raw HTML table is read as a table (its cells parted, one line per row),
 # and a table cell spanning rows (`rowspan`) stands in each row it spans, in HTML pages too; a
-# piece of a code block cut between chunks keeps its first line's indentation
-PARSER_VERSION = 26
+# piece of a code block cut between chunks keeps its first line's indentation; 27: an RST
+# substitution the page does not define shows what a prolog file of the library defines, else its
+# name; a Python role's object in another project's inventory (`python:Ellipsis`) shows its name
+PARSER_VERSION = 27
 
 
 def is_supported(path: Path) -> bool:

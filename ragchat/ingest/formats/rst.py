@@ -39,6 +39,8 @@ from .sphinx import (
     DIAGRAM_CAPTIONS,
     DIAGRAM_DIRECTIVES,
     DROPPED_DIRECTIVES,
+    LABEL_CLOSE,
+    LABEL_OPEN,
     api_signature,
     code_language,
     directive_title,
@@ -630,6 +632,12 @@ def inline_text(node: Any) -> str:
 _GONE = "\x00"  # a dropped inline node (never in parsed text: control characters are cleaned)
 
 
+# a substitution the page does not define, `|@given|` or `|name|_`: Sphinx's `rst_prolog`
+# (conf.py reads a file of `.. |@given| replace:: ...` lines into every page) defines what the
+# built page shows there; ingest resolves it as it resolves a label (labels.title_of)
+_UNDEFINED = re.compile(r"^\|([^|\s](?:[^|]*[^|\s])?)\|_{0,2}$")
+
+
 def _inline_parts(node: Any) -> Iterator[str]:
     for child in node.children:
         if isinstance(child, nodes.Text):
@@ -638,6 +646,9 @@ def _inline_parts(node: Any) -> Iterator[str]:
             yield _GONE
         elif isinstance(child, nodes.image):
             yield child.get("alt", "")
+        elif isinstance(child, nodes.problematic):  # markup docutils could not read as such
+            text = child.astext()  # a substitution the page does not define: ingest shows it
+            yield f"{LABEL_OPEN}{text.rstrip('_')}{LABEL_CLOSE}" if _UNDEFINED.match(text) else text
         elif isinstance(child, nodes.title_reference):  # `text`: Sphinx's default role, often
             yield role_text("obj", child.astext())[0]  # `py:obj` (`~pkg.Field` -> "Field")
         else:

@@ -106,14 +106,15 @@ def without_inventory(target: str) -> str:
 
 def visible(text: str, python: bool = False) -> tuple[str, bool]:
     """(shown text, whether the author titled it) of a role's text: `Title <target>` -> "Title",
-    `~a.b.c` -> "c", `!name` -> "name"; a Python object's `.name` or `~.a.b` -> "name", "b"."""
+    `~a.b.c` -> "c", `!name` -> "name"; a Python object's `.name` or `~.a.b` -> "name", "b",
+    `python:Ellipsis` (intersphinx) -> "Ellipsis"."""
     if (match := _TITLED.match(text)) and match.group(1):
         return match.group(1), True
     text = text.lstrip("!")
     short = text.startswith("~")
     text = text.lstrip("~")
-    if python:
-        text = text.lstrip(".") or text
+    if python:  # an object of another project's inventory: `python:Ellipsis` -> "Ellipsis"
+        text = without_inventory(text).lstrip(".") or text
     return (text.rsplit(".", 1)[-1] if short else text), False
 
 
