@@ -255,6 +255,42 @@ def test_a_lead_in_with_its_code_is_no_repeat_of_a_longer_sentence() -> None:
     assert "--optional flags" in answer.text and "$ tool remove httpx" in answer.text
 
 
+def test_the_how_to_under_a_heading_that_names_the_question_comes_beside_descriptions() -> None:
+    """The command a section's lead-in introduces without a word of the question ("run the
+    following command:") is the how-to when the section's heading names what was asked
+    ("GitHub Pages"): it comes beside the sentences that only describe."""
+    describe = (
+        "If you host the source code for a project on GitHub, you can easily use GitHub Pages "
+        "to host the documentation for your project. There are two basic types of GitHub "
+        "Pages sites: Project Pages sites, and User and Organization Pages sites. GitHub Pages "
+        "sites of both kinds publish the files of one branch. Your docs are published at the "
+        "address GitHub Pages gives the repository."
+    )
+    how = (
+        "After you checkout the primary working branch of the repository where you maintain "
+        "the source for your project, run the following command:\n\n```sh\nsite gh-deploy\n```"
+    )
+    sources = [
+        source(1, describe),
+        replace(
+            source(2, how),
+            chunk=replace(source(2, how).chunk, heading="GitHub Pages > Project Pages"),
+        ),
+    ]
+    answer = pick(
+        "how do I publish my docs to GitHub Pages?", sources, count=3, priors={1: 1.0, 2: 0.9}
+    )
+    assert "GitHub Pages" in answer.text and "site gh-deploy" in answer.text
+    # under a heading that names nothing asked, it stays out
+    sources[1] = replace(
+        sources[1], chunk=replace(sources[1].chunk, heading="Other hosts > Mirrors")
+    )
+    answer = pick(
+        "how do I publish my docs to GitHub Pages?", sources, count=3, priors={1: 1.0, 2: 0.9}
+    )
+    assert "site gh-deploy" not in answer.text
+
+
 def test_a_description_comes_under_its_entrys_signature() -> None:
     """An object description's text follows its signature and its fields: a sentence of the
     entry is shown under the signature that names what it describes, never under another's."""

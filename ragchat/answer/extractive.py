@@ -153,7 +153,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
     chosen, steps = ranking.with_next_steps(chosen)
     chosen = ranking.with_asked(reached, chosen, relevant, floor)
-    chosen = ranking.with_code(reached, chosen, relevant, floor)
+    chosen = ranking.with_code(reached, chosen, ranking.under_asked_heading(relevant), floor)
     chosen, steps = ranking.with_section_code(chosen, steps)
     return ranking.answer(
         chosen,
@@ -630,6 +630,22 @@ class _Ranking:
         for i in range(len(self.candidates)):
             found.append(self.shares_query_words(i) or (self._continues(i) and found[i - 1]))
         return found
+
+    def under_asked_heading(self, relevant: list[bool]) -> list[bool]:
+        """`relevant`, and a lead-in with its code whose section heading holds the query's
+        words: a section's how-to often says none of them ("run the following command:" +
+        `mkdocs gh-deploy` under "GitHub Pages"), its heading names what it does."""
+        by_number = self.request.by_number()
+
+        def named(i: int) -> bool:
+            number, unit = self.candidates[i]
+            if not (unit.has_code and unit.sentence) or number not in by_number:
+                return False
+            levels = heading_levels(by_number[number].chunk.heading)
+            said = {stem(w) for level in levels for w in content_words(level)}
+            return bool(said & self.weights.keys())
+
+        return [r or named(i) for i, r in enumerate(relevant)]
 
     def _follows(self, i: int) -> bool:
         """Candidate `i` comes right after candidate `i - 1` in the same chunk."""
