@@ -135,8 +135,8 @@ def survey(files: Sequence[tuple[Path, Scope, Path, str]], others: Sequence[Path
         result.labels.setdefault(anchor, title)
     found = {_real(path) for path, _, _, _ in files} | {_real(path) for path in others}
     texts = {_real(path): text for path, _, _, text in files}
-    for path, targets in list(includes.items()):
-        if assembles(texts[path], targets, found):
+    for path, pages in list(includes.items()):
+        if assembles(texts[path], pages, found):
             result.assemblies.add(path)
             includes[path] = []  # its pages are documents, not its fragments
     included = {target for targets in includes.values() for target in targets if target in found}
