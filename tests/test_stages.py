@@ -575,3 +575,41 @@ def test_the_prompt_names_a_pdf_passage_with_its_pages() -> None:
     assert '<passage id="1" source="guide.pdf pp. 3-4 — Timeouts">' in answering.answers.passage(
         answering.answers.Source(1, chunk)
     )
+
+
+def test_a_question_naming_the_page_that_leads_answers_from_that_page() -> None:
+    """ "What does the FAQ page say about ...?" is answered from the FAQ: another page's sentence
+    on the same subject, scoring higher, is not what that page says."""
+    faq = (
+        "As of Widget 2.0, Widget no longer supports Python 2.7. Users who have been unable to "
+        "migrate should pin to widget<2.0."
+    )
+    index = (
+        "Widget supports all officially supported versions of Python 2 and Python 3. Widget "
+        "officially supports Python 3.10 and newer."
+    )
+    question = "what does the FAQ page say about Python 2 support?"
+    chunks = (
+        RetrievedChunk(1, 21, 5, "faq.md", "Python 2", 1, 1, 0.6, 1.0, 0.0, 1.0, False, False),
+        RetrievedChunk(2, 22, 6, "index.md", "", 2, 2, 0.6, 0.9, 0.0, 0.9, False, False),
+    )
+    sources = (
+        answering.answers.Source(1, StoredChunk(21, 5, "faq.md", "FAQ", "Python 2", faq, 0)),
+        answering.answers.Source(2, StoredChunk(22, 6, "index.md", "Widget", "", index, 0)),
+    )
+    window = select_window([message(1, "user", question, [1, 0, 0, 0])], VECTOR, 0)
+    read = replace(
+        reformulation(0.0, follow_up=False),
+        semantic_query=question,
+        keyword_query="faq, python, support",
+    )
+    lineage = Lineage(question, 1, read, "search", chunks=chunks)  # type: ignore[arg-type]
+    settings = replace(SETTINGS, extractive_sentences=2)
+
+    def answered(named: frozenset[int]) -> str:
+        inputs = answering.AnswerInputs(lineage, window, sources, named=named)
+        return answering.extractive_answer(inputs, CORPUS, settings).text
+
+    assert "[2]" in answered(frozenset()) and "pin to widget<2.0" not in answered(frozenset())
+    named = answered(frozenset({5}))
+    assert "pin to widget<2.0" in named and "[2]" not in named

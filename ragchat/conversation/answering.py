@@ -52,6 +52,7 @@ class AnswerInputs:
     turns: tuple[tuple[str, str], ...] = ()  # the answered exchanges a model reads (history.py)
     typed: str = ""  # the question as typed, when the turn runs another (a correction)
     outline: Outline | None = None  # the page the question names and asks about as a whole
+    named: frozenset[int] = frozenset()  # the documents the question names (a title typed whole)
 
 
 def sources_of(stored: Mapping[int, StoredChunk], lineage: Lineage) -> tuple[answers.Source, ...]:
@@ -220,7 +221,11 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
             return Answered(summary.text, "extractive", used)
     mode = answers.mode_of(lineage.question, meta)
     pool = _in_passages(
-        _pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE), inputs, params
+        _pool(inputs, meta, params, beside=mode is answers.Mode.EXAMPLE)
+        if meta or mode is not answers.Mode.QUESTION
+        else _named_pool(inputs, params),
+        inputs,
+        params,
     )
     request = Request(
         query=f"{r.leading_query} {r.keyword_query}",
@@ -244,6 +249,23 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
     reply = answers.extractive(mode, request, corpus.idf, params)
     used = frozenset(c.chunk_id for c in lineage.chunks if c.rank in reply.used)
     return Answered(reply.text, "extractive", used)
+
+
+def _named_pool(inputs: AnswerInputs, params: AnswerParams) -> list[answers.Source]:
+    """A question's pool; when it names the page that leads its sources ("what does the FAQ page
+    say about Python 2 support?"), that page's sources only: what the page says is the answer,
+    and another page's sentence on the subject is not (requests' index, "Requests supports all
+    officially supported versions of Python", beside the FAQ's "pin to requests<2.28")."""
+    pool = _pool(inputs, False, params)
+    if not pool or pool[0].chunk.document_id not in inputs.named:
+        return pool
+    brought = {c.rank for c in inputs.lineage.chunks if c.beside is not None}
+    page = [
+        s
+        for s in inputs.sources
+        if s.chunk.document_id == pool[0].chunk.document_id and s.number not in brought
+    ]
+    return list(answers.answer_pool(page, False, params))
 
 
 def _pool(

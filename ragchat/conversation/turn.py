@@ -22,6 +22,7 @@ from ..embed import Embedder
 from ..errors import RagchatError
 from ..llm import ChatBackend, remote_notice
 from ..params import Params
+from ..search.titles import named_exactly
 from ..store import library, sessions
 from ..store.library import Scope
 from . import answering, correction, coverage
@@ -419,6 +420,7 @@ class Conversation:
             turns=tuple(model_history(context.history, self.params.answer)) if backend else (),
             typed=typed if typed and not typed.startswith("/") else "",
             outline=asked_outline(self.db, lineage),
+            named=frozenset(named_exactly(self.db, lineage.question)),
         )
         return answering.answer(
             inputs,
