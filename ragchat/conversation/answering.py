@@ -252,10 +252,11 @@ def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Setti
 
 
 def _named_pool(inputs: AnswerInputs, params: AnswerParams) -> list[answers.Source]:
-    """A question's pool; when it names the page that leads its sources ("what does the FAQ page
-    say about Python 2 support?"), that page's sources only: what the page says is the answer,
-    and another page's sentence on the subject is not (requests' index, "Requests supports all
-    officially supported versions of Python", beside the FAQ's "pin to requests<2.28")."""
+    """A question's pool; when it names, by a title typed whole, the page that leads its sources
+    ("does httpx support HTTP/2, and how do I turn it on?", the "HTTP/2" page first), that page's
+    sources only: what the page says is the answer, and another page's sentence on the subject
+    is not (the async page's `.http_version` example beside the HTTP/2 page's `pip install
+    httpx[http2]`)."""
     pool = _pool(inputs, False, params)
     if not pool or pool[0].chunk.document_id not in inputs.named:
         return pool

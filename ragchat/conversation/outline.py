@@ -15,14 +15,14 @@ share a settings object?") is answered as any other.
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from dataclasses import dataclass
 
 from sqlite_utils import Database
 
 from ..answer.extractive import SUMMARY_CUES, heading_levels
 from ..lexicon import DEICTIC_NOUNS, META_NOUNS
-from ..search.titles import name_spans, named_exactly, typed_titles
+from ..search.titles import name_spans, typed_titles
 from ..store import library
 from ..text import stem, stems, subject_words
 from .models import Lineage
@@ -38,18 +38,19 @@ class Outline:
     title: str = ""  # the page's title
 
 
-def asked_outline(db: Database, lineage: Lineage) -> Outline | None:
+def asked_outline(db: Database, lineage: Lineage, named: Collection[int]) -> Outline | None:
     """The page or section the question asks about as a whole, when it names the page that
     leads the turn's sources, or, asking for a summary of the last answer's page, one of its
     sections by its heading's words ("summarize the watch methods part"); None for any other
-    question."""
+    question. `named`: the documents the question names (`search.titles.named_exactly`, read
+    once per turn)."""
     if not lineage.chunks:
         return None
     first = min(lineage.chunks, key=lambda c: c.rank).document_id
     summary = lineage.reformulation.is_meta and bool(SUMMARY_CUES.search(lineage.question))
     if lineage.reformulation.is_meta and not summary:
         return None
-    if not summary and first not in named_exactly(db, lineage.question):
+    if not summary and first not in named:
         return None
     chunks = tuple(library.outline(db, first))
     typed = list(typed_titles(db, lineage.question).values())

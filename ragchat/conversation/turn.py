@@ -412,6 +412,7 @@ class Conversation:
             )
         shown = tuple(m.content for m in context.history if m.role == "assistant")
         backend = self.backend_in_use()
+        named = frozenset(named_exactly(self.db, lineage.question))  # the pages it names
         inputs = AnswerInputs(
             lineage,
             context.window,
@@ -419,8 +420,8 @@ class Conversation:
             shown,
             turns=tuple(model_history(context.history, self.params.answer)) if backend else (),
             typed=typed if typed and not typed.startswith("/") else "",
-            outline=asked_outline(self.db, lineage),
-            named=frozenset(named_exactly(self.db, lineage.question)),
+            outline=asked_outline(self.db, lineage, named),
+            named=named,
         )
         return answering.answer(
             inputs,
