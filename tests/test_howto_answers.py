@@ -82,6 +82,32 @@ def test_a_console_run_is_left_out_unless_the_question_asks_about_what_it_printe
     assert "$ python main.py --version" in asked
 
 
+SIGNED = """Sign a string with a signer and check it again with unsign:
+
+```python
+s = Signer("secret-key")
+s.sign("my string")
+```
+
+If the value is changed, the signature will no longer match, and unsigning will raise an error:
+
+```python
+s.unsign(b"different string.wh6tMHxLgJqB6oY1uT73iMlyrOA")
+Traceback (most recent call last):
+  ...
+BadSignature: Signature does not match
+```
+"""
+
+
+def test_the_error_a_sentence_says_its_code_raises_answers_the_question_that_sentence_does() -> None:
+    # the question shares no word with the printed error, but with the sentence that brings it
+    answer = pick("what if somebody changed the value?", [SIGNED], count=2)
+    assert "If the value is changed" in answer and "BadSignature: Signature does not match" in answer
+    # a question the sentence does not answer never gets the traceback
+    assert "Traceback" not in pick("how do I sign a string?", [SIGNED], count=2)
+
+
 def test_a_console_block_is_told_by_its_shape() -> None:
     code, console = [u for u in units(CALLBACK, params=DEFAULT.answer) if u.block]
     assert console.is_console and console.output.startswith("Awesome CLI")

@@ -547,6 +547,11 @@ class _Ranking:
                 candidates[i] = (number, typed)
                 unit_stems[i] = _unit_stems(typed)
                 allowed[i] = True
+        # the error a sentence says its code raises, when the question asks what that sentence
+        # says ("If the value is changed, ... unsigning will raise a BadSignature exception:")
+        for i, (_, unit) in enumerate(candidates[:own]):
+            if not allowed[i] and unit.raises and _stems(unit.sentence) & weights.keys():
+                allowed[i] = True
         return cls(
             request,
             candidates,

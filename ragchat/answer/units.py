@@ -71,6 +71,11 @@ class Unit:
         return self.is_console and is_session(self.block)
 
     @property
+    def raises(self) -> bool:
+        """A console whose printed lines hold a traceback: the error its code raises."""
+        return self.is_console and any(_TRACEBACK.match(line) for line in self.output.splitlines())
+
+    @property
     def output(self) -> str:
         """A console block's printed lines (its prompts and fences left out)."""
         if not self.is_console:
