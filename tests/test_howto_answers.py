@@ -108,6 +108,18 @@ def test_the_error_a_sentence_says_its_code_raises_answers_the_question_that_sen
     assert "Traceback" not in pick("how do I sign a string?", [SIGNED], count=2)
 
 
+def test_a_line_without_a_full_stop_introduces_the_python_session_after_it() -> None:
+    text = (
+        "For a list of formatting values, see Supported Tokens\n\n"
+        "```python\n>>> arrow.utcnow().format('YYYY-MM-DD HH:mm:ss ZZ')\n"
+        "'2013-05-07 05:23:16 -00:00'\n```"
+    )
+    (unit,) = units(text, params=DEFAULT.answer)
+    assert unit.sentence.startswith("For a list of formatting values") and unit.is_session
+    answer = pick("how do I format an arrow as text with formatting values?", [text])
+    assert "arrow.utcnow().format(" in answer
+
+
 def test_a_console_block_is_told_by_its_shape() -> None:
     code, console = [u for u in units(CALLBACK, params=DEFAULT.answer) if u.block]
     assert console.is_console and console.output.startswith("Awesome CLI")

@@ -173,11 +173,13 @@ def units(
             kind == "code"
             and last is not None
             and last.kind == "title"
-            and not is_console(piece)
+            and (not is_console(piece) or is_session(piece))
             and not _continued(last.sentence)
         ):
-            # a short line without a full stop right before a block is its lead-in, not a
-            # heading ("QuerySet also supports aggregation ... through .annotate() method");
+            # a short line without a full stop right before a block (code, or a Python session,
+            # whose `>>>` lines are code) is its lead-in, not a heading ("QuerySet also supports
+            # aggregation ... through .annotate() method"; "For a list of formatting values,
+            # see Supported Tokens" over `>>> arrow.utcnow().format(...)`);
             # not a line that goes on with a sentence before it ("...and the following query
             # parameters from the user"): a lead-in cut at its start introduces nothing
             found[-1] = Unit(last.position, last.sentence, piece, kind, whole)
