@@ -121,6 +121,35 @@ def test_a_line_without_a_full_stop_introduces_the_python_session_after_it() -> 
     assert "arrow.utcnow().format(" in answer
 
 
+TIMED = """If you want to expire signatures you can use the TimestampSigner class, and on
+unsigning validate that the timestamp is not older than a given age.
+
+```python
+s = TimestampSigner('secret-key')
+string = s.sign('foo')
+```
+
+```python
+s.unsign(string, max_age=5)
+Traceback (most recent call last):
+  ...
+itsdangerous.exc.SignatureExpired: Signature age 15 > 5 seconds
+```
+"""
+
+
+def test_the_code_and_the_error_it_raises_go_on_with_the_sentence_that_brings_them() -> None:
+    (unit,) = units(TIMED, params=DEFAULT.answer)
+    assert "s.sign('foo')" in unit.block and "SignatureExpired" in unit.block
+    answer = pick("how do I make the signature expire after an age?", [TIMED])
+    assert "s.unsign(string, max_age=5)" in answer
+    # a Python session after the one a sentence brings goes on with it too
+    session = "Shift a date into the past:\n\n```python\n>>> a = arrow.utcnow()\n```\n\n"
+    session += "```python\n>>> a.shift(weeks=-3)\n<Arrow [2013-04-16]>\n```"
+    (shifted,) = units(session, params=DEFAULT.answer)
+    assert "a.shift(weeks=-3)" in shifted.block
+
+
 def test_a_console_block_is_told_by_its_shape() -> None:
     code, console = [u for u in units(CALLBACK, params=DEFAULT.answer) if u.block]
     assert console.is_console and console.output.startswith("Awesome CLI")

@@ -272,15 +272,22 @@ def _labels_code(found: list[Unit]) -> bool:
 
 
 def _continues(last: Unit, kind: str, piece: str) -> bool:
-    """A code block right after one that a sentence introduced goes on with it (neither a
-    console run)."""
+    """A code block right after one that a sentence introduced goes on with it: code, a Python
+    session (its `>>>` lines are code), or the error the code raises ("If you want to expire
+    signatures ...:" `s = TimestampSigner(...)`, then `s.unsign(string, max_age=5)` with its
+    `SignatureExpired` traceback); never a console's printed run."""
     return (
         kind == "code"
         and bool(last.sentence)
         and last.has_code
-        and not last.is_console
-        and not is_console(piece)
+        and (not last.is_console or last.is_session)
+        and (not is_console(piece) or is_session(piece) or _raises(piece))
     )
+
+
+def _raises(block: str) -> bool:
+    """The block shows a traceback: code and the error it raises."""
+    return any(_TRACEBACK.match(line) for line in block.splitlines())
 
 
 def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> list[Unit]:
