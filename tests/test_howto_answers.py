@@ -150,6 +150,18 @@ def test_the_code_and_the_error_it_raises_go_on_with_the_sentence_that_brings_th
     assert "a.shift(weeks=-3)" in shifted.block
 
 
+def test_a_sentence_holding_a_lead_ins_few_words_is_no_repeat_of_it() -> None:
+    # "On Windows:" with its commands is in; "--global is not supported on Windows." says more
+    # than those two words, so it comes too (it used to be dropped as a near-repeat of the lead-in)
+    text = (
+        "On Windows:\n\n```\nscoop install pipx\npipx ensurepath\n```\n\n"
+        "The --global flag installs into a system-wide location for all users. "
+        "--global is not supported on Windows."
+    )
+    answer = pick("install pipx global on windows", [text], count=4)
+    assert "scoop install pipx" in answer and "--global is not supported on Windows." in answer
+
+
 def test_a_console_block_is_told_by_its_shape() -> None:
     code, console = [u for u in units(CALLBACK, params=DEFAULT.answer) if u.block]
     assert console.is_console and console.output.startswith("Awesome CLI")

@@ -983,10 +983,17 @@ class _Ranking:
         added, `Literal[...]` in place of an Enum class). Unit `i`, a lead-in with its block, is
         no repeat of unit `j`, a sentence without one: its few words ("To remove a dependency:")
         are nearly always in a longer sentence beside it, and its block is what that sentence
-        only talks about (the other way round, the sentence may repeat the lead-in)."""
+        only talks about. The other way round, the sentence repeats the lead-in when most of
+        its own words are the lead-in's: "--global is not supported on Windows." says more than
+        "On Windows:" though it holds the lead-in's every word."""
         a, b = self.candidates[i][1], self.candidates[j][1]
         if a.sentence and b.sentence and a.block and not b.block:
             return False
+        if a.sentence and b.sentence and b.block and not a.block:
+            # the sentence repeats the lead-in when most of its own words are the lead-in's
+            mine = _stems(a.sentence)
+            share = len(mine & _stems(b.sentence)) / max(len(mine), 1)
+            return share >= self.params.duplicate_overlap
         parts = [(_stems(a.sentence), _stems(b.sentence))] if a.sentence and b.sentence else []
         if a.block and b.block:
             parts.append((_stems(a.block), _stems(b.block)))
