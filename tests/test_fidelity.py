@@ -756,3 +756,19 @@ def test_diagram_sources_give_way_to_their_captions(tmp_path: Path) -> None:
     assert "print('kept')" in md_text and "Client and server" in md_text, md_text
     for source in ("flowchart", "-->", "digraph", "sequenceDiagram", "->>", "graph LR"):
         assert source not in rst_text + md_text, (source, rst_text, md_text)
+
+
+def test_an_rst_link_docutils_cannot_resolve_shows_its_text() -> None:
+    # polyfactory's SQLAlchemy page names a target twice (the second an alias of the first), and
+    # a page can point at a target another file defines: Sphinx shows the link's text
+    from ragchat.ingest.formats.rst import parse_rst
+
+    page = (
+        "Factory\n=======\n\nUse `relationship() <https://example.org/rel>`_ here.\n\n"
+        "All fields with the SQLAlchemy `relationship() <relationship()_>`_ are built, and\n"
+        "`Association Proxy <Association Proxy_>`_ fields too; see `Other Page`_.\n"
+    )
+    text = " ".join(str(block) for block in parse_rst(page).blocks)
+    assert "All fields with the SQLAlchemy relationship() are built" in text
+    assert "Association Proxy fields too; see Other Page." in text
+    assert "`" not in text and "_>" not in text

@@ -638,6 +638,13 @@ _GONE = "\x00"  # a dropped inline node (never in parsed text: control character
 _UNDEFINED = re.compile(r"^\|([^|\s](?:[^|]*[^|\s])?)\|_{0,2}$")
 
 
+# a link docutils could not resolve, shown by Sphinx as its text: `` `relationship()
+# <relationship()_>`_ `` (an alias of a target named twice on the page), `` `Title`_ `` (a
+# target defined in another file)
+_ALIAS_TARGET = re.compile(r"^\s*<[^`<>]+_>$")
+_UNRESOLVED_LINK = re.compile(r"^`([^`<]*?)\s*(?:<([^`<>]+?)_?>)?`_{1,2}$")
+
+
 def _inline_parts(node: Any) -> Iterator[str]:
     for child in node.children:
         if isinstance(child, nodes.Text):
@@ -648,7 +655,13 @@ def _inline_parts(node: Any) -> Iterator[str]:
             yield child.get("alt", "")
         elif isinstance(child, nodes.problematic):  # markup docutils could not read as such
             text = child.astext()  # a substitution the page does not define: ingest shows it
-            yield f"{LABEL_OPEN}{text.rstrip('_')}{LABEL_CLOSE}" if _UNDEFINED.match(text) else text
+            if _UNDEFINED.match(text):
+                yield f"{LABEL_OPEN}{text.rstrip('_')}{LABEL_CLOSE}"
+            elif _ALIAS_TARGET.match(text):  # the alias target docutils made of it: no text
+                yield ""
+            else:  # a link it could not resolve shows its text, as the built page does
+                link = _UNRESOLVED_LINK.match(text)
+                yield (link.group(1).strip() or link.group(2)) if link else text
         elif isinstance(child, nodes.title_reference):  # `text`: Sphinx's default role, often
             yield role_text("obj", child.astext())[0]  # `py:obj` (`~pkg.Field` -> "Field")
         else:
