@@ -73,7 +73,7 @@ class Unit:
     @property
     def raises(self) -> bool:
         """A console whose printed lines hold a traceback: the error its code raises."""
-        return self.is_console and any(_TRACEBACK.match(line) for line in self.output.splitlines())
+        return self.is_console and _raises(self.output)
 
     @property
     def output(self) -> str:
@@ -285,9 +285,9 @@ def _continues(last: Unit, kind: str, piece: str) -> bool:
     )
 
 
-def _raises(block: str) -> bool:
-    """The block shows a traceback: code and the error it raises."""
-    return any(_TRACEBACK.match(line) for line in block.splitlines())
+def _raises(text: str) -> bool:
+    """The text shows a traceback: code and the error it raises."""
+    return any(_TRACEBACK.match(line) for line in text.splitlines())
 
 
 def _fragments_marked(found: list[Unit], whole_start: bool, whole_end: bool) -> list[Unit]:
