@@ -14,6 +14,7 @@ import pytest
 from helpers import chunk_document, pdf_bytes
 
 from ragchat.ingest.chunking import Chunk
+from ragchat.ingest.formats.rst import parse_rst
 from ragchat.ingest.ignore import Rules, Scope
 from ragchat.ingest.includes import IncludeResolver
 from ragchat.ingest.loaders import load_document, parse_document
@@ -761,8 +762,6 @@ def test_diagram_sources_give_way_to_their_captions(tmp_path: Path) -> None:
 def test_an_rst_link_docutils_cannot_resolve_shows_its_text() -> None:
     # polyfactory's SQLAlchemy page names a target twice (the second an alias of the first), and
     # a page can point at a target another file defines: Sphinx shows the link's text
-    from ragchat.ingest.formats.rst import parse_rst
-
     page = (
         "Factory\n=======\n\nUse `relationship() <https://example.org/rel>`_ here.\n\n"
         "All fields with the SQLAlchemy `relationship() <relationship()_>`_ are built, and\n"
