@@ -147,7 +147,8 @@ def library(tmp_path: Path, embedder: FastEmbedder, files: dict[str, str]) -> Pa
 
 @pytest.fixture
 def web_library(tmp_path: Path, embedder: FastEmbedder) -> Path:
-    return library(tmp_path, embedder, {"webapp_guide.md": GUIDE, "config_reference.md": REFERENCE})
+    files = {"webapp_guide.md": GUIDE, "config_reference.md": REFERENCE, "responses.md": RESPONSES}
+    return library(tmp_path, embedder, files)
 
 
 @pytest.fixture
@@ -167,6 +168,21 @@ def test_a_follow_up_on_the_same_section_keeps_it_first(web_library: Path, runne
     assert "request.cookies.get" in again["answer"]
     sessions = next(c for c in again["chunks"] if c["heading"].endswith("Sessions"))
     assert sessions["anchored"], "the document's other sections keep their boost"
+
+
+def test_a_one_page_library_is_not_anchored_on_its_one_page(
+    tmp_path: Path, embedder: FastEmbedder, runner
+) -> None:
+    # the last answer's document is the whole library: a boost for it would lift every section
+    # but the ones the last answer used, so "and read it?" would lose the cookie section
+    path = library(tmp_path, embedder, {"webapp_guide.md": GUIDE})
+    first = ask_json(runner, path, "c", "How do I set a cookie?")
+    assert first["chunks"][0]["heading"].endswith("Cookies")
+    again = ask_json(runner, path, "c", "and read it?")
+    assert again["plan"] == "search"
+    assert not any(c["anchored"] or c["boost"] for c in again["chunks"])
+    assert again["chunks"][0]["heading"].endswith("Cookies")
+    assert "request.cookies.get" in again["answer"]
 
 
 def test_a_question_whose_meaning_points_elsewhere_leans_less_on_the_last_answer(

@@ -189,9 +189,13 @@ def plan(
     follows = reformulation.goes_on and not reformulation.new_subject and not moved
     anchors = context.anchors
     anchoring = Anchoring()
+    # a library the last answer's documents make up whole (one page) has nothing to lean toward:
+    # the boost would lift every chunk but the sections the last answer used, and a follow-up
+    # about those would lose them to the rest of the page
     if (
         follows
         and anchors.document_ids
+        and not anchors.whole
         and ablations.source_anchoring
         and settings.source_anchoring
     ):

@@ -58,6 +58,7 @@ class Anchors:
     missing: tuple[str, ...] = ()  # gone or changed since the last turn
     chunk_ids: tuple[int, ...] = ()  # every chunk of the anchor documents
     said: frozenset[int] = frozenset()  # chunks of the sections the last answer already drew on
+    whole: bool = False  # the anchor documents hold every chunk of the library
 
 
 @dataclass(frozen=True)
@@ -169,6 +170,7 @@ def resolve_anchors(
         missing,
         tuple(chunk_ids),
         said,
+        len(chunk_ids) >= library.chunk_count(db),
     )
 
 
