@@ -298,6 +298,12 @@ def chunk_count(db: Database) -> int:
     return db.execute("SELECT count(*) FROM chunks").fetchone()[0]
 
 
+def more_documents_than(db: Database, count: int) -> bool:
+    """The library holds more than `count` documents (counted no further than one past them)."""
+    query = "SELECT count(*) FROM (SELECT 1 FROM documents LIMIT ?)"
+    return db.execute(query, [count + 1]).fetchone()[0] > count
+
+
 def _place(t: str) -> str:
     """SQL for a document's (or copy's, table alias `t`) path as shown: `collection:path` when
     another document or copy has the same path (two folders' README.md), else the path."""
