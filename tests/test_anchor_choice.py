@@ -13,11 +13,10 @@ the CLI.
 
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
-from helpers import ask_json, invoke, settings_for
+from helpers import ask_json, settings_for
 
 from ragchat.embed import FastEmbedder
 from ragchat.ingest.pipeline import ingest
@@ -184,32 +183,6 @@ def test_a_one_page_library_is_not_anchored_on_its_one_page(
     assert not any(c["anchored"] or c["boost"] for c in again["chunks"])
     assert again["chunks"][0]["heading"].endswith("Cookies")
     assert "request.cookies.get" in again["answer"]
-
-
-def test_a_one_page_collection_asked_in_is_not_anchored_either(
-    tmp_path: Path, embedder: FastEmbedder, runner
-) -> None:
-    # two collections; the session asks in the one-page guide only: that page is all it reads
-    guide, reference = tmp_path / "guide", tmp_path / "reference"
-    guide.mkdir()
-    reference.mkdir()
-    (guide / "webapp_guide.md").write_text(GUIDE, encoding="utf-8")
-    (reference / "config_reference.md").write_text(REFERENCE, encoding="utf-8")
-    path = tmp_path / "two.db"
-    db = open_db(path)
-    ingest(db, settings_for(path), [guide, reference], lambda: embedder)
-    db.close()
-
-    def ask(question: str) -> dict:
-        result = invoke(runner, "ask", question, "--session", "g", "--in", "guide", "--json",
-                        "--db", path)  # fmt: skip
-        assert result.exit_code == 0, result.output
-        return json.loads(result.stdout.strip().splitlines()[-1])
-
-    assert ask("How do I set a cookie?")["chunks"][0]["heading"].endswith("Cookies")
-    again = ask("and read it?")
-    assert again["plan"] == "search" and not any(c["boost"] for c in again["chunks"])
-    assert again["chunks"][0]["heading"].endswith("Cookies")
 
 
 def test_a_question_whose_meaning_points_elsewhere_leans_less_on_the_last_answer(

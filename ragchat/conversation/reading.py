@@ -8,7 +8,7 @@ list to the fusion), which tells how well it stands alone.
 
 from __future__ import annotations
 
-from collections.abc import Collection, Iterable
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 import numpy as np
@@ -170,16 +170,8 @@ def resolve_anchors(
         missing,
         tuple(chunk_ids),
         said,
-        _whole(db, alive.keys(), within),
+        bool(alive) and not library.more_documents_than(db, len(alive)),
     )
-
-
-def _whole(db: Database, documents: Collection[int], within: Scope | None) -> bool:
-    """The documents are all the library has (every document holds chunks), or all the scope's;
-    read without counting a large library's chunks on every turn."""
-    if within is not None:
-        return within.document_ids <= set(documents)
-    return bool(documents) and not library.more_documents_than(db, len(documents))
 
 
 def probe(chunks: LoadedChunks, found: Ranking, depth: int) -> Probe:
