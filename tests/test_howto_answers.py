@@ -338,3 +338,54 @@ def test_tab_labels_between_the_lead_in_and_its_code_keep_them_one_unit() -> Non
     assert "Windows:\n```powershell" in shown[0].block
     answer = pick("how do I install the tool?", [INSTALL])
     assert "curl -sSL https://install.example.org | python3 -" in answer
+
+
+SAFETY = """The cache is not thread safe by itself: many threads reading and writing the cache
+at once may corrupt the cache, so a thread safe cache needs the threads to take turns.
+"""
+
+LOCKS = """Pass a lock to guard it:
+
+```python
+@cached(cache=LRUCache(maxsize=32), lock=threading.Lock())
+def get_page(url):
+    return fetch(url)
+```
+"""
+
+
+def test_the_code_shown_before_comes_again_when_it_holds_what_was_just_asked() -> None:
+    first = pick("guard it with a lock", [LOCKS, SAFETY], count=1)
+    assert "lock=threading.Lock()" in first and "corrupt" not in first
+    asked = "so how do I pass a lock to the decorator"
+    again = pick(f"{asked} (thread safe cache threads reading writing corrupt)", [SAFETY, LOCKS],
+                 count=2, said=first, asked=asked)  # fmt: skip
+    assert "lock=threading.Lock()" in again
+    assert again.index("corrupt") < again.index("Pass a lock")  # what is new leads
+
+
+CONNECTING = """Connect with `database.connect()` before the first query.
+
+```python
+database = Database("sqlite:///example.db")
+await database.connect()
+rows = await database.fetch_all("SELECT * FROM notes")
+```
+
+The connection takes options for SSL and for the size of the pool:
+
+```python
+database = Database("postgresql://localhost/example", ssl=True, min_size=5)
+```
+"""
+
+
+def test_an_example_of_a_subject_is_the_one_shown_before_when_it_is_that_subject() -> None:
+    first = pick("how do I connect and run a query?", [CONNECTING], count=1)
+    assert "fetch_all" in first and "min_size" not in first
+    again = pick("connect run query", [CONNECTING], Mode.EXAMPLE, count=1, exclude=first,
+                 subject="connect run query")  # fmt: skip
+    assert "fetch_all" in again
+    other = pick("pool size", [CONNECTING], Mode.EXAMPLE, count=1, exclude=first,
+                 subject="pool size")  # fmt: skip
+    assert "min_size" in other and "fetch_all" not in other

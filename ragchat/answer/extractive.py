@@ -133,6 +133,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     # best new unit that shares the question's words by `repeat_penalty`, and after what is new
     said = _key(request.said)
     repeats = [bool(said) and _unit_key(u) in said for _, u in candidates]
+    unsaid = scores  # before a repeat is held back: what was just asked may be one (`with_asked`)
     best_new = max(
         (s for s, r, rel in zip(scores[:own], repeats, relevant, strict=False) if rel and not r),
         default=-math.inf,
@@ -152,7 +153,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
     chosen, steps = ranking.with_next_steps(chosen)
-    chosen = ranking.with_asked(reached, chosen, relevant, floor)
+    chosen = ranking.with_asked(unsaid, chosen, relevant, floor)
     chosen = ranking.with_code(reached, chosen, ranking.under_asked_heading(relevant), floor)
     chosen, steps = ranking.with_section_code(chosen, steps)
     return ranking.answer(
@@ -175,6 +176,7 @@ def by_example(request: Request, idf: Idf, params: AnswerParams) -> Answer:
         or again
         or _candidates(request.sources, request.exclude, params, examples=True, again=request.again)
     )
+    candidates += _shown_on_subject(request, candidates, idf, params)
     if not candidates:
         return _nothing_usable(request, params)
     ranking = _Ranking.of(request, candidates, idf, params)
@@ -219,6 +221,31 @@ def _shown_example(request: Request, params: AnswerParams) -> list[tuple[int, Un
         return []
     found = _usable(on, request.exclude, params, True, request.again)
     return found if any(_example_code(u) for _, u in found) else []
+
+
+def _shown_on_subject(
+    request: Request, found: Sequence[tuple[int, Unit]], idf: Idf, params: AnswerParams
+) -> list[tuple[int, Unit]]:
+    """For an example with a subject of its own ("give me an example of the decorator way",
+    "... with the beta parameter"), the code the session showed that holds more of the subject's
+    words (idf) than every new example of `found`: the example asked for is one already shown
+    (the `@post_generated` example of the last answer, the quickstart of the second), and a
+    follow-up shows what is already shown when it is the answer itself; the ranking decides
+    among them. Empty without a subject or an exclusion."""
+    subject = {stem(w): idf(w) for w in content_words(request.subject)}
+    if not subject or not request.exclude:
+        return []
+
+    def held(unit: Unit) -> float:
+        return sum(w for s, w in subject.items() if s in _unit_stems(unit))
+
+    keys = {_unit_key(unit) for _, unit in found}
+    bar = max((held(u) for _, u in found if _example_code(u)), default=0.0)
+    return [
+        (number, unit)
+        for number, unit in _usable(request.sources, request.exclude, params, True, request.again)
+        if _unit_key(unit) not in keys and _example_code(unit) and held(unit) > bar
+    ]
 
 
 def _shows_code(unit: Unit) -> bool:
