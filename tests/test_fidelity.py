@@ -530,6 +530,29 @@ def test_rst_page_with_directives() -> None:
     assert ".. " not in joined(chunks) and "::" not in joined(chunks)
 
 
+def test_a_row_of_rst_badges_is_no_text_but_an_image_in_a_sentence_keeps_its_words() -> None:
+    page = """Widgets
+=======
+
+|PyPI| |CI|
+
+.. |PyPI| image:: https://img.shields.io/pypi/v/widgets.svg
+   :alt: PyPI version
+   :target: https://pypi.org/project/widgets/
+
+.. |CI| image:: https://example.com/ci.svg
+   :alt: Build status
+
+Press the |save| button to keep the widget.
+
+.. |save| image:: save.png
+   :alt: save
+"""
+    text = "\n".join(str(block) for block in parse_rst(page).blocks)
+    assert "PyPI version" not in text and "Build status" not in text
+    assert "Press the save button to keep the widget." in text
+
+
 # --- PDF --------------------------------------------------------------------------------------
 
 

@@ -466,6 +466,8 @@ class _Walker:
             elif isinstance(
                 child, (nodes.paragraph, nodes.title, nodes.rubric, nodes.line, nodes.caption)
             ):
+                if _images_only(child):  # a row of badges: the page shows pictures, no words
+                    continue
                 if text := inline_text(child):
                     yield text
             elif isinstance(child, (nodes.bullet_list, nodes.enumerated_list)):
@@ -627,6 +629,17 @@ def inline_text(node: Any) -> str:
     text = " ".join("".join(_inline_parts(node)).split())
     # where a footnote reference went ("guide [1]_."), so does the space before it: "guide."
     return text.replace(" " + _GONE, "").replace(_GONE, "")
+
+
+def _images_only(paragraph: Any) -> bool:
+    """A paragraph of inline images and nothing else (`|PyPI| |CI| |Docs|`, each a badge
+    linking somewhere): the built page shows a row of pictures, and their alternative texts
+    ("PyPI version Build status ...") would be read as a sentence. An image inside a sentence
+    keeps its alternative text (it stands for a word there), as does a figure's."""
+    images = list(paragraph.findall(nodes.image))
+    return bool(images) and not any(
+        str(text).strip() for text in paragraph.findall(nodes.Text)
+    )
 
 
 _GONE = "\x00"  # a dropped inline node (never in parsed text: control characters are cleaned)
