@@ -83,8 +83,8 @@ DEFAULT_MAX_BYTES = 10 * 1024 * 1024
 # piece of a code block cut between chunks keeps its first line's indentation; 27: an RST
 # substitution the page does not define shows what a prolog file of the library defines, else its
 # name; a Python role's object in another project's inventory (`python:Ellipsis`) shows its name;
-# 28: an RST link docutils cannot resolve (`` `relationship() <relationship()_>`_ ``) shows its text;
-# 29: an RST paragraph of inline images only (a row of badges) is no text
+# 28: an RST link docutils cannot resolve (`` `relationship() <relationship()_>`_ ``) shows its
+# text; 29: an RST paragraph of inline images only (a row of badges) is no text
 PARSER_VERSION = 29
 
 
