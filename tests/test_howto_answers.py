@@ -8,6 +8,7 @@ import pytest
 from helpers import flat_idf, source
 
 from ragchat.answer import Mode, Request, extractive, mode_of, units
+from ragchat.answer.extractive import code_names
 from ragchat.conversation.followup.cues import is_meta_request, meta_subject
 from ragchat.params import DEFAULT
 
@@ -389,3 +390,32 @@ def test_an_example_of_a_subject_is_the_one_shown_before_when_it_is_that_subject
     other = pick("pool size", [CONNECTING], Mode.EXAMPLE, count=1, exclude=first,
                  subject="pool size")  # fmt: skip
     assert "min_size" in other and "fetch_all" not in other
+
+
+ALEMBIC = """Migrations use a standard synchronous database driver. For MySQL you will need the
+pymysql dialect when using Alembic. If you keep the address in a settings object, you can obtain
+it using DATABASE_URL.replace(dialect="pymysql"). Alembic reads its settings from env.py.
+"""
+
+
+def test_the_sentence_naming_the_code_comes_with_the_one_before_it() -> None:
+    answer = pick("mysql alembic", [ALEMBIC], count=1)
+    assert "For MySQL you will need the pymysql dialect" in answer
+    assert 'DATABASE_URL.replace(dialect="pymysql")' in answer
+    assert answer.index("For MySQL") < answer.index("DATABASE_URL")
+    assert "env.py" not in answer  # a sentence naming no code stays where the ranking puts it
+
+
+@pytest.mark.parametrize(
+    ("sentence", "names"),
+    [
+        ("try setting pool_recycle in the engine options", {"pool_recycle"}),
+        ("binds are given in SQLALCHEMY_BINDS, a dict", {"sqlalchemy_binds"}),
+        ("see the --include-apps option", {"--include-apps"}),
+        ("call obj.method() or fetch() first", {"obj.method", "fetch"}),
+        ("pin to requests<2.28 (see above), e.g. version 3.5 of the U.S. site", set()),
+        ("visit www.example.com for a well-known, self-signed API key", set()),
+    ],
+)
+def test_names_in_code_shape_are_told_from_prose(sentence: str, names: set[str]) -> None:
+    assert code_names(sentence) == names

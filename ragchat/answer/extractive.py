@@ -153,6 +153,7 @@ def by_question(request: Request, idf: Idf, params: AnswerParams) -> Answer:
     floor = max(fresh or scores) - params.score_margin
     chosen = ranking.filled(scores, ranking.first_source_best(scores), relevant, floor)
     chosen, steps = ranking.with_next_steps(chosen)
+    chosen, steps = ranking.with_named_next(chosen, steps)
     chosen = ranking.with_asked(unsaid, chosen, relevant, floor)
     chosen = ranking.with_code(reached, chosen, ranking.under_asked_heading(relevant), floor)
     chosen, steps = ranking.with_section_code(chosen, steps)
@@ -511,6 +512,20 @@ def _said_before_was_relevant(request: Request, ranking: _Ranking, params: Answe
 # --- ranking -----------------------------------------------------------------
 
 
+# a name in code's shape inside prose: an option, a call (dotted or not), a snake_case name, a
+# CONSTANT_NAME (an everyday word, a capitalised one, an acronym, a version number, a host name
+# or an abbreviation such as "e.g." is none)
+_CODE_NAME = re.compile(
+    r"(?<![\w.-])(?:--?[a-z][\w-]*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(|\w*[a-z0-9]_\w+"
+    r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+)
+
+
+def code_names(sentence: str) -> set[str]:
+    """The names in code's shape a sentence holds (`_CODE_NAME`), without a trailing "("."""
+    return {m.rstrip("(").casefold() for m in _CODE_NAME.findall(sentence)}
+
+
 def _opens_with_pointer(sentence: str) -> bool:
     """The sentence's subject is a pointer alone ("It does no code generation", "These are
     ..."), not a determiner with a noun of its own ("These earlier experiments used ...", which
@@ -839,6 +854,29 @@ class _Ranking:
             if j is not None and self._may_bring(j, out, True):
                 out.append(j)
                 steps[j] = (i, 0.5)
+        return out, steps
+
+    def with_named_next(
+        self, chosen: list[int], steps: dict[int, tuple[int, float]]
+    ) -> tuple[list[int], dict[int, tuple[int, float]]]:
+        """`chosen`, and the sentence right after a chosen sentence of its chunk when it names
+        something in code's shape that no chosen unit names (`code_names`: `pool_recycle`,
+        `DATABASE_URL.replace(dialect="pymysql")`, `--include-apps`): the sentence that says
+        what to write often follows the one that says why, and holds none of the question's
+        words ("For MySQL you'll probably need to explicitly specify the pymysql dialect ..."
+        and then "... you can obtain this using `DATABASE_URL.replace(dialect="pymysql")`")."""
+        out, steps = list(chosen), dict(steps)
+        named = set().union(*(code_names(self.candidates[i][1].sentence) for i in chosen))
+        for i in chosen:
+            unit, j = self.candidates[i][1], i + 1
+            if i >= self.own or unit.block or not unit.sentence or j >= self.own:
+                continue
+            following = self.candidates[j][1]
+            new = code_names(following.sentence) - named
+            if self._follows(j) and not following.block and new and self._may_bring(j, out, False):
+                out.append(j)
+                steps[j] = (i, 0.5)
+                named |= new
         return out, steps
 
     def with_section_code(

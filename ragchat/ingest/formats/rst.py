@@ -637,9 +637,7 @@ def _images_only(paragraph: Any) -> bool:
     ("PyPI version Build status ...") would be read as a sentence. An image inside a sentence
     keeps its alternative text (it stands for a word there), as does a figure's."""
     images = list(paragraph.findall(nodes.image))
-    return bool(images) and not any(
-        str(text).strip() for text in paragraph.findall(nodes.Text)
-    )
+    return bool(images) and not any(str(text).strip() for text in paragraph.findall(nodes.Text))
 
 
 _GONE = "\x00"  # a dropped inline node (never in parsed text: control characters are cleaned)
