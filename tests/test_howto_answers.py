@@ -412,9 +412,11 @@ def test_the_sentence_naming_the_code_comes_with_the_one_before_it() -> None:
         ("try setting pool_recycle in the engine options", {"pool_recycle"}),
         ("binds are given in SQLALCHEMY_BINDS, a dict", {"sqlalchemy_binds"}),
         ("see the --include-apps option", {"--include-apps"}),
-        ("call obj.method() or fetch() first", {"obj.method", "fetch"}),
+        ("call obj.method(1) or fetch() first, not -n", {"obj.method", "fetch"}),
         ("pin to requests<2.28 (see above), e.g. version 3.5 of the U.S. site", set()),
         ("visit www.example.com for a well-known, self-signed API key", set()),
+        ("the parent or legal guardian(s) of FDA-approved and -authorized vaccines", set()),
+        ("pass timeout(seconds=5) or variants.Those", {"timeout"}),
     ],
 )
 def test_names_in_code_shape_are_told_from_prose(sentence: str, names: set[str]) -> None:

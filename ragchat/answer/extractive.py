@@ -512,18 +512,18 @@ def _said_before_was_relevant(request: Request, ranking: _Ranking, params: Answe
 # --- ranking -----------------------------------------------------------------
 
 
-# a name in code's shape inside prose: an option, a call (dotted or not), a snake_case name, a
-# CONSTANT_NAME (an everyday word, a capitalised one, an acronym, a version number, a host name
-# or an abbreviation such as "e.g." is none)
+# a name in code's shape inside prose: a long option, a call (empty, dotted, or with a keyword
+# argument), a snake_case name, a CONSTANT_NAME (an everyday word, a capitalised one, an acronym,
+# a version number, a host name, "e.g.", "guardian(s)" or "-authorized" is none)
 _CODE_NAME = re.compile(
-    r"(?<![\w.-])(?:--?[a-z][\w-]*|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)*\(|\w*[a-z0-9]_\w+"
-    r"|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
+    r"(?<![\w./-])(?:--[a-z][\w-]*|\w+\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(|\w+\([^()\s]*="
+    r"|\w*[a-z0-9]_\w+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
 )
 
 
 def code_names(sentence: str) -> set[str]:
-    """The names in code's shape a sentence holds (`_CODE_NAME`), without a trailing "("."""
-    return {m.rstrip("(").casefold() for m in _CODE_NAME.findall(sentence)}
+    """The names in code's shape a sentence holds (`_CODE_NAME`), a call without its arguments."""
+    return {re.sub(r"\(.*", "", m).casefold() for m in _CODE_NAME.findall(sentence)}
 
 
 def _opens_with_pointer(sentence: str) -> bool:
