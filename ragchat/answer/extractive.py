@@ -229,10 +229,11 @@ def _shown_on_subject(
 ) -> list[tuple[int, Unit]]:
     """For an example with a subject of its own ("give me an example of the decorator way",
     "... with the beta parameter"), the code the session showed that holds more of the subject's
-    words (idf) than every new example of `found`: the example asked for is one already shown
-    (the `@post_generated` example of the last answer, the quickstart of the second), and a
-    follow-up shows what is already shown when it is the answer itself; the ranking decides
-    among them. Empty without a subject or an exclusion."""
+    words (idf) than every new example of `found`: the example asked for may be one already
+    shown ("give me a quick example of connecting and running a query" after the quickstart
+    two turns before; SSL and pool options led instead), and a follow-up shows what is already
+    shown when it is the answer itself; the ranking decides among them. Empty without a subject
+    or an exclusion."""
     subject = {stem(w): idf(w) for w in content_words(request.subject)}
     if not subject or not request.exclude:
         return []

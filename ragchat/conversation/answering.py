@@ -205,8 +205,9 @@ def _unknown_notice(unknown: list[int], given: tuple[int, ...]) -> str:
 def extractive_answer(inputs: AnswerInputs, corpus: CorpusStats, settings: Settings) -> Answered:
     """Units of the sources chosen by the request's mode (`answers.mode_of`): a meta-request
     draws on all the sources (the last ones first) and shows one more unit. "Tell me more" and
-    "give me an example" never say again what the session's answers said; a question may (asked
-    again, or "and read it?" after an answer that already holds it, it gets that answer)."""
+    "give me an example" never say again what the session's answers said, unless the example's
+    own subject is code one of them showed (`extractive._shown_on_subject`); a question may
+    (asked again, or "and read it?" after an answer that already holds it, it gets that answer)."""
     lineage = inputs.lineage
     meta = lineage.plan == "reuse"
     r = lineage.reformulation
