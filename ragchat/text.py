@@ -167,6 +167,23 @@ def identifiers(text: str) -> list[str]:
     return [m.group(0).strip("`") for m in _IDENTIFIER.finditer(text)]
 
 
+_LONG_OPTION = re.compile(r"(?<![\w./-])--[a-z][\w-]*")
+
+
+def code_names(text: str) -> set[str]:
+    """The names a text tells the reader to type as code, lower-cased: its identifiers
+    (`_IDENTIFIER`) that only code writes so, an underscore in them (`pool_recycle`,
+    `SQLALCHEMY_BINDS`) or a call's parenthesis after them (`fetch()`,
+    `DATABASE_URL.replace(...)`), and long options (`--include-apps`). A host name
+    ("nasa.gov"), a product's name ("iPhone") or a file's is an identifier, not a thing to type."""
+    found = {
+        m.group(0).strip("`").removesuffix("()").casefold()
+        for m in _IDENTIFIER.finditer(text)
+        if "_" in m.group(0) or m.group(0).endswith("()") or text[m.end() : m.end() + 1] == "("
+    }
+    return found | set(_LONG_OPTION.findall(text))
+
+
 # a heading that is a name, not a phrase: at most three words, each a name as code writes it
 # ("[run] branch", "--print-full-tree", "to_base_units / ito_base_units", ".route()",
 # "cattrs.Converter", "site_name") or one lower-case word ("theme", "asyncio"). A reference page

@@ -8,9 +8,9 @@ import pytest
 from helpers import flat_idf, source
 
 from ragchat.answer import Mode, Request, extractive, mode_of, units
-from ragchat.answer.extractive import code_names
 from ragchat.conversation.followup.cues import is_meta_request, meta_subject
 from ragchat.params import DEFAULT
+from ragchat.text import code_names
 
 
 def pick(query: str, texts: list[str], mode: Mode = Mode.QUESTION, **fields: object) -> str:
@@ -416,7 +416,8 @@ def test_the_sentence_naming_the_code_comes_with_the_one_before_it() -> None:
         ("pin to requests<2.28 (see above), e.g. version 3.5 of the U.S. site", set()),
         ("visit www.example.com for a well-known, self-signed API key", set()),
         ("the parent or legal guardian(s) of FDA-approved and -authorized vaccines", set()),
-        ("pass timeout(seconds=5) or variants.Those", {"timeout"}),
+        ("see nasa.gov on an iPhone, not variants.Those or guardian(s)", set()),
+        ("pass Session.get(url), not cli.py", {"session.get"}),
     ],
 )
 def test_names_in_code_shape_are_told_from_prose(sentence: str, names: set[str]) -> None:

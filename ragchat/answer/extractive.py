@@ -17,7 +17,7 @@ from typing import TypeVar
 
 from ..lexicon import DEMONSTRATIVES, DETERMINERS, REASON_CUES, REPLACEABLE, STOPWORDS
 from ..store.library import StoredChunk
-from ..text import content_words, is_fence, stem, words
+from ..text import code_names, content_words, is_fence, stem, words
 from .blocks import ENDS_IN_CODE, LIST_ITEM
 from .params import AnswerParams
 from .prompt import CITATION, Source
@@ -237,17 +237,22 @@ def _shown_on_subject(
     subject = {stem(w): idf(w) for w in content_words(request.subject)}
     if not subject or not request.exclude:
         return []
-
-    def held(unit: Unit) -> float:
-        return sum(w for s, w in subject.items() if s in _unit_stems(unit))
-
     keys = {_unit_key(unit) for _, unit in found}
-    bar = max((held(u) for _, u in found if _example_code(u)), default=0.0)
+    bar = max(
+        (_weight_held(subject, _unit_stems(u)) for _, u in found if _example_code(u)), default=0.0
+    )
     return [
         (number, unit)
         for number, unit in _usable(request.sources, request.exclude, params, True, request.again)
-        if _unit_key(unit) not in keys and _example_code(unit) and held(unit) > bar
+        if _unit_key(unit) not in keys
+        and _example_code(unit)
+        and _weight_held(subject, _unit_stems(unit)) > bar
     ]
+
+
+def _weight_held(weights: Mapping[str, float], stems: Collection[str]) -> float:
+    """The weight (idf) of the stems of `weights` that `stems` holds."""
+    return sum(w for s, w in weights.items() if s in stems)
 
 
 def _shows_code(unit: Unit) -> bool:
@@ -511,20 +516,6 @@ def _said_before_was_relevant(request: Request, ranking: _Ranking, params: Answe
 
 
 # --- ranking -----------------------------------------------------------------
-
-
-# a name in code's shape inside prose: a long option, a call (empty, dotted, or with a keyword
-# argument), a snake_case name, a CONSTANT_NAME (an everyday word, a capitalised one, an acronym,
-# a version number, a host name, "e.g.", "guardian(s)" or "-authorized" is none)
-_CODE_NAME = re.compile(
-    r"(?<![\w./-])(?:--[a-z][\w-]*|\w+\(\)|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+\(|\w+\([^()\s]*="
-    r"|\w*[a-z0-9]_\w+|[A-Z][A-Z0-9]*_[A-Z0-9_]+)"
-)
-
-
-def code_names(sentence: str) -> set[str]:
-    """The names in code's shape a sentence holds (`_CODE_NAME`), a call without its arguments."""
-    return {re.sub(r"\(.*", "", m).casefold() for m in _CODE_NAME.findall(sentence)}
 
 
 def _opens_with_pointer(sentence: str) -> bool:
@@ -792,7 +783,7 @@ class _Ranking:
             return chosen
 
         def held(i: int) -> float:
-            return sum(w for s, w in own.items() if s in self.stems[i])
+            return _weight_held(own, self.stems[i])
 
         bar = max((held(i) for i in chosen), default=0.0)
         eligible = [
